@@ -1,0 +1,51 @@
+"""Greedy search, batched, with the decoder's incremental state."""
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+
+class Hypothesis(NamedTuple):
+    tokens: list[int]        # without bos and eos
+    score: float             # sum of log-probabilities (incl. eos)
+    attention: Tensor        # (T, S) attention of each output token, T = len(tokens) + 1
+
+
+def max_output_length(src_lengths: Tensor, ratio: float, extra: int) -> Tensor:
+    """Longest output allowed per sentence: ratio * source length + extra."""
+    return (src_lengths.float() * ratio).long() + extra
+
+
+@torch.no_grad()
+def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float = 1.5,
+                  max_len_extra: int = 10) -> list[Hypothesis]:
+    """src (B, S) -> one Hypothesis per sentence, in order."""
+    memory, state = model.start(src)
+    B, S = src.shape
+    src_len = memory.mask[:, 0].sum(-1)                             # (B,)
+    limit = max_output_length(src_len, max_len_ratio, max_len_extra)  # (B,)
+    y = torch.full((B,), bos, dtype=torch.long, device=src.device)
+    done = torch.zeros(B, dtype=torch.bool, device=src.device)
+    scores = torch.zeros(B, device=src.device)
+    tokens, weights = [], []
+    for t in range(int(limit.max())):
+        logits, state, w = model.decoder.step(y, state, memory)   # (B, V), (B, S)
+        log_probs = logits.float().log_softmax(-1)
+        y = log_probs.argmax(-1)                                    # (B,)
+        y = torch.where(t + 1 >= limit, torch.full_like(y, eos), y)  # force eos at the limit
+        step_score = log_probs.gather(1, y[:, None])[:, 0]
+        scores += torch.where(done, torch.zeros_like(step_score), step_score)
+        tokens.append(torch.where(done, torch.full_like(y, eos), y))
+        weights.append(w)
+        done |= y == eos
+        if bool(done.all()):
+            break
+    tokens_bt = torch.stack(tokens, 1).tolist()                    # (B, T)
+    weights_bts = torch.stack(weights, 1).float().cpu()             # (B, T, S)
+    out = []
+    for b in range(B):
+        seq = tokens_bt[b]
+        n = seq.index(eos) if eos in seq else len(seq)
+        out.append(Hypothesis(seq[:n], float(scores[b]), weights_bts[b, : n + 1, : int(src_len[b])]))
+    return out

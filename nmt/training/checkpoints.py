@@ -1,0 +1,80 @@
+"""Checkpoints: written atomically, read as untrusted input.
+
+A checkpoint is a dict of tensors, numbers, strings and bytes only, so it
+loads with `torch.load(weights_only=True)`: a pickle that tries to run code
+is refused before anything runs.
+"""
+
+import os
+import pickle
+import tempfile
+import zipfile
+from pathlib import Path
+
+import torch
+
+from nmt.errors import NmtError
+
+FORMAT_VERSION = 1
+REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
+
+
+def save_checkpoint(state: dict, path: Path) -> Path:
+    """Write `state` to `path` through a temporary file and an atomic rename.
+
+    A kill during the write leaves the previous file at `path` intact; a full
+    disk or unwritable folder raises NmtError and also leaves it intact.
+    """
+    path = Path(path)
+    state = dict(state, format_version=FORMAT_VERSION)
+    tmp_name = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(state, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+        tmp_name = None
+    except OSError as error:
+        raise NmtError(f"cannot write checkpoint {path}: {error.strerror or error}; "
+                       "free disk space or choose another output folder "
+                       "(hydra.run.dir=...); the previous checkpoint is kept") from None
+    finally:
+        if tmp_name is not None and os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+    return path
+
+
+def load_checkpoint(path, map_location="cpu") -> dict:
+    """Load and check a checkpoint; every problem is one NmtError line."""
+    path = Path(path)
+    if not path.exists():
+        raise NmtError(f"checkpoint {path} does not exist")
+    if path.is_dir():
+        raise NmtError(f"checkpoint {path} is a directory; give the .pt file inside it")
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else "unsafe content"
+        raise NmtError(f"checkpoint {path} was refused: it is not a plain nmt checkpoint "
+                       f"(weights_only load failed: {first[:160]})") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as error:
+        raise NmtError(f"checkpoint {path} is truncated or not a checkpoint "
+                       f"({type(error).__name__}); use another one, e.g. last.pt or best.pt") from None
+    if not isinstance(state, dict) or any(k not in state for k in REQUIRED_KEYS):
+        raise NmtError(f"checkpoint {path} is not an nmt checkpoint (missing model, config or tokenizer)")
+    if state["format_version"] != FORMAT_VERSION:
+        raise NmtError(f"checkpoint {path} has format version {state['format_version']}; "
+                       f"this nmt reads version {FORMAT_VERSION}")
+    if not state["tokenizer"]:
+        raise NmtError(f"checkpoint {path} holds no sentencepiece model; it cannot translate")
+    return state
+
+
+def prune_step_checkpoints(folder: Path, keep: int) -> None:
+    """Keep only the `keep` newest step_*.pt files."""
+    steps = sorted(Path(folder).glob("step_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+    for old in steps[:-keep] if keep > 0 else steps:
+        old.unlink(missing_ok=True)
