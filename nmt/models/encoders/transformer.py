@@ -1,0 +1,109 @@
+"""Transformer encoder: self-attention and feed-forward layers."""
+
+import math
+from typing import Optional
+
+import torch
+from torch import Tensor, nn
+
+from nmt.errors import NmtError
+from nmt.models.encoders.output import EncoderOutput
+from nmt.models.positional.base import PositionalSpec
+from nmt.models.positional.sinusoidal import SinusoidalPositions
+from nmt.models.transformer_attention import MultiHeadAttention
+
+
+def check_sizes(d_model: int, heads: int, where: str) -> None:
+    """User sizes from config: d_model must split evenly into heads."""
+    if heads < 1 or d_model % heads:
+        raise NmtError(
+            f"model.{where}.d_model={d_model} is not divisible by model.{where}.heads={heads}; "
+            "pick sizes with d_model % heads == 0"
+        )
+
+
+class TransformerEncoderLayer(nn.Module):
+    """Self-attention, then a position-wise feed-forward network.
+
+    Post-norm (Vaswani et al. 2017):  x = LN(x + Drop(Sub(x)))
+    Pre-norm  (Xiong et al. 2020, arXiv:2002.04745): x = x + Drop(Sub(LN(x)))
+    FFN(x) = max(0, x W_1 + b_1) W_2 + b_2
+    """
+
+    def __init__(self, d_model, heads, ff_size, dropout, norm_first, position):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position)
+        self.ff = nn.Sequential(
+            nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
+        )
+        self.norm_attn = nn.LayerNorm(d_model)
+        self.norm_ff = nn.LayerNorm(d_model)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        """x (B, S, D), mask (B, 1, 1, S) -> (B, S, D)."""
+        if self.norm_first:
+            h = self.norm_attn(x)
+            x = x + self.drop(self.self_attn(h, h, mask)[0])
+            return x + self.drop(self.ff(self.norm_ff(x)))
+        x = self.norm_attn(x + self.drop(self.self_attn(x, x, mask)[0]))
+        return self.norm_ff(x + self.drop(self.ff(x)))
+
+
+class TransformerEncoder(nn.Module):
+    """Transformer encoder.
+
+    Vaswani et al. 2017, Attention Is All You Need, arXiv:1706.03762, Sec. 3.1:
+
+        x_0 = Embed(src) * sqrt(D) + PE          (PE from `positional`)
+        x_l = Layer_l(x_{l-1}),  l = 1 .. L       (self-attention + FFN)
+        memory = LN(x_L) with pre-norm, x_L with post-norm
+
+    Departure: pre-norm by default (norm_first=True), which trains without
+    warm-up tricks on small data; norm_first=False is the paper's post-norm.
+    `last` is the state at each sentence's last real token, for bridges.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 256,
+        layers: int = 3,
+        heads: int = 4,
+        ff_size: int = 1024,
+        dropout: float = 0.1,
+        norm_first: bool = True,
+        positional: Optional[PositionalSpec] = None,
+        pad_id: int = 0,
+    ):
+        super().__init__()
+        check_sizes(d_model, heads, "encoder")
+        positional = SinusoidalPositions() if positional is None else positional
+        self.d_model = d_model
+        self.output_size = d_model
+        self.embed = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
+        nn.init.normal_(self.embed.weight, std=d_model**-0.5)
+        nn.init.zeros_(self.embed.weight[pad_id])
+        self.position = positional.input_layer(d_model)
+        self.drop = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(
+            TransformerEncoderLayer(
+                d_model, heads, ff_size, dropout, norm_first,
+                positional.attention_layer(d_model // heads),
+            )
+            for _ in range(layers)
+        )
+        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+
+    def forward(self, src: Tensor, src_mask: Tensor) -> EncoderOutput:
+        """src (B, S) long, src_mask (B, 1, S) bool -> memory (B, S, D), last (B, D)."""
+        x = self.embed(src) * math.sqrt(self.d_model)                  # (B, S, D)
+        x = self.drop(self.position(x))
+        mask = src_mask[:, None]                                       # (B, 1, 1, S)
+        for layer in self.layers:
+            x = layer(x, mask)
+        memory = self.final_norm(x)                                    # (B, S, D)
+        last_index = (src_mask.sum(dim=-1).squeeze(1) - 1).clamp(min=0)   # (B,)
+        last = memory[torch.arange(memory.size(0), device=memory.device), last_index]
+        return EncoderOutput(memory, last)                             # (B, D)

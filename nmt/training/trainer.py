@@ -1,0 +1,348 @@
+"""The training loop: token-budget batches, masked label-smoothed loss,
+validation with BLEU and chrF, checkpoints, exact resume, TensorBoard."""
+
+import json
+import logging
+import math
+import random
+import signal
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from nmt.data.batching import TokenBatcher
+from nmt.data.pipeline import prepare_data
+from nmt.errors import NmtError
+from nmt.models.build import build_model, count_parameters
+from nmt.training.checkpoints import load_checkpoint, prune_step_checkpoints, save_checkpoint
+from nmt.training.device import resolve_device
+from nmt.training.loss import reinforce_loss, token_nll
+from nmt.training.run_dir import RunDirLock, find_resume_checkpoint
+from nmt.training.tensorboard import log_attention_images
+from nmt.training.validation import validate
+from nmt.translator import Translator
+
+log = logging.getLogger("nmt.train")
+PAD = 0
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # the trainer maximises sign * metric
+
+
+class Stop(Exception):
+    """Raised inside the loop to end training early (signal, early stopping)."""
+
+
+class Trainer:
+    def __init__(self, cfg: DictConfig, run_dir: Path):
+        self.cfg, self.tc = cfg, cfg.trainer
+        self.run_dir = Path(run_dir)
+        self.ckpt_dir = self.run_dir / "checkpoints"
+        if self.tc.metric not in METRIC_SIGN:
+            raise NmtError(f"trainer.metric={self.tc.metric!r} unknown; choose one of {sorted(METRIC_SIGN)}")
+        if self.tc.precision not in PRECISIONS:
+            raise NmtError(f"trainer.precision={self.tc.precision!r} unknown; choose one of {sorted(PRECISIONS)}")
+        self.device = resolve_device(self.tc.device)
+        if self.tc.precision == "fp16" and self.device.type != "cuda":
+            raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
+        self._seed(int(self.tc.seed))
+
+        cache_dir = Path(cfg.get("cache_dir", "data"))
+        self.data = prepare_data(cfg.data, cache_dir, int(self.tc.seed))
+        self.tokenizer = self.data.tokenizer
+        self.model = build_model(cfg.model, self.tokenizer.src_vocab_size,
+                                 self.tokenizer.tgt_vocab_size).to(self.device)
+        self.forward = torch.compile(self.model) if self.tc.compile else self.model
+        self.optimizer = instantiate(cfg.optimizer)(params=self.model.parameters())
+        self.schedule = instantiate(cfg.schedule)(optimizer=self.optimizer)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.tc.precision == "fp16")
+        self.translator = Translator(self.model, self.tokenizer, self.device,
+                                     max_src_len=int(cfg.data.max_len))
+
+        valid = self.data.valid
+        if self.tc.val_max_sentences:
+            valid = valid[: int(self.tc.val_max_sentences)]
+        self.valid_pairs = valid
+        self.valid_batches = TokenBatcher(
+            [(self.tokenizer.encode_src(s), self.tokenizer.encode_tgt(t)) for s, t in valid],
+            int(cfg.data.batch_tokens), shuffle=False, seed=0).batches(0)
+        self.heatmap_pairs = valid[: int(self.tc.heatmap_sentences)]
+
+        # Progress: everything needed to continue exactly where a run stopped.
+        self.step, self.epoch, self.batch_index = 0, 0, 0
+        self.best, self.bad_validations, self.bad_steps = -math.inf, 0, 0
+        self.baseline, self.train_seconds, self.tokens_total = 0.0, 0.0, 0
+        self.skipped, self.stop_signal = 0, None
+
+    # -- set-up helpers ------------------------------------------------------
+    @staticmethod
+    def _seed(seed: int) -> None:
+        random.seed(seed)
+        torch.manual_seed(seed)
+
+    def _rng_state(self) -> dict:
+        state = {"torch": torch.get_rng_state(), "python": random.getstate()}
+        if torch.cuda.is_available():
+            state["cuda"] = torch.cuda.get_rng_state_all()
+        return state
+
+    def _set_rng_state(self, state: dict) -> None:
+        torch.set_rng_state(state["torch"])
+        random.setstate(_as_python_state(state["python"]))
+        if "cuda" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda"])
+
+    def checkpoint_state(self) -> dict:
+        return {
+            "config": OmegaConf.to_container(self.cfg, resolve=True),
+            "tokenizer": self.tokenizer.to_bytes(),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "schedule": self.schedule.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "progress": {"step": self.step, "epoch": self.epoch, "batch_index": self.batch_index,
+                         "best": self.best, "bad_validations": self.bad_validations,
+                         "baseline": self.baseline, "train_seconds": self.train_seconds,
+                         "tokens_total": self.tokens_total},
+            "rng": self._rng_state(),
+        }
+
+    def resume(self, path: Path) -> None:
+        state = load_checkpoint(path)
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as error:
+            raise NmtError(f"cannot resume from {path}: it was trained with another model or "
+                           f"optimiser config ({str(error).splitlines()[0][:120]})") from None
+        self.schedule.load_state_dict(state["schedule"])
+        if state.get("scaler"):
+            self.scaler.load_state_dict(state["scaler"])
+        progress = state["progress"]
+        self.step, self.epoch = int(progress["step"]), int(progress["epoch"])
+        self.batch_index = int(progress["batch_index"])
+        self.best, self.bad_validations = float(progress["best"]), int(progress["bad_validations"])
+        self.baseline, self.train_seconds = float(progress["baseline"]), float(progress["train_seconds"])
+        self.tokens_total = int(progress["tokens_total"])
+        self._set_rng_state(state["rng"])
+        log.info("resumed from %s at step %d (epoch %d, batch %d)", path, self.step, self.epoch,
+                 self.batch_index)
+
+    def save(self, name: str) -> Path:
+        return save_checkpoint(self.checkpoint_state(), self.ckpt_dir / name)
+
+    # -- one update ----------------------------------------------------------
+    def _autocast(self):
+        dtype = PRECISIONS[self.tc.precision]
+        return torch.autocast(self.device.type, dtype=dtype) if dtype else nullcontext()
+
+    def train_update(self, batches) -> dict:
+        """Forward and backward over `accumulate` batches, then one optimiser step."""
+        n_tokens = sum(int((b.tgt[:, 1:] != PAD).sum()) for b in batches)
+        total_loss, total_nll, finite = 0.0, 0.0, True
+        self.optimizer.zero_grad(set_to_none=True)
+        for batch in batches:
+            src, tgt = batch.src.to(self.device), batch.tgt.to(self.device)
+            labels = tgt[:, 1:]
+            with self._autocast():
+                out, penalty = self.forward(src, tgt[:, :-1])
+            smoothed = token_nll(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T)
+            loss = smoothed.sum() / n_tokens + penalty * len(batch.src) / sum(len(b.src) for b in batches)
+            if out.log_prob is not None:   # hard attention: score-function term
+                nll = token_nll(out.logits.detach(), labels, PAD)
+                surrogate, reward = reinforce_loss(out.log_prob, nll, labels, PAD, self.baseline)
+                loss = loss + surrogate * len(batch.src) / sum(len(b.src) for b in batches)
+                decay = float(self.tc.hard_baseline_decay)
+                self.baseline = decay * self.baseline + (1 - decay) * reward
+            if not torch.isfinite(loss):
+                finite = False
+                break
+            self.scaler.scale(loss).backward()
+            total_loss += float(loss)
+            with torch.no_grad():
+                total_nll += float(token_nll(out.logits.detach(), labels, PAD).sum())
+        if not finite:
+            self.optimizer.zero_grad(set_to_none=True)
+            return {"finite": False}
+        self.scaler.unscale_(self.optimizer)
+        clip = float(self.tc.grad_clip) if self.tc.grad_clip else math.inf
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.schedule.step_update()
+        return {"finite": True, "loss": total_loss, "nll": total_nll / max(1, n_tokens),
+                "grad_norm": grad_norm, "tgt_tokens": n_tokens,
+                "src_tokens": sum(int((b.src != PAD).sum()) for b in batches)}
+
+    # -- the loop --------------------------------------------------------------
+    def _handle_signal(self, signum, frame):
+        self.stop_signal = signum
+
+    def fit(self) -> int:
+        """Train until max_steps or max_epochs; returns the process exit code."""
+        with RunDirLock(self.run_dir):
+            return self._fit()
+
+    def _fit(self) -> int:
+        resume = find_resume_checkpoint(self.tc.resume, self.run_dir)
+        if resume is not None:
+            self.resume(resume)
+        elif (self.ckpt_dir / "last.pt").exists():
+            raise NmtError(f"{self.ckpt_dir} already holds a run; continue it with trainer.resume=auto "
+                           "or choose another hydra.run.dir")
+        self.writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.step or None)
+        self.metrics_file = open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8")
+        params = count_parameters(self.model)
+        log.info("model: %s parameters on %s; data: %s", f"{params:,}", self.device,
+                 ", ".join(f"{k}={v}" for k, v in self.data.stats.items()))
+        previous = {s: signal.signal(s, self._handle_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.model.train()
+        bar = tqdm(total=int(self.tc.max_steps), initial=self.step, desc="train", unit="step",
+                   dynamic_ncols=True, mininterval=1.0)
+        window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
+        code = 0
+        try:
+            while self.step < int(self.tc.max_steps) and self.epoch < int(self.tc.max_epochs):
+                batches = self.data.train.batches(self.epoch)
+                accumulate = max(1, int(self.tc.accumulate))
+                while self.batch_index < len(batches) and self.step < int(self.tc.max_steps):
+                    group = batches[self.batch_index:self.batch_index + accumulate]
+                    started = time.perf_counter()
+                    result = self.train_update(group)
+                    elapsed = time.perf_counter() - started
+                    self.batch_index += len(group)
+                    self.train_seconds += elapsed
+                    if not result["finite"]:
+                        self._bad_step()
+                        continue
+                    self.bad_steps = 0
+                    self.step += 1
+                    self.tokens_total += result["tgt_tokens"]
+                    window["tokens"] += result["tgt_tokens"]
+                    window["time"] += elapsed
+                    window["loss"] += result["nll"]
+                    window["updates"] += 1
+                    bar.update(1)
+                    if self.step % int(self.tc.log_every) == 0 or self.step == 1:
+                        self._log_train(result, window, bar)
+                        window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
+                    if self.stop_signal is not None:
+                        raise Stop
+                    if self.step % int(self.tc.val_every) == 0:
+                        self._validate_and_save(window_speed=self._speed())
+                if self.batch_index >= len(batches):
+                    self.epoch += 1
+                    self.batch_index = 0
+            self._validate_and_save(window_speed=self._speed(), final=True)
+        except Stop:
+            if self.stop_signal is not None:
+                path = self.save("last.pt")
+                name = signal.Signals(self.stop_signal).name
+                bar.close()
+                print(f"nmt: stopped by {name} at step {self.step}; checkpoint {path} "
+                      f"(continue with trainer.resume=auto hydra.run.dir={self.run_dir})", flush=True)
+                code = 130 if self.stop_signal == signal.SIGINT else 0
+        finally:
+            bar.close()
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            self.writer.close()
+            self.metrics_file.close()
+        return code
+
+    def _speed(self) -> float:
+        """Target tokens per second of training time since the run began."""
+        return self.tokens_total / self.train_seconds if self.train_seconds else 0.0
+
+    def _bad_step(self) -> None:
+        self.bad_steps += 1
+        self.skipped += 1
+        log.warning("non-finite loss at step %d: update skipped (%d in a row)", self.step + 1,
+                    self.bad_steps)
+        if self.bad_steps >= int(self.tc.max_bad_steps):
+            kept = self.ckpt_dir / "last.pt"
+            where = f"last good checkpoint {kept}" if kept.exists() else "no checkpoint was written yet"
+            raise NmtError(f"loss was not finite for {self.bad_steps} updates in a row at step "
+                           f"{self.step + 1}; {where}; lower optimizer.lr or use trainer.grad_clip")
+
+    def _log_train(self, result: dict, window: dict, bar) -> None:
+        speed = window["tokens"] / window["time"] if window["time"] else 0.0
+        lr = self.optimizer.param_groups[0]["lr"]
+        loss = window["loss"] / max(1, window["updates"])
+        bar.set_postfix(loss=f"{loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{speed:.0f}")
+        for tag, value in (("train/loss", loss), ("train/perplexity", math.exp(min(loss, 50))),
+                           ("train/lr", lr), ("train/grad_norm", result["grad_norm"]),
+                           ("train/tokens_per_s", speed)):
+            self.writer.add_scalar(tag, value, self.step)
+
+    def _validate_and_save(self, window_speed: float, final: bool = False) -> None:
+        if final and getattr(self, "_last_validated", None) == self.step:
+            return
+        self._last_validated = self.step
+        result = validate(self.model, self.translator, self.valid_batches, self.valid_pairs,
+                          self.device, int(self.tc.val_beam_size))
+        value = {"bleu": result.bleu, "chrf": result.chrf, "loss": result.loss}[self.tc.metric]
+        score = METRIC_SIGN[self.tc.metric] * value
+        improved = score > self.best
+        if improved:
+            self.best, self.bad_validations = score, 0
+        else:
+            self.bad_validations += 1
+        self.schedule.step_validation(score)
+        lr = self.optimizer.param_groups[0]["lr"]
+        record = {"step": self.step, "epoch": self.epoch, "loss": result.loss,
+                  "perplexity": result.perplexity, "bleu": result.bleu, "chrf": result.chrf,
+                  "lr": lr, "tokens_per_s": window_speed, "train_seconds": self.train_seconds,
+                  "bleu_signature": result.bleu_signature, "chrf_signature": result.chrf_signature}
+        self.metrics_file.write(json.dumps(record) + "\n")
+        self.metrics_file.flush()
+        for tag in ("loss", "perplexity", "bleu", "chrf"):
+            self.writer.add_scalar(f"valid/{tag}", record[tag], self.step)
+        log_attention_images(self.writer, self.translator, self.heatmap_pairs, self.step)
+        log.info("validation step %d epoch %d | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f | "
+                 "lr %.2e | %.0f tok/s%s", self.step, self.epoch, result.loss, result.perplexity,
+                 result.bleu, result.chrf, lr, window_speed, " | new best" if improved else "")
+        log.info("sacreBLEU %s | chrF %s", result.bleu_signature, result.chrf_signature)
+        self.save("last.pt")
+        if improved:
+            self.save("best.pt")
+        if int(self.tc.keep_last) > 0:
+            self.save(f"step_{self.step}.pt")
+            prune_step_checkpoints(self.ckpt_dir, int(self.tc.keep_last))
+        self.final_metrics = record
+        if final:
+            self.writer.add_hparams(_hparams(self.cfg), {
+                "hparam/bleu": result.bleu, "hparam/chrf": result.chrf,
+                "hparam/perplexity": result.perplexity}, run_name="hparams")
+        elif int(self.tc.patience) and self.bad_validations >= int(self.tc.patience):
+            log.info("early stopping: %s has not improved for %d validations",
+                     self.tc.metric, self.bad_validations)
+            raise _EarlyStop
+
+
+class _EarlyStop(Stop):
+    pass
+
+
+def _as_python_state(state):
+    """random.getstate() comes back from a checkpoint with lists for tuples."""
+    version, internal, gauss = state
+    return (version, tuple(internal), gauss)
+
+
+def _hparams(cfg: DictConfig) -> dict:
+    flat = {}
+    for group in ("encoder", "decoder", "attention", "bridge", "positional"):
+        target = cfg.model[group].get("_target_", "")
+        flat[group] = target.rsplit(".", 1)[-1]
+    scope = cfg.model.attention.get("scope")
+    if scope:
+        flat["scope"] = scope
+    flat["data"] = str(cfg.data.kind)
+    flat["lr"] = float(cfg.optimizer.lr)
+    return flat

@@ -1,0 +1,109 @@
+"""The Python API: sentences in, translations with their attention out.
+
+    from nmt import Translator
+    t = Translator.from_checkpoint("outputs/.../checkpoints/best.pt", device="cpu")
+    out = t.translate(["Ein Hund läuft."], beam_size=5)
+    out[0].text, out[0].score, out[0].attention   # attention (T, S)
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+
+from nmt.data.tokenizer import Tokenizer
+from nmt.decoding.beam import beam_search
+from nmt.decoding.greedy import greedy_search
+from nmt.errors import NmtError
+from nmt.models.build import build_model
+from nmt.training.checkpoints import load_checkpoint
+from nmt.training.device import resolve_device
+
+BOS, EOS, PAD = 2, 3, 0
+
+
+@dataclass
+class Translation:
+    text: str
+    score: float
+    src_pieces: list[str]
+    tgt_pieces: list[str]          # output subwords, then "</s>"
+    attention: np.ndarray          # (len(tgt_pieces), len(src_pieces))
+    nbest: list[tuple[str, float]] = field(default_factory=list)
+    truncated: bool = False
+    tokens: list[int] = field(default_factory=list)   # output ids, without bos/eos
+
+
+class Translator:
+    """Greedy or beam search over a trained model; the CLI is a thin layer over it."""
+
+    def __init__(self, model, tokenizer: Tokenizer, device: torch.device, max_src_len: int = 256,
+                 max_len_ratio: float = 1.5, max_len_extra: int = 10):
+        self.model = model.to(device).eval()
+        self.tokenizer, self.device = tokenizer, device
+        self.max_src_len = max_src_len
+        self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
+
+    @classmethod
+    def from_checkpoint(cls, path, device: str = "auto", **options) -> "Translator":
+        state = load_checkpoint(path)
+        config = OmegaConf.create(state["config"])
+        tokenizer = Tokenizer.from_bytes(state["tokenizer"])
+        try:
+            model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+            model.load_state_dict(state["model"])
+        except (RuntimeError, KeyError, AttributeError, TypeError) as error:
+            first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+            raise NmtError(f"checkpoint {path} does not match this version of nmt's models "
+                           f"({first})") from None
+        max_src_len = int(config.data.get("max_len", 256))
+        return cls(model, tokenizer, resolve_device(device), max_src_len=max_src_len, **options)
+
+    def _encode(self, texts: list[str]):
+        """texts -> src (B, S) tensor, pieces per sentence, truncation flags."""
+        ids, truncated = [], []
+        for text in texts:
+            seq = self.tokenizer.encode_src(text)
+            truncated.append(len(seq) > self.max_src_len)
+            ids.append(seq[: self.max_src_len] or [self.tokenizer.unk_id])
+        width = max(len(s) for s in ids)
+        src = torch.full((len(ids), width), PAD, dtype=torch.long)
+        for i, seq in enumerate(ids):
+            src[i, : len(seq)] = torch.tensor(seq)
+        return src.to(self.device), ids, truncated
+
+    @torch.no_grad()
+    def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1,
+                  batch_size: int = 64, length_penalty: float = 1.0) -> list[Translation]:
+        """One Translation per sentence, in order; an empty line gives an empty one."""
+        if beam_size < 1 or nbest < 1 or nbest > beam_size:
+            raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        results: list[Translation | None] = [None] * len(sentences)
+        order = sorted((i for i, s in enumerate(sentences) if s.strip()),
+                       key=lambda i: len(sentences[i]))
+        for i, s in enumerate(sentences):
+            if not s.strip():
+                results[i] = Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            src, ids, truncated = self._encode([sentences[i] for i in chunk])
+            if beam_size == 1:
+                hyps = [[h] for h in greedy_search(self.model, src, BOS, EOS, self.max_len_ratio,
+                                                   self.max_len_extra)]
+            else:
+                hyps = beam_search(self.model, src, BOS, EOS, beam_size, nbest, length_penalty,
+                                   self.max_len_ratio, self.max_len_extra)
+            for j, index in enumerate(chunk):
+                best = hyps[j][0]
+                results[index] = Translation(
+                    text=self.tokenizer.decode_tgt(best.tokens),
+                    score=best.score,
+                    src_pieces=self.tokenizer.src_pieces(ids[j]),
+                    tgt_pieces=self.tokenizer.tgt_pieces(best.tokens) + ["</s>"],
+                    attention=best.attention.numpy(),
+                    nbest=[(self.tokenizer.decode_tgt(h.tokens), h.score) for h in hyps[j]],
+                    truncated=truncated[j],
+                    tokens=list(best.tokens),
+                )
+        return results
