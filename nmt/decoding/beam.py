@@ -1,0 +1,84 @@
+"""Beam search, batched over sentences and beams, with incremental state."""
+
+import torch
+from torch import Tensor
+
+from nmt.decoding.greedy import Hypothesis, max_output_length
+
+
+def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
+    """Wu et al. 2016, Google's NMT System, Sec. 7: lp(Y) = ((5 + |Y|) / 6) ** alpha.
+
+    |Y| counts output tokens including eos; alpha = 0 turns the penalty off.
+    """
+    return ((5.0 + lengths.float()) / 6.0) ** alpha
+
+
+@torch.no_grad()
+def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbest: int = 1,
+                alpha: float = 1.0, max_len_ratio: float = 1.5,
+                max_len_extra: int = 10) -> list[list[Hypothesis]]:
+    """src (B, S) -> per sentence the `nbest` best hypotheses, best first.
+
+    Finished beams stay in the beam with their score frozen (they can only
+    extend by eos at no cost), so the whole search is tensor operations; the
+    final ranking divides each log-probability by the length penalty.
+    """
+    B, S = src.shape
+    W = beam_size
+    memory, state = model.start(src)
+    src_len = memory.mask[:, 0].sum(-1)                                   # (B,)
+    expand = torch.arange(B, device=src.device).repeat_interleave(W)      # (B*W,)
+    memory = memory.index_select(expand)
+    state = model.decoder.reorder_state(state, expand)
+    limit = max_output_length(src_len, max_len_ratio, max_len_extra)[expand]  # (B*W,)
+
+    scores = torch.zeros(B, W, device=src.device)
+    scores[:, 1:] = float("-inf")              # all beams start identical: keep one
+    scores = scores.view(-1)                                              # (B*W,)
+    y = torch.full((B * W,), bos, dtype=torch.long, device=src.device)
+    finished = torch.zeros(B * W, dtype=torch.bool, device=src.device)
+    lengths = torch.zeros(B * W, dtype=torch.long, device=src.device)
+    history = torch.empty(B * W, 0, dtype=torch.long, device=src.device)  # (B*W, t)
+    attention = torch.empty(B * W, 0, S, device=src.device)               # (B*W, t, S)
+    offsets = (torch.arange(B, device=src.device) * W)[:, None]           # (B, 1)
+
+    for t in range(int(limit.max())):
+        logits, state, weights = model.decoder.step(y, state, memory)    # (B*W, V), (B*W, S)
+        log_probs = logits.float().log_softmax(-1)
+        V = log_probs.size(-1)
+        eos_score = log_probs[:, eos].clone()
+        at_limit = (t + 1 >= limit) & ~finished
+        log_probs[at_limit] = float("-inf")                  # the last step must end
+        log_probs[at_limit, eos] = eos_score[at_limit]
+        log_probs[finished] = float("-inf")                  # done beams only carry on
+        log_probs[finished, eos] = 0.0
+        candidates = (scores[:, None] + log_probs).view(B, W * V)         # (B, W*V)
+        top_scores, top_index = candidates.topk(W, dim=-1)                # (B, W)
+        origin = (offsets + top_index // V).view(-1)                      # (B*W,)
+        tokens = (top_index % V).view(-1)                                 # (B*W,)
+
+        state = model.decoder.reorder_state(state, origin)
+        was_finished = finished[origin]
+        lengths = lengths[origin] + (~was_finished).long()
+        finished = was_finished | (tokens == eos)
+        scores = top_scores.view(-1)
+        history = torch.cat([history[origin], tokens[:, None]], 1)
+        attention = torch.cat([attention[origin], weights.float()[origin][:, None]], 1)
+        y = tokens
+        if bool(finished.all()):
+            break
+
+    normalised = (scores / length_penalty(lengths, alpha)).view(B, W)    # (B, W)
+    order = normalised.argsort(dim=-1, descending=True)
+    history, attention, lengths = history.tolist(), attention.cpu(), lengths.tolist()
+    results = []
+    for b in range(B):
+        hyps = []
+        for w in order[b, :nbest].tolist():
+            i = b * W + w
+            n = lengths[i] - 1                                            # tokens before eos
+            hyps.append(Hypothesis(history[i][:n], float(normalised[b, w]),
+                                   attention[i, : n + 1, : int(src_len[b])]))
+        results.append(hyps)
+    return results
