@@ -14,7 +14,7 @@ TRANSFORMER_ENCODER = "nmt.models.encoders.transformer.TransformerEncoder"
 BRIDGES_WITHOUT_EFFECT = ("nmt.models.bridges.LastBridge", "nmt.models.bridges.ZeroBridge")
 
 
-def check_combination(model_cfg: DictConfig) -> None:
+def check_combination(model_cfg: DictConfig, positional_kind: str) -> None:
     """One clear line for a combination that cannot work."""
     transformer_decoder = model_cfg.decoder._target_ == TRANSFORMER_DECODER
     uses_transformer = transformer_decoder or model_cfg.encoder._target_ == TRANSFORMER_ENCODER
@@ -25,16 +25,15 @@ def check_combination(model_cfg: DictConfig) -> None:
     if transformer_decoder and model_cfg.bridge._target_ not in BRIDGES_WITHOUT_EFFECT:
         raise NmtError("model/bridge starts RNN decoders; a Transformer decoder reads the encoder "
                        "through cross-attention: use model/bridge=zero with model/decoder=transformer")
-    positional = model_cfg.positional.get("kind", "none")
-    if not uses_transformer and positional != "none":
-        raise NmtError(f"model/positional={positional} needs a Transformer encoder or decoder; "
+    if not uses_transformer and positional_kind != "none":
+        raise NmtError(f"model/positional={positional_kind} needs a Transformer encoder or decoder; "
                        "RNNs read positions from their order (use model/positional=none)")
 
 
 def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,
                 pad_id: int = 0) -> Seq2Seq:
-    check_combination(model_cfg)
     positional = instantiate(model_cfg.positional)
+    check_combination(model_cfg, positional.kind)
     encoder = instantiate(model_cfg.encoder, vocab_size=src_vocab_size, positional=positional,
                           pad_id=pad_id)
     memory_proj = None
