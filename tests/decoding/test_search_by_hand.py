@@ -1,0 +1,68 @@
+"""Greedy and beam search on a model whose probabilities are a fixed table.
+
+Paths (probabilities from fake_model.transition_table):
+    a </s>     0.5 * 0.8       = 0.40   log = -0.916   (2 tokens with eos)
+    b c </s>   0.4 * 0.9 * 1.0 = 0.36   log = -1.022   (3 tokens)
+    </s>       0.1                      log = -2.303   (1 token)
+"""
+
+import math
+
+import pytest
+import torch
+
+from nmt.decoding.beam import beam_search, length_penalty
+from nmt.decoding.greedy import greedy_search
+from tests.decoding.fake_model import A, B, BOS, C, EOS, TableModel
+
+SRC = torch.tensor([[5, 6, 7]])
+
+
+def test_greedy_follows_the_most_likely_token():
+    # bos -> a (0.5) -> eos (0.8)
+    hyp = greedy_search(TableModel(), SRC, BOS, EOS)[0]
+    assert hyp.tokens == [A]
+    assert hyp.score == pytest.approx(math.log(0.4), abs=1e-5)
+    assert hyp.attention.shape == (2, 3)
+
+
+def test_beam_size_one_equals_greedy():
+    greedy = greedy_search(TableModel(), SRC, BOS, EOS)[0]
+    beam = beam_search(TableModel(), SRC, BOS, EOS, beam_size=1, alpha=0.0)[0][0]
+    assert beam.tokens == greedy.tokens
+    assert beam.score == pytest.approx(greedy.score, abs=1e-6)
+
+
+def test_length_penalty_changes_the_choice_as_the_formula_says():
+    # alpha = 0: -0.916 (a) beats -1.022 (b c).
+    best = beam_search(TableModel(), SRC, BOS, EOS, beam_size=2, alpha=0.0)[0][0]
+    assert best.tokens == [A]
+    # alpha = 2: lp(2) = (7/6)^2 = 1.3611 -> -0.916 / 1.3611 = -0.673
+    #            lp(3) = (8/6)^2 = 1.7778 -> -1.022 / 1.7778 = -0.575: b c wins.
+    nbest = beam_search(TableModel(), SRC, BOS, EOS, beam_size=2, nbest=2, alpha=2.0)[0]
+    assert [h.tokens for h in nbest] == [[B, C], [A]]
+    assert nbest[0].score == pytest.approx(math.log(0.36) / (8 / 6) ** 2, abs=1e-4)
+    assert nbest[1].score == pytest.approx(math.log(0.40) / (7 / 6) ** 2, abs=1e-4)
+
+
+def test_length_penalty_formula():
+    # ((5 + 3) / 6) ** 1 = 1.3333; alpha 0 gives 1
+    assert length_penalty(torch.tensor([3]), 1.0).item() == pytest.approx(4 / 3)
+    assert length_penalty(torch.tensor([3]), 0.0).item() == 1.0
+
+
+def test_max_length_forces_an_end():
+    # ratio 0, extra 1: one output step, which must be eos
+    hyp = greedy_search(TableModel(), SRC, BOS, EOS, max_len_ratio=0.0, max_len_extra=1)[0]
+    assert hyp.tokens == []
+    beam = beam_search(TableModel(), SRC, BOS, EOS, beam_size=2, max_len_ratio=0.0,
+                       max_len_extra=1)[0][0]
+    assert beam.tokens == []
+
+
+def test_batch_gives_each_sentence_its_own_result():
+    src = torch.tensor([[5, 6, 7], [5, 0, 0]])
+    hyps = beam_search(TableModel(), src, BOS, EOS, beam_size=2, nbest=2, alpha=2.0)
+    assert [h.tokens for h in hyps[0]] == [[B, C], [A]]
+    assert [h.tokens for h in hyps[1]] == [[B, C], [A]]
+    assert hyps[1][0].attention.shape == (3, 1)   # only the real source token
