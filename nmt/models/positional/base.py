@@ -19,6 +19,8 @@ from typing import ClassVar, Optional
 
 from torch import Tensor, nn
 
+from nmt.errors import NmtError
+
 
 class InputPositions(nn.Module):
     """Adds nothing to the embeddings; the base of sinusoidal and learned."""
@@ -52,9 +54,20 @@ class AttentionPositions(nn.Module):
 
 
 class PositionalSpec:
-    """A positional kind and its hyper-parameters; builds modules on request."""
+    """A positional kind and its hyper-parameters; builds modules on request.
+
+    Each yaml also names its `kind` (the builder reads it from the config);
+    a constructor given another kind than its own raises NmtError.
+    """
 
     kind: ClassVar[str] = "none"
+
+    def __init__(self, kind: Optional[str] = None):
+        if kind is not None and kind != self.kind:
+            raise NmtError(
+                f"model.positional.kind={kind!r} but _target_ builds {self.kind!r}; "
+                "use model/positional=<kind> rather than editing kind"
+            )
 
     def input_layer(self, d_model: int) -> InputPositions:
         return InputPositions()

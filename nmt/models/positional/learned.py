@@ -1,5 +1,7 @@
 """Learned absolute positions: one trained vector per position."""
 
+from typing import Optional
+
 import torch
 from torch import Tensor, nn
 
@@ -41,7 +43,8 @@ class LearnedPositions(PositionalSpec):
 
     kind = "learned"
 
-    def __init__(self, max_len: int = 256):
+    def __init__(self, max_len: int = 256, kind: Optional[str] = None):
+        super().__init__(kind)
         if max_len < 1:
             raise NmtError(f"model.positional.max_len={max_len}; use a positive length")
         self.max_len = max_len

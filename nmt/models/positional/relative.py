@@ -1,5 +1,7 @@
 """Relative positions (Shaw et al.): learned embeddings of clipped offsets."""
 
+from typing import Optional
+
 import torch
 from torch import Tensor, nn
 
@@ -67,7 +69,8 @@ class RelativePositions(PositionalSpec):
 
     kind = "relative"
 
-    def __init__(self, max_relative: int = 16, values: bool = True):
+    def __init__(self, max_relative: int = 16, values: bool = True, kind: Optional[str] = None):
+        super().__init__(kind)
         if max_relative < 0:
             raise NmtError(
                 f"model.positional.max_relative={max_relative}; use a clipping distance >= 0"

@@ -1,6 +1,7 @@
 """Rotary positions (RoFormer): rotate query and key pairs by position."""
 
 import math
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -55,7 +56,8 @@ class RotaryPositions(PositionalSpec):
 
     kind = "rotary"
 
-    def __init__(self, base: float = 10000.0):
+    def __init__(self, base: float = 10000.0, kind: Optional[str] = None):
+        super().__init__(kind)
         self.base = base
 
     def attention_layer(self, d_head: int) -> RotaryEmbedding:

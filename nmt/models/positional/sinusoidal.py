@@ -1,6 +1,7 @@
 """Fixed sinusoidal positions added to the embeddings."""
 
 import math
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -46,7 +47,8 @@ class SinusoidalPositions(PositionalSpec):
 
     kind = "sinusoidal"
 
-    def __init__(self, base: float = 10000.0):
+    def __init__(self, base: float = 10000.0, kind: Optional[str] = None):
+        super().__init__(kind)
         self.base = base
 
     def input_layer(self, d_model: int) -> SinusoidalEmbedding:
