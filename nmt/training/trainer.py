@@ -205,7 +205,7 @@ class Trainer:
         bar = tqdm(total=int(self.tc.max_steps), initial=self.step, desc="train", unit="step",
                    dynamic_ncols=True, mininterval=1.0)
         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
-        code = 0
+        code, started = 0, time.perf_counter()
         try:
             while self.step < int(self.tc.max_steps) and self.epoch < int(self.tc.max_epochs):
                 batches = self.data.train.batches(self.epoch)
@@ -239,6 +239,7 @@ class Trainer:
                     self.epoch += 1
                     self.batch_index = 0
             self._validate_and_save(window_speed=self._speed(), final=True)
+            self._write_summary(started)
         except Stop:
             if self.stop_signal is not None:
                 path = self.save("last.pt")
@@ -254,6 +255,17 @@ class Trainer:
             self.writer.close()
             self.metrics_file.close()
         return code
+
+    def _write_summary(self, started: float) -> None:
+        """summary.json: what nmt.compare puts in its table."""
+        m = self.final_metrics
+        summary = {"parameters": count_parameters(self.model), "bleu": m["bleu"], "chrf": m["chrf"],
+                   "perplexity": m["perplexity"], "loss": m["loss"], "step": self.step,
+                   "tokens_per_s": self._speed(), "wall_s": time.perf_counter() - started,
+                   "train_seconds": self.train_seconds, "best": METRIC_SIGN[self.tc.metric] * self.best,
+                   "metric": self.tc.metric, "skipped_updates": self.skipped,
+                   "bleu_signature": m["bleu_signature"]}
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
 
     def _speed(self) -> float:
         """Target tokens per second of training time since the run began."""
