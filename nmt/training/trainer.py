@@ -240,6 +240,8 @@ class Trainer:
                     self.batch_index = 0
             self._validate_and_save(window_speed=self._speed(), final=True)
             self._write_summary(started)
+        except _EarlyStop:
+            self._write_summary(started)
         except Stop:
             if self.stop_signal is not None:
                 path = self.save("last.pt")
