@@ -64,34 +64,35 @@ class TransformerDecoderLayer(nn.Module):
         self.norm_ff = nn.LayerNorm(d_model)
         self.drop = nn.Dropout(dropout)
 
-    def _residual(self, x: Tensor, norm: nn.Module, sub) -> tuple:
-        """Pre-norm x + Drop(sub(LN(x))) or post-norm LN(x + Drop(sub(x)))."""
-        out, *extra = sub(norm(x) if self.norm_first else x)
-        x = x + self.drop(out) if self.norm_first else norm(x + self.drop(out))
-        return (x, *extra)
+    def _inp(self, x: Tensor, norm: nn.Module) -> Tensor:
+        """What a sub-layer reads: LN(x) with pre-norm, x with post-norm."""
+        return norm(x) if self.norm_first else x
+
+    def _add(self, x: Tensor, out: Tensor, norm: nn.Module) -> Tensor:
+        """Residual: x + Drop(out) with pre-norm, LN(x + Drop(out)) with post-norm."""
+        return x + self.drop(out) if self.norm_first else norm(x + self.drop(out))
 
     def forward(self, x, q_pos, self_mask, cache, cross_kv, cross_mask, need_weights=False):
         """x (B, T, D) at positions q_pos (T,); self_mask (B, 1, T, t+T);
         cache (keys, values) of the t earlier tokens, each (B, H, t, Dh);
         cross_kv (B, H, S, Dh) twice; cross_mask (B, 1, 1, S)
         -> x (B, T, D), cache (B, H, t+T, Dh) twice, weights (B, H, T, S) or None."""
+        h = self._inp(x, self.norm_self)
+        q = self.self_attn.queries(h, q_pos)                        # (B, H, T, Dh)
+        k, v = self.self_attn.keys_values(h, q_pos)                 # (B, H, T, Dh)
+        k = torch.cat((cache[0], k), dim=2)                         # (B, H, t+T, Dh)
+        v = torch.cat((cache[1], v), dim=2)
+        k_pos = torch.arange(k.size(2), device=x.device)
+        out, _ = self.self_attn.attend(q, k, v, self_mask, q_pos, k_pos)
+        x = self._add(x, out, self.norm_self)
 
-        def self_attention(h):
-            k, v = self.self_attn.keys_values(h, q_pos)             # (B, H, T, Dh)
-            k = torch.cat((cache[0], k), dim=2)                       # (B, H, t+T, Dh)
-            v = torch.cat((cache[1], v), dim=2)
-            k_pos = torch.arange(k.size(2), device=h.device)
-            q = self.self_attn.queries(h, q_pos)
-            return self.self_attn.attend(q, k, v, self_mask, q_pos, k_pos)[0], (k, v)
+        h = self._inp(x, self.norm_cross)
+        q = self.cross_attn.queries(h)
+        out, weights = self.cross_attn.attend(q, *cross_kv, cross_mask, need_weights=need_weights)
+        x = self._add(x, out, self.norm_cross)
 
-        def cross_attention(h):
-            q = self.cross_attn.queries(h)
-            return self.cross_attn.attend(q, *cross_kv, cross_mask, need_weights=need_weights)
-
-        x, cache = self._residual(x, self.norm_self, self_attention)
-        x, weights = self._residual(x, self.norm_cross, cross_attention)
-        x, = self._residual(x, self.norm_ff, lambda h: (self.ff(h),))
-        return x, cache, weights
+        x = self._add(x, self.ff(self._inp(x, self.norm_ff)), self.norm_ff)
+        return x, (k, v), weights
 
 
 class TransformerDecoder(nn.Module):
