@@ -23,6 +23,16 @@ from nmt.training.device import resolve_device
 BOS, EOS, PAD = 2, 3, 0
 
 
+def length_limits(config) -> dict:
+    """The longest source and output a model built from `config` can take:
+    data.max_len, and a learned position table's size where there is one."""
+    max_src_len = int(config.data.get("max_len", 256))
+    table = config.model.positional.get("max_len") if config.model.positional.get("kind") == "learned" else None
+    if table:
+        max_src_len = min(max_src_len, int(table))
+    return {"max_src_len": max_src_len, "max_tgt_len": int(table) if table else None}
+
+
 @dataclass
 class Translation:
     text: str
@@ -39,10 +49,10 @@ class Translator:
     """Greedy or beam search over a trained model; the CLI is a thin layer over it."""
 
     def __init__(self, model, tokenizer: Tokenizer, device: torch.device, max_src_len: int = 256,
-                 max_len_ratio: float = 1.5, max_len_extra: int = 10):
+                 max_len_ratio: float = 1.5, max_len_extra: int = 10, max_tgt_len: int | None = None):
         self.model = model.to(device).eval()
         self.tokenizer, self.device = tokenizer, device
-        self.max_src_len = max_src_len
+        self.max_src_len, self.max_tgt_len = max_src_len, max_tgt_len
         self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
 
     @classmethod
@@ -57,8 +67,7 @@ class Translator:
             first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
             raise NmtError(f"checkpoint {path} does not match this version of nmt's models "
                            f"({first})") from None
-        max_src_len = int(config.data.get("max_len", 256))
-        return cls(model, tokenizer, resolve_device(device), max_src_len=max_src_len, **options)
+        return cls(model, tokenizer, resolve_device(device), **length_limits(config), **options)
 
     def _encode(self, texts: list[str]):
         """texts -> src (B, S) tensor, pieces per sentence, truncation flags."""
@@ -90,10 +99,10 @@ class Translator:
             src, ids, truncated = self._encode([sentences[i] for i in chunk])
             if beam_size == 1:
                 hyps = [[h] for h in greedy_search(self.model, src, BOS, EOS, self.max_len_ratio,
-                                                   self.max_len_extra)]
+                                                   self.max_len_extra, self.max_tgt_len)]
             else:
                 hyps = beam_search(self.model, src, BOS, EOS, beam_size, nbest, length_penalty,
-                                   self.max_len_ratio, self.max_len_extra)
+                                   self.max_len_ratio, self.max_len_extra, self.max_tgt_len)
             for j, index in enumerate(chunk):
                 best = hyps[j][0]
                 results[index] = Translation(

@@ -17,7 +17,7 @@ def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
 @torch.no_grad()
 def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbest: int = 1,
                 alpha: float = 1.0, max_len_ratio: float = 1.5,
-                max_len_extra: int = 10) -> list[list[Hypothesis]]:
+                max_len_extra: int = 10, max_len_cap: int | None = None) -> list[list[Hypothesis]]:
     """src (B, S) -> per sentence the `nbest` best hypotheses, best first.
 
     Finished beams stay in the beam with their score frozen (they can only
@@ -31,7 +31,7 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     expand = torch.arange(B, device=src.device).repeat_interleave(W)      # (B*W,)
     memory = memory.index_select(expand)
     state = model.decoder.reorder_state(state, expand)
-    limit = max_output_length(src_len, max_len_ratio, max_len_extra)[expand]  # (B*W,)
+    limit = max_output_length(src_len, max_len_ratio, max_len_extra, max_len_cap)[expand]  # (B*W,)
 
     scores = torch.zeros(B, W, device=src.device)
     scores[:, 1:] = float("-inf")              # all beams start identical: keep one

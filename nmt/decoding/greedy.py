@@ -12,19 +12,21 @@ class Hypothesis(NamedTuple):
     attention: Tensor        # (T, S) attention of each output token, T = len(tokens) + 1
 
 
-def max_output_length(src_lengths: Tensor, ratio: float, extra: int) -> Tensor:
-    """Longest output allowed per sentence: ratio * source length + extra."""
-    return (src_lengths.float() * ratio).long() + extra
+def max_output_length(src_lengths: Tensor, ratio: float, extra: int, cap: int | None = None) -> Tensor:
+    """Longest output allowed per sentence: ratio * source length + extra,
+    at most `cap` (a learned position table's size)."""
+    limit = (src_lengths.float() * ratio).long() + extra
+    return limit.clamp(max=cap) if cap else limit
 
 
 @torch.no_grad()
 def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float = 1.5,
-                  max_len_extra: int = 10) -> list[Hypothesis]:
+                  max_len_extra: int = 10, max_len_cap: int | None = None) -> list[Hypothesis]:
     """src (B, S) -> one Hypothesis per sentence, in order."""
     memory, state = model.start(src)
     B, S = src.shape
     src_len = memory.mask[:, 0].sum(-1)                             # (B,)
-    limit = max_output_length(src_len, max_len_ratio, max_len_extra)  # (B,)
+    limit = max_output_length(src_len, max_len_ratio, max_len_extra, max_len_cap)  # (B,)
     y = torch.full((B,), bos, dtype=torch.long, device=src.device)
     done = torch.zeros(B, dtype=torch.bool, device=src.device)
     scores = torch.zeros(B, device=src.device)

@@ -26,7 +26,7 @@ from nmt.training.loss import reinforce_loss, token_nll
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint
 from nmt.training.tensorboard import log_attention_images
 from nmt.training.validation import validate
-from nmt.translator import Translator
+from nmt.translator import Translator, length_limits
 
 log = logging.getLogger("nmt.train")
 PAD = 0
@@ -61,8 +61,7 @@ class Trainer:
         self.optimizer = instantiate(cfg.optimizer)(params=self.model.parameters())
         self.schedule = instantiate(cfg.schedule)(optimizer=self.optimizer)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.tc.precision == "fp16")
-        self.translator = Translator(self.model, self.tokenizer, self.device,
-                                     max_src_len=int(cfg.data.max_len))
+        self.translator = Translator(self.model, self.tokenizer, self.device, **length_limits(cfg))
 
         valid = self.data.valid
         if self.tc.val_max_sentences:
