@@ -100,6 +100,7 @@ class Trainer:
         return {
             "config": OmegaConf.to_container(self.cfg, resolve=True),
             "tokenizer": self.tokenizer.to_bytes(),
+            "samples": [src for src, _ in self.valid_pairs[:20]],   # for the explorer
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "schedule": self.schedule.state_dict(),
