@@ -72,18 +72,23 @@ class TransformerDecoderLayer(nn.Module):
         """Residual: x + Drop(out) with pre-norm, LN(x + Drop(out)) with post-norm."""
         return x + self.drop(out) if self.norm_first else norm(x + self.drop(out))
 
-    def forward(self, x, q_pos, self_mask, cache, cross_kv, cross_mask, need_weights=False):
+    def forward(self, x, q_pos, self_mask, cache, cross_kv, cross_mask, need_weights=False,
+                self_weights: Optional[list] = None):
         """x (B, T, D) at positions q_pos (T,); self_mask (B, 1, T, t+T);
         cache (keys, values) of the t earlier tokens, each (B, H, t, Dh);
         cross_kv (B, H, S, Dh) twice; cross_mask (B, 1, 1, S)
-        -> x (B, T, D), cache (B, H, t+T, Dh) twice, weights (B, H, T, S) or None."""
+        -> x (B, T, D), cache (B, H, t+T, Dh) twice, weights (B, H, T, S) or None.
+        A list given as `self_weights` gets the self-attention weights (B, H, T, t+T)."""
         h = self._inp(x, self.norm_self)
         q = self.self_attn.queries(h, q_pos)                        # (B, H, T, Dh)
         k, v = self.self_attn.keys_values(h, q_pos)                 # (B, H, T, Dh)
         k = torch.cat((cache[0], k), dim=2)                         # (B, H, t+T, Dh)
         v = torch.cat((cache[1], v), dim=2)
         k_pos = torch.arange(k.size(2), device=x.device)
-        out, _ = self.self_attn.attend(q, k, v, self_mask, q_pos, k_pos)
+        out, weights = self.self_attn.attend(q, k, v, self_mask, q_pos, k_pos,
+                                             need_weights=self_weights is not None)
+        if self_weights is not None:
+            self_weights.append(weights)
         x = self._add(x, out, self.norm_self)
 
         h = self._inp(x, self.norm_cross)
@@ -181,11 +186,13 @@ class TransformerDecoder(nn.Module):
     def reorder_state(self, state: TransformerState, index: Tensor) -> TransformerState:
         return state.index_select(index)
 
-    def _run(self, y, start, caches, state, self_mask, cross_mask, weight_layers):
+    def _run(self, y, start, caches, state, self_mask, cross_mask, weight_layers,
+             self_weights=None):
         """Embed y (B, T) at positions start .. start+T-1, run every layer on
         top of `caches` (per layer (keys, values) of the t earlier tokens)
         -> logits (B, T, V), new caches, cross weights (B, H, T, S) of the
-        layers in weight_layers (None elsewhere)."""
+        layers in weight_layers (None elsewhere). A list `self_weights` gets
+        every layer's self-attention weights."""
         x = self.embed(y) * math.sqrt(self.d_model)                 # (B, T, D)
         x = self.drop(self.position(x, start=start))
         q_pos = torch.arange(start, start + y.size(1), device=y.device)
@@ -194,7 +201,7 @@ class TransformerDecoder(nn.Module):
             cross_kv = (state.cross_keys[i], state.cross_values[i])
             x, cache, w = layer(
                 x, q_pos, self_mask, caches[i], cross_kv, cross_mask,
-                need_weights=i in weight_layers,
+                need_weights=i in weight_layers, self_weights=self_weights,
             )
             new_caches.append(cache)
             weights.append(w)
@@ -232,9 +239,12 @@ class TransformerDecoder(nn.Module):
         state: Optional[TransformerState],
         memory: Memory,
         need_weights: bool = False,
+        self_weights: Optional[list] = None,
     ) -> DecoderOutput:
         """Teacher forcing: tgt_in (B, T) -> logits (B, T, V), weights (B, T, S)
         and layers (B, L, H, T, S) when need_weights, else None.
+        A list given as `self_weights` gets each layer's causal self-attention
+        weights (B, H, T, T), first layer first (for heatmaps).
 
         Uses the cross-attention keys of `state` (from init_state, built on
         the fly if None) and always starts at position 0 with no prefix."""
@@ -244,7 +254,7 @@ class TransformerDecoder(nn.Module):
         self_mask = target_mask(tgt_in, self.pad_id)[:, None]       # (B, 1, T, T)
         weight_layers = range(len(self.layers)) if need_weights else ()
         logits, _, weights = self._run(
-            tgt_in, 0, empty, state, self_mask, memory.mask[:, None], weight_layers
+            tgt_in, 0, empty, state, self_mask, memory.mask[:, None], weight_layers, self_weights
         )
         if not need_weights:
             return DecoderOutput(logits)

@@ -41,13 +41,18 @@ class TransformerEncoderLayer(nn.Module):
         self.norm_ff = nn.LayerNorm(d_model)
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
-        """x (B, S, D), mask (B, 1, 1, S) -> (B, S, D)."""
+    def forward(self, x: Tensor, mask: Tensor, self_weights: Optional[list] = None) -> Tensor:
+        """x (B, S, D), mask (B, 1, 1, S) -> (B, S, D). A list given as
+        `self_weights` gets this layer's self-attention weights (B, H, S, S)."""
+        want = self_weights is not None
+        h = self.norm_attn(x) if self.norm_first else x
+        out, weights = self.self_attn(h, h, mask, need_weights=want)
+        if want:
+            self_weights.append(weights)
         if self.norm_first:
-            h = self.norm_attn(x)
-            x = x + self.drop(self.self_attn(h, h, mask)[0])
+            x = x + self.drop(out)
             return x + self.drop(self.ff(self.norm_ff(x)))
-        x = self.norm_attn(x + self.drop(self.self_attn(x, x, mask)[0]))
+        x = self.norm_attn(x + self.drop(out))
         return self.norm_ff(x + self.drop(self.ff(x)))
 
 
@@ -96,13 +101,17 @@ class TransformerEncoder(nn.Module):
         )
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
-    def forward(self, src: Tensor, src_mask: Tensor) -> EncoderOutput:
-        """src (B, S) long, src_mask (B, 1, S) bool -> memory (B, S, D), last (B, D)."""
+    def forward(self, src: Tensor, src_mask: Tensor,
+                self_weights: Optional[list] = None) -> EncoderOutput:
+        """src (B, S) long, src_mask (B, 1, S) bool -> memory (B, S, D), last (B, D).
+
+        A list given as `self_weights` gets each layer's self-attention
+        weights (B, H, S, S), first layer first (for heatmaps)."""
         x = self.embed(src) * math.sqrt(self.d_model)                  # (B, S, D)
         x = self.drop(self.position(x))
         mask = src_mask[:, None]                                       # (B, 1, 1, S)
         for layer in self.layers:
-            x = layer(x, mask)
+            x = layer(x, mask, self_weights)
         memory = self.final_norm(x)                                    # (B, S, D)
         last_index = (src_mask.sum(dim=-1).squeeze(1) - 1).clamp(min=0)   # (B,)
         last = memory[torch.arange(memory.size(0), device=memory.device), last_index]
