@@ -33,6 +33,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--attention-head", type=int, default=None,
                         help="Transformer: head to draw (1-based; default mean over heads)")
     parser.add_argument("--reference", help="reference file: also print sacreBLEU and chrF")
+    parser.add_argument("--attention-html", metavar="FILE",
+                        help="write every line's interactive attention heatmaps to one offline HTML file")
     return parser.parse_args(argv)
 
 
@@ -128,6 +130,9 @@ def main(argv=None) -> int:
         if args.plot_attention:
             plot_attention(translator, sources, outputs, args.plot_attention,
                            args.attention_layer, args.attention_head)
+        if args.attention_html:
+            from nmt.viz.html_export import write_attention_html
+            write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint)
         if references is not None:
             bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
             print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)

@@ -1,0 +1,143 @@
+"""python -m nmt.explore --checkpoint PATH [--compare PATH2] [--port N]: the attention explorer.
+
+Serves a local page on 127.0.0.1: type a source sentence (or pick one of
+the validation sentences stored in the checkpoint), choose greedy or a beam
+size, and see the translation, its score and interactive heatmaps of every
+attention map (Transformer cross- and self-attention by layer and head, RNN
+attention with local-p's centre and window). With --compare, a second
+model translates the same sentence beside the first.
+"""
+
+import argparse
+import socket
+import sys
+import threading
+
+from nmt.errors import NmtError
+
+BEAMS = (1, 2, 3, 4, 5, 8, 10)
+
+
+class Model:
+    """A loaded checkpoint: translator, short name, description, samples."""
+
+    def __init__(self, path: str, device: str):
+        from nmt.training.checkpoints import load_checkpoint
+        from nmt.translator import Translator
+        from nmt.viz.attention_data import describe
+        from nmt.viz.html_export import model_label
+
+        self.translator = Translator.from_checkpoint(path, device=device)
+        samples = load_checkpoint(path).get("samples") or []
+        self.samples = [s for s in samples if isinstance(s, str) and s.strip()]
+        self.name, self.description = model_label(path), describe(self.translator)
+
+
+def create_app(models: list[Model]):
+    """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
+    -> {results: [one per model]} or {error} with status 400."""
+    from fastapi import FastAPI, Request
+    from fastapi.responses import HTMLResponse, JSONResponse
+    from starlette.concurrency import run_in_threadpool
+
+    from nmt.viz.attention_data import check_source
+    from nmt.viz.html_export import render_page
+
+    app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None)
+    lock = threading.Lock()          # one translation at a time: the models are shared
+    page = render_page({
+        "mode": "server", "title": "nmt attention explorer",
+        "models": [{"name": m.name, "description": m.description} for m in models],
+        "samples": models[0].samples, "beams": list(BEAMS),
+    })
+
+    def error(message: str, status: int = 400) -> JSONResponse:
+        return JSONResponse({"error": message}, status_code=status)
+
+    @app.get("/", response_class=HTMLResponse)
+    def index():
+        return page
+
+    @app.post("/api/translate")
+    async def translate(request: Request):
+        try:
+            body = await request.json()
+        except ValueError:
+            return error("the request body is not JSON")
+        if not isinstance(body, dict):
+            return error("send a JSON object {text, beam_size}")
+        text, beam = body.get("text"), body.get("beam_size", 1)
+        if not isinstance(text, str):
+            return error("the source sentence is missing; type or paste one")
+        if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
+            return error(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
+        try:
+            check_source(models[0].translator, text)     # the same message for every model
+        except NmtError as problem:
+            return error(str(problem))
+        return {"results": await run_in_threadpool(_translate_all, models, text, beam, lock)}
+
+    @app.exception_handler(Exception)
+    async def unexpected(request, exc):    # a bug: uvicorn logs the traceback; the page gets one line
+        return error(f"internal error ({type(exc).__name__}); see the explorer's terminal", 500)
+
+    return app
+
+
+def _translate_all(models, text, beam, lock) -> list[dict]:
+    """Every model's translation and maps, or its one-line problem."""
+    from nmt.viz.attention_data import translate_and_explain
+
+    results = []
+    with lock:
+        for model in models:
+            try:
+                results.append(translate_and_explain(model.translator, text, beam))
+            except NmtError as problem:
+                results.append({"error": str(problem)})
+    return results
+
+
+def check_port(port: int) -> None:
+    """Fail at start, in one line, when 127.0.0.1:port cannot be served."""
+    if not 0 < port < 65536:
+        raise NmtError(f"--port {port} is not a TCP port; pick one from 1 to 65535")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise NmtError(f"cannot listen on 127.0.0.1:{port} ({error.strerror or error}); "
+                           "pick another with --port") from None
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
+    parser.add_argument("--compare", metavar="PATH2", help="a second checkpoint, shown side by side")
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    parser.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        check_port(args.port)
+        models = [Model(args.checkpoint, args.device)]
+        if args.compare:
+            models.append(Model(args.compare, args.device))
+        app = create_app(models)
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr)
+        return 1
+    import uvicorn
+
+    print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",
+          file=sys.stderr, flush=True)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

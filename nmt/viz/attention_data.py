@@ -1,0 +1,136 @@
+"""Every attention map of one translation, as plain JSON-ready data.
+
+Used by the explorer (`python -m nmt.explore`) and by
+`python -m nmt.translate --attention-html`, so both show the same maps.
+
+The model is run teacher-forced on its own output (bos + output ids), which
+gives the weights the search used at every step, for every layer and head:
+
+    cross   rows = output subwords (ending "</s>"), columns = source subwords
+            Transformer: (L, H, T, S); RNN decoders: one map, plus local-p's
+            centres p_t and window half-width D
+    encoder self-attention (Transformer encoders)   (L, H, S, S)
+    decoder self-attention (Transformer decoders)   (L, H, T, T), rows and
+            columns the decoder's inputs: "<s>" then the output subwords
+
+A map is a dict: name, title, row/column labels and axis names, `layers`
+nested lists [L][H][rows][cols] rounded to 4 decimals, `center` and `window`.
+"""
+
+import inspect
+
+import numpy as np
+import torch
+
+from nmt.errors import NmtError
+
+BOS = 2
+DIGITS = 4
+
+
+def _rounded(array) -> list:
+    return np.round(np.asarray(array, dtype=np.float64), DIGITS).tolist()
+
+
+def _takes(module, name: str) -> bool:
+    """Whether module.forward accepts keyword `name` (self_weights)."""
+    return name in inspect.signature(module.forward).parameters
+
+
+def describe(translator) -> str:
+    """A one-line summary of a model's parts, e.g. 'TransformerEncoder ->
+    RNNDecoder (lstm, luong) with GeneralAttention (local_p, D=5)'."""
+    model = translator.model
+    decoder = model.decoder
+    text = f"{type(model.encoder).__name__} -> {type(decoder).__name__}"
+    if hasattr(decoder, "cell") and hasattr(decoder, "style"):
+        text += f" ({decoder.cell}, {decoder.style})"
+    attention = getattr(decoder, "attention", None)
+    if isinstance(attention, torch.nn.Module):
+        details = [str(getattr(attention, "scope"))] if hasattr(attention, "scope") else []
+        if getattr(attention, "window", None) is not None and "local" in "".join(details):
+            details.append(f"D={attention.window}")
+        text += f" with {type(attention).__name__}" + (f" ({', '.join(details)})" if details else "")
+    elif hasattr(decoder, "layers") and isinstance(decoder.layers, torch.nn.ModuleList):
+        heads = decoder.layers[0].cross_attn.heads if len(decoder.layers) else 0
+        text += f" ({len(decoder.layers)} layers, {heads} heads)"
+    return text
+
+
+def check_source(translator, text: str) -> str:
+    """The text to translate, stripped; NmtError when empty or too long."""
+    text = (text or "").strip()
+    if not text:
+        raise NmtError("the source sentence is empty; type or paste a sentence to translate")
+    if "\n" in text:
+        raise NmtError("give one sentence on one line (the text has line breaks)")
+    n = len(translator.tokenizer.encode_src(text))
+    if n > translator.max_src_len:
+        raise NmtError(f"the sentence has {n} subwords but this model takes at most "
+                       f"{translator.max_src_len}; shorten it")
+    return text
+
+
+def _map(name, title, rows, cols, row_axis, col_axis, layers, center=None, window=None) -> dict:
+    """layers (L, H, R, C) -> one map (see the module docstring)."""
+    return {"name": name, "title": title, "rows": rows, "cols": cols,
+            "row_axis": row_axis, "col_axis": col_axis, "layers": _rounded(layers),
+            "center": None if center is None else _rounded(center),
+            "window": None if window is None else int(window)}
+
+
+@torch.no_grad()
+def attention_maps(translator, source: str, out) -> list[dict]:
+    """All maps of Translation `out` of `source` (see the module docstring)."""
+    if not out.tgt_pieces:
+        return []
+    model = translator.model
+    src, _, _ = translator._encode([source])                         # (1, S)
+    tgt_in = torch.tensor([[BOS] + list(out.tokens)], device=src.device)   # (1, T)
+    enc = model.encode(src)
+    state = model.decoder.init_state(enc.memory, enc.init)
+    dec_self = [] if _takes(model.decoder, "self_weights") else None
+    extra = {} if dec_self is None else {"self_weights": dec_self}
+    result = model.decoder(tgt_in, state, enc.memory, need_weights=True, **extra)
+
+    S, T = len(out.src_pieces), len(out.tgt_pieces)
+    inputs = ["<s>"] + out.tgt_pieces[:-1]
+    maps = []
+    if result.layers is not None:
+        layers = result.layers[0].float().cpu()[:, :, :T, :S]        # (L, H, T, S)
+        maps.append(_map("cross", "cross-attention (decoder -> source)", out.tgt_pieces,
+                         out.src_pieces, "target", "source", layers))
+    else:
+        weights = result.weights if result.weights is not None else torch.as_tensor(out.attention)[None]
+        weights = weights[0].float().cpu()[:T, :S]                   # (T, S)
+        center = window = None
+        if result.center is not None:
+            center = result.center[0].float().cpu()[:T]              # (T,)
+            window = getattr(getattr(model.decoder, "attention", None), "window", None)
+        maps.append(_map("cross", "attention (decoder -> source)", out.tgt_pieces,
+                         out.src_pieces, "target", "source", weights[None, None], center, window))
+    if _takes(model.encoder, "self_weights"):
+        enc_self = []
+        model.encoder(src, enc.memory.mask, self_weights=enc_self)
+        layers = torch.stack(enc_self, 1)[0].float().cpu()[:, :, :S, :S]   # (L, H, S, S)
+        maps.append(_map("encoder-self", "encoder self-attention", out.src_pieces,
+                         out.src_pieces, "query (source)", "key (source)", layers))
+    if dec_self:
+        layers = torch.stack(dec_self, 1)[0].float().cpu()[:, :, :T, :T]   # (L, H, T, T)
+        maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,
+                         "query (decoder input)", "key (decoder input)", layers))
+    return maps
+
+
+def explain(translator, source: str, out) -> dict:
+    """One translation and its maps, as the page draws them."""
+    return {"source": source, "text": out.text, "score": round(float(out.score), DIGITS),
+            "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces,
+            "truncated": bool(out.truncated), "maps": attention_maps(translator, source, out)}
+
+
+def translate_and_explain(translator, text: str, beam_size: int = 1) -> dict:
+    """Check `text`, translate it greedily or with a beam, gather its maps."""
+    text = check_source(translator, text)
+    out = translator.translate([text], beam_size=beam_size)[0]
+    return explain(translator, text, out)

@@ -1,0 +1,60 @@
+"""The explorer page, and its offline form: one self-contained HTML file.
+
+    python -m nmt.translate --checkpoint best.pt --attention-html attention.html < test.de
+
+writes every sentence's translation, score and interactive heatmaps (every
+layer and head) into one file with its script inline: no server, no
+network. `python -m nmt.explore` serves the same page with a form instead.
+"""
+
+import json
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from nmt.errors import NmtError
+from nmt.viz.attention_data import describe, explain
+
+PLACEHOLDER = "/*NMT_DATA*/null"
+
+
+def render_page(data: dict) -> str:
+    """The page with `data` inlined as a JavaScript object.
+
+    data["mode"] is "server" (form; models, samples, beams) or "static"
+    (models, sentences: [{line, source, results: [one per model]}])."""
+    page = resources.files("nmt.viz").joinpath("explorer_page.html").read_text(encoding="utf-8")
+    assert PLACEHOLDER in page, "explorer_page.html lost its data placeholder"
+    # "<" escaped: the JSON cannot close the <script> element it sits in.
+    payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
+    return page.replace(PLACEHOLDER, payload)
+
+
+def model_label(path) -> str:
+    """A short name for a checkpoint: its last three path parts."""
+    return "/".join(Path(path).parts[-3:])
+
+
+def write_attention_html(translator, sources, outputs, path, checkpoint="model") -> None:
+    """One file with every non-empty line's translation and attention maps."""
+    sentences = [
+        {"line": number, "source": source, "results": [explain(translator, source, out)]}
+        for number, (source, out) in enumerate(zip(sources, outputs), 1) if out.tgt_pieces
+    ]
+    data = {"mode": "static", "title": "nmt attention",
+            "models": [{"name": model_label(checkpoint), "description": describe(translator)}],
+            "sentences": sentences}
+    target = Path(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(render_page(data))
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as error:
+        raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
