@@ -1,0 +1,21 @@
+import pytest
+import torch
+
+from tests.helpers import train
+
+torch.set_num_threads(2)
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory):
+    """One sentencepiece cache for the whole test session."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="session")
+def toy_checkpoint(tmp_path_factory, cache_dir):
+    """A quickstart model trained briefly on the toy task (best.pt)."""
+    run_dir = tmp_path_factory.mktemp("toy_run")
+    train(run_dir, "experiment=quickstart", "trainer.max_steps=60", "trainer.val_every=60",
+          "trainer.val_max_sentences=20", "trainer.heatmap_sentences=1", cache_dir=cache_dir)
+    return run_dir / "checkpoints" / "best.pt"

@@ -1,0 +1,37 @@
+"""Shared helpers: build configs with Hydra's compose API, train tiny models."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = str(ROOT / "configs")
+MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"
+
+
+def make_config(*overrides: str, cache_dir=None):
+    with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
+        cfg = compose("config", overrides=list(overrides))
+    if cache_dir is not None:
+        cfg.cache_dir = str(cache_dir)
+    return cfg
+
+
+def train(run_dir, *overrides: str, cache_dir=None):
+    """Train in-process; returns the Trainer after fit()."""
+    from nmt.training.trainer import Trainer
+
+    trainer = Trainer(make_config(*overrides, cache_dir=cache_dir), Path(run_dir))
+    trainer.fit()
+    return trainer
+
+
+def run_cli(module: str, *args: str, input: bytes | None = None, cwd=None, timeout=300,
+            env=None) -> subprocess.CompletedProcess:
+    """Run `python -m module args` the way a user does, in a fresh process."""
+    full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    return subprocess.run([sys.executable, "-m", module, *args], input=input, capture_output=True,
+                          cwd=cwd or ROOT, timeout=timeout, env=full_env)
