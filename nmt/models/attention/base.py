@@ -1,0 +1,102 @@
+"""What every RNN-decoder attention shares: its output and its scope.
+
+A subclass supplies the score; the base class turns scores into weights
+according to `scope` and reads the values, so decoders, beam search and
+heatmaps never ask which kind of attention they hold:
+
+    prepared = attention.prepare(keys)                       # once per sentence
+    out = attention(query, prepared, values, mask, positions)
+    out.context (B, T, Dv), out.weights (B, T, S), out.log_prob, out.center
+"""
+
+from typing import NamedTuple, Optional
+
+import torch
+from torch import Tensor, nn
+
+from nmt.errors import NmtError
+from nmt.models.attention.hard import global_scope, hard_scope
+from nmt.models.attention.local import CentrePredictor, local_m, local_p
+
+# scope -> function(scores (B, H, T, S), mask, centers, window, training)
+SCOPES = {"global": global_scope, "local_m": local_m, "local_p": local_p, "hard": hard_scope}
+
+
+class AttentionOutput(NamedTuple):
+    context: Tensor                    # (B, T, Dv) sum of values under the weights (hard: one value)
+    weights: Tensor                    # (B, T, S) the distribution a heatmap shows (mean over heads)
+    log_prob: Optional[Tensor] = None  # (B, T) hard: log alpha of the sampled positions
+    center: Optional[Tensor] = None    # (B, T) local-p: predicted centres p_t
+
+
+class Attention(nn.Module):
+    """Base class: scope, window and the shared forward.
+
+    Subclasses implement `score(query (B, T, Dq), prepared) -> (B, T, S)` or
+    `(B, H, T, S)` for several heads, and may override `prepare(keys)` (default:
+    the keys themselves) and `read(attn (B, H, T, S), values) -> (B, T, Do)`
+    (default: the weighted sum of the values, one head).
+
+    scope: "global" | "local_m" | "local_p" | "hard" (see local.py, hard.py);
+    window: D, the half-width of local windows (unused by global and hard).
+    local_p adds the centre predictor's parameters W_p, v_p to the module.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
+        super().__init__()
+        if scope not in SCOPES:
+            raise NmtError(f"model.attention.scope={scope!r} unknown; choose one of {sorted(SCOPES)}")
+        if scope in ("local_m", "local_p") and (int(window) != window or window < 0):
+            raise NmtError(f"model.attention.window={window} must be a whole number >= 0")
+        if scope == "local_p" and window < 1:
+            raise NmtError(f"model.attention.window={window}: local_p needs window >= 1 "
+                           "(its Gaussian has sigma = window / 2)")
+        self.query_dim, self.key_dim = query_dim, key_dim
+        self.scope, self.window = scope, int(window)
+        self.output_size = key_dim
+        self.predictor = CentrePredictor(query_dim) if scope == "local_p" else None
+
+    def prepare(self, keys: Tensor) -> Tensor:
+        """keys (B, S, Dk) -> what `score` reads, computed once per sentence."""
+        return keys
+
+    def score(self, query: Tensor, prepared) -> Tensor:
+        raise NotImplementedError
+
+    def read(self, attn: Tensor, values: Tensor) -> Tensor:
+        """attn (B, 1, T, S), values (B, S, Dv) -> context (B, T, Dv)."""
+        assert attn.size(1) == 1, "several heads need their own read()"
+        return attn[:, 0].to(values.dtype) @ values
+
+    def forward(self, query: Tensor, prepared, values: Tensor, mask: Tensor,
+                positions: Optional[Tensor] = None) -> AttentionOutput:
+        """query (B, T, Dq), values (B, S, Dv), mask (B, 1, S) bool True = real,
+        positions (B, T) long target step indices (None: 0 .. T-1)."""
+        attn, weights, log_prob, center = self._attend(query, prepared, mask, positions)
+        context = self.read(attn, values)                             # (B, T, Do)
+        return AttentionOutput(context, weights.mean(1), log_prob, center)
+
+    def head_weights(self, query: Tensor, prepared, mask: Tensor,
+                     positions: Optional[Tensor] = None) -> Tensor:
+        """The distribution of every head, (B, H, T, S); H = 1 for one head."""
+        return self._attend(query, prepared, mask, positions)[1]
+
+    def _attend(self, query: Tensor, prepared, mask: Tensor, positions: Optional[Tensor]):
+        """Scores through the scope -> read, weights (B, H, T, S), log_prob, center."""
+        B, T, _ = query.shape
+        scores = self.score(query, prepared)
+        if scores.dim() == 3:
+            scores = scores[:, None]                                  # (B, 1, T, S) one head
+        center = centers = None
+        if self.scope == "local_m":
+            if positions is None:
+                positions = torch.arange(T, device=query.device).expand(B, T)
+            centers = positions.float()                               # (B, T) p_t = t
+        elif self.scope == "local_p":
+            centers = center = self.predictor(query, mask)            # (B, T)
+        attn, weights, log_prob = SCOPES[self.scope](scores, mask, centers, self.window,
+                                                     self.training)
+        return attn, weights, log_prob, center
+
+    def extra_repr(self) -> str:
+        return f"query_dim={self.query_dim}, key_dim={self.key_dim}, scope={self.scope}, window={self.window}"

@@ -1,0 +1,55 @@
+"""Content-based addressing of the Neural Turing Machine: sharpened cosine."""
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from nmt.errors import NmtError
+from nmt.models.attention.base import Attention
+from nmt.models.attention.scores import dot_score, unit
+
+
+class CosineAttention(Attention):
+    """Cosine-similarity attention with a sharpness beta.
+
+    Graves, Wayne & Danihelka 2014, Neural Turing Machines, arXiv:1410.5401,
+    Sec. 3.3.1 (Focusing by Content):
+
+        K(k, h) = k . h / (|k| |h|)
+        w(s)    = softmax over real s of beta * K(k_t, h_s)
+
+    The key k_t is the decoder state, or P s_t with a learned projection
+    P: query_dim -> key_dim (no bias) when the sizes differ.
+
+    Departure: in the NTM the controller emits a fresh beta_t >= 0 at every
+    step; here beta is one scalar for the whole model. It is LEARNED by
+    default (learn_sharpness=True; stored as log beta so it stays positive,
+    starting at `sharpness`) or a FIXED hyperparameter (learn_sharpness=false).
+    Cosines lie in [-1, 1], so beta = 1 gives nearly flat weights; the
+    default 10 lets the weights peak. prepare() returns the unit-length keys.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
+                 sharpness: float = 10.0, learn_sharpness: bool = True):
+        if sharpness <= 0:
+            raise NmtError(f"model.attention.sharpness={sharpness} must be > 0")
+        super().__init__(query_dim, key_dim, scope, window)
+        self.project = (nn.Identity() if query_dim == key_dim
+                        else nn.Linear(query_dim, key_dim, bias=False))
+        log_beta = torch.tensor(math.log(sharpness))
+        if learn_sharpness:
+            self.log_beta = nn.Parameter(log_beta)
+        else:
+            self.register_buffer("log_beta", log_beta)
+
+    @property
+    def beta(self) -> Tensor:
+        return self.log_beta.exp()
+
+    def prepare(self, keys: Tensor) -> Tensor:
+        return unit(keys)                                              # (B, S, Dk) unit rows
+
+    def score(self, query: Tensor, prepared: Tensor) -> Tensor:
+        key = unit(self.project(query))                                # (B, T, Dk) unit rows
+        return self.beta * dot_score(key, prepared)                    # (B, T, S) beta * cosine

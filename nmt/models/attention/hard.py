@@ -1,0 +1,54 @@
+"""Hard (stochastic) attention and the plain global scope.
+
+Both follow the scope signature described in local.py:
+scope(scores (B, H, T, S), mask (B, 1, S), centers, window, training)
+    -> (read (B, H, T, S), weights (B, H, T, S), log_prob (B, T) or None)
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from nmt.models.attention.scores import masked_log_softmax, masked_softmax
+
+
+def global_scope(scores: Tensor, mask: Tensor, centers, window: int, training: bool):
+    """Soft attention over every real source token (Luong et al. 2015, Sec. 3.1):
+
+        a_t = softmax over real s of score(h_t, h_s),   c_t = sum_s a_t(s) h_s
+    """
+    weights = masked_softmax(scores, mask[:, None])                   # (B, H, T, S)
+    return weights, weights, None
+
+
+def hard_scope(scores: Tensor, mask: Tensor, centers, window: int, training: bool):
+    """Stochastic hard attention.
+
+    Xu et al. 2015, Show, Attend and Tell: Neural Image Caption Generation
+    with Visual Attention, ICML, arXiv:1502.03044, Sec. 4.1:
+
+        alpha_t = softmax over real s of score(h_t, h_s)
+        s_t ~ Multinoulli(alpha_t)   in training;   s_t = argmax alpha_t in eval
+        c_t = h_{s_t}                 (the value at the chosen position)
+        log_prob_t = log alpha_t[s_t]
+
+    The context carries no gradient to the scores; the trainer follows
+    (reward - baseline) * d log_prob (the score-function / REINFORCE
+    estimator with a running baseline). `weights` is alpha, so heatmaps show
+    the distribution, not the sample. With several heads each head samples
+    on its own and log_prob is the sum over heads (the joint sample).
+    Departures: no entropy bonus and no mixing in of the expected context
+    (Xu et al.'s variance-reduction tricks); log_prob is also returned in
+    eval mode, for the argmax.
+    """
+    S = scores.size(-1)
+    log_alpha = masked_log_softmax(scores, mask[:, None])             # (B, H, T, S)
+    alpha = log_alpha.exp()
+    if training:
+        flat = alpha.detach().float().reshape(-1, S)                  # (B*H*T, S)
+        index = torch.multinomial(flat, 1).view(alpha.shape[:-1])     # (B, H, T)
+    else:
+        index = alpha.argmax(-1)                                      # (B, H, T)
+    read = F.one_hot(index, S).to(scores.dtype)                       # (B, H, T, S)
+    log_prob = log_alpha.gather(-1, index[..., None]).squeeze(-1)     # (B, H, T)
+    return read, alpha, log_prob.sum(1)                               # (B, T)

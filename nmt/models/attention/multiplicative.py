@@ -1,0 +1,67 @@
+"""Multiplicative scores: Luong's dot and general, and scaled dot-product."""
+
+from torch import Tensor, nn
+
+from nmt.models.attention.base import Attention
+from nmt.models.attention.scores import dot_score, require_same_dims, scaled_dot_score
+
+
+class DotAttention(Attention):
+    """Luong "dot" attention.
+
+    Luong, Pham & Manning 2015, Effective Approaches to Attention-based
+    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. 8:
+
+        score(h_t, h_s) = h_t . h_s
+
+    No parameters; needs query_dim == key_dim (else use luong_general).
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
+        require_same_dims("luong_dot", query_dim, key_dim)
+        super().__init__(query_dim, key_dim, scope, window)
+
+    def score(self, query: Tensor, prepared: Tensor) -> Tensor:
+        return dot_score(query, prepared)                              # (B, T, S)
+
+
+class GeneralAttention(Attention):
+    """Luong "general" (bilinear) attention.
+
+    Luong, Pham & Manning 2015, Effective Approaches to Attention-based
+    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. 8:
+
+        score(h_t, h_s) = h_t . (W_a h_s)
+
+    W_a: key_dim -> query_dim, no bias (as in the paper). prepare() returns
+    W_a h_s, computed once per sentence.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
+        super().__init__(query_dim, key_dim, scope, window)
+        self.w_a = nn.Linear(key_dim, query_dim, bias=False)
+
+    def prepare(self, keys: Tensor) -> Tensor:
+        return self.w_a(keys)                                          # (B, S, Dq)
+
+    def score(self, query: Tensor, prepared: Tensor) -> Tensor:
+        return dot_score(query, prepared)                              # (B, T, S)
+
+
+class ScaledDotAttention(Attention):
+    """Scaled dot-product attention, one head, no projections.
+
+    Vaswani et al. 2017, Attention Is All You Need, NeurIPS,
+    arXiv:1706.03762, Sec. 3.2.1:
+
+        score(s, h) = s . h / sqrt(d),   d = key_dim
+
+    Needs query_dim == key_dim (else use luong_general or multihead).
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
+        require_same_dims("scaled_dot", query_dim, key_dim)
+        super().__init__(query_dim, key_dim, scope, window)
+
+    def score(self, query: Tensor, prepared: Tensor) -> Tensor:
+        return scaled_dot_score(query, prepared)                       # (B, T, S)
