@@ -1,0 +1,133 @@
+"""Token-budget batches of sentences of similar length.
+
+Each epoch the examples are sorted by (source length, target length), ties
+broken by a fresh random permutation, then cut greedily into batches whose
+padded size B * max(S, T + 1) stays within `batch_tokens`; the batch order
+is shuffled too. Sorting the whole set keeps padding small (5% of the
+positions on Multi30k de-en, 8k unigram, 4096 tokens), and the random
+tie-breaks change which sentences meet each epoch.
+Everything is a function of (seed, epoch), so a resumed run sees the same
+batches in the same order.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from nmt.data.masks import padding_mask, target_mask
+from nmt.errors import NmtError
+
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+
+
+@dataclass
+class Batch:
+    src: Tensor            # (B, S) long: subword ids, padded with 0
+    tgt: Tensor            # (B, T+1) long: bos ... eos, padded with 0
+    n_src_tokens: int      # real source tokens
+    n_tgt_tokens: int      # real labels, tgt[:, 1:] != pad: subwords + eos
+
+    @property
+    def src_mask(self) -> Tensor:
+        """(B, 1, S) bool, True on real source tokens."""
+        return padding_mask(self.src, PAD_ID)
+
+    @property
+    def tgt_in(self) -> Tensor:
+        """(B, T) decoder input: bos and the target, eos dropped (or padding)."""
+        return self.tgt[:, :-1]
+
+    @property
+    def labels(self) -> Tensor:
+        """(B, T) what the decoder predicts: the target, then eos."""
+        return self.tgt[:, 1:]
+
+    @property
+    def tgt_mask(self) -> Tensor:
+        """(B, T, T) bool: causal and not padding, for the decoder input."""
+        return target_mask(self.tgt_in, PAD_ID)
+
+    def __len__(self) -> int:
+        return self.src.size(0)
+
+
+def make_batch(examples: list[tuple[list[int], list[int]]]) -> Batch:
+    """Pad (src_ids, tgt_ids) pairs into one Batch; tgt gets bos and eos."""
+    B = len(examples)
+    S = max(len(s) for s, _ in examples)
+    T1 = max(len(t) for _, t in examples) + 2                 # bos + subwords + eos
+    src = np.full((B, S), PAD_ID, dtype=np.int64)
+    tgt = np.full((B, T1), PAD_ID, dtype=np.int64)
+    for row, (s, t) in enumerate(examples):
+        src[row, :len(s)] = s
+        tgt[row, :len(t) + 2] = [BOS_ID, *t, EOS_ID]
+    return Batch(torch.from_numpy(src), torch.from_numpy(tgt),                 # (B, S), (B, T+1)
+                 n_src_tokens=sum(len(s) for s, _ in examples),
+                 n_tgt_tokens=sum(len(t) + 1 for _, t in examples))
+
+
+class TokenBatcher:
+    """Batches of at most `batch_tokens` padded positions, B * max(S, T+1).
+
+    examples: (src_ids, tgt_ids) without bos/eos. A sentence longer than the
+    budget gets a batch of its own. An empty source becomes [unk], so every
+    row has a position to attend to. shuffle=False gives one fixed order
+    (sorted by length) for validation.
+    """
+
+    def __init__(self, examples, batch_tokens: int, shuffle: bool = True, seed: int = 0):
+        if int(batch_tokens) < 1:
+            raise NmtError(f"data.batch_tokens={batch_tokens} must be a positive number of tokens")
+        self.examples = [(list(s) or [UNK_ID], list(t)) for s, t in examples]
+        self.batch_tokens, self.shuffle, self.seed = int(batch_tokens), bool(shuffle), int(seed)
+        self.src_len = np.array([len(s) for s, _ in self.examples], dtype=np.int64)
+        self.tgt_len = np.array([len(t) + 2 for _, t in self.examples], dtype=np.int64)   # T+1 row length
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def plan(self, epoch: int = 0) -> list[list[int]]:
+        """Example indices of every batch of `epoch`, in the order they are served."""
+        n = len(self.examples)
+        rng = np.random.default_rng([self.seed, int(epoch)])
+        tiebreak = rng.permutation(n) if self.shuffle else np.arange(n)
+        # By source length, then target length, running up and down in turn
+        # (up for even source lengths, down for odd) so that the batch that
+        # spans two source lengths joins similar target lengths.
+        snake = np.where(self.src_len % 2 == 0, self.tgt_len, -self.tgt_len)
+        order = np.lexsort((tiebreak, snake, self.src_len))    # primary key last
+        batches, current, width = [], [], 0
+        for i in order.tolist():
+            grown = max(width, int(self.src_len[i]), int(self.tgt_len[i]))
+            if current and (len(current) + 1) * grown > self.batch_tokens:
+                batches.append(current)
+                current, grown = [], max(int(self.src_len[i]), int(self.tgt_len[i]))
+            current.append(i)
+            width = grown
+        if current:
+            batches.append(current)
+        if self.shuffle:
+            batches = [batches[j] for j in rng.permutation(len(batches))]
+        return batches
+
+    def batches(self, epoch: int = 0, rank: int = 0, world_size: int = 1) -> list[Batch]:
+        """The batches of `epoch`; with world_size > 1, this rank's share.
+
+        Ranks take every world_size-th batch, so their shares are disjoint,
+        together cover the epoch, and differ in count by at most one (a DDP
+        loop should stop all ranks at the shortest share).
+        """
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise NmtError(f"rank={rank} must lie in [0, world_size={world_size})")
+        return [make_batch([self.examples[i] for i in indices])
+                for indices in self.plan(epoch)[rank::world_size]]
+
+    def padding_ratio(self, epoch: int = 0) -> float:
+        """Padding positions / all positions of src and tgt tensors, over the epoch."""
+        total = real = 0
+        for indices in self.plan(epoch):
+            total += len(indices) * (int(self.src_len[indices].max()) + int(self.tgt_len[indices].max()))
+            real += int(self.src_len[indices].sum() + self.tgt_len[indices].sum())
+        return 1.0 - real / total if total else 0.0

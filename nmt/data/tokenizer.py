@@ -1,0 +1,172 @@
+"""Subword vocabularies: sentencepiece (unigram or BPE), joint or one per side.
+
+Kudo & Richardson 2018, SentencePiece, arXiv:1808.06226; Kudo 2018 (unigram
+language model, arXiv:1804.10959); Sennrich, Haddow & Birch 2016 (BPE,
+arXiv:1508.07909).
+
+Every vocabulary has pad=0, unk=1, bos=2, eos=3. Models are trained in
+memory on the training split only and cached as `<cache_dir>/spm/<key>.<side>.model`,
+where the key hashes the training text and the settings, so the same data
+and settings reuse the files and any change trains new ones.
+
+    tok = Tokenizer.train(corpus.train, vocab_size=8000, cache_dir="data")
+    ids = tok.encode_src("Ein Hund läuft.")          # subword ids, no bos/eos
+    tok.decode_tgt(ids)                                # detokenised text
+"""
+
+import hashlib
+import io
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import sentencepiece as spm
+
+from nmt.errors import NmtError
+
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+MODEL_TYPES = ("unigram", "bpe")
+MAX_TRAINING_SENTENCES = 2_000_000      # per model; more are sampled (input_sentence_size)
+
+
+def _train_model(sentences: list[str], vocab_size: int, model_type: str) -> bytes:
+    """One sentencepiece model proto, trained in memory, quietly."""
+    proto = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences), model_writer=proto,
+            vocab_size=vocab_size, model_type=model_type, character_coverage=1.0,
+            pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
+            input_sentence_size=MAX_TRAINING_SENTENCES, shuffle_input_sentence=True,
+            num_threads=max(1, min(16, os.cpu_count() or 1)), minloglevel=2)
+    except RuntimeError as error:
+        limit = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", str(error))
+        if limit:
+            raise NmtError(f"data.vocab_size={vocab_size} is more than this training data allows "
+                           f"(at most {limit.group(2)}); set a smaller data.vocab_size") from None
+        raise NmtError(f"sentencepiece could not train a vocabulary: {str(error).splitlines()[0]}") from None
+    return proto.getvalue()
+
+
+def _processor(proto: bytes, side: str) -> spm.SentencePieceProcessor:
+    try:
+        processor = spm.SentencePieceProcessor(model_proto=proto)
+    except (RuntimeError, TypeError) as error:
+        raise NmtError(f"the {side} sentencepiece model is damaged ({error}); retrain or use "
+                       "another checkpoint") from None
+    specials = [processor.pad_id(), processor.unk_id(), processor.bos_id(), processor.eos_id()]
+    if specials != [PAD_ID, UNK_ID, BOS_ID, EOS_ID]:
+        raise NmtError(f"the {side} sentencepiece model has special ids {specials}, "
+                       f"not pad=0, unk=1, bos=2, eos=3; train it with nmt")
+    return processor
+
+
+def cache_key(sides: dict[str, list[str]], settings: dict) -> str:
+    """sha256 over the settings and every training sentence of every side."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    for side in sorted(sides):
+        digest.update(f"\0side={side}\0".encode())
+        for sentence in sides[side]:
+            digest.update(sentence.encode("utf-8", "surrogatepass") + b"\n")
+    return digest.hexdigest()[:24]
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class Tokenizer:
+    """Source and target sentencepiece models (the same one when joint)."""
+
+    pad_id, unk_id, bos_id, eos_id = PAD_ID, UNK_ID, BOS_ID, EOS_ID
+
+    def __init__(self, src_proto: bytes, tgt_proto: bytes, reused: bool = False):
+        self._protos = {"src": bytes(src_proto), "tgt": bytes(tgt_proto)}
+        self._src = _processor(self._protos["src"], "source")
+        self._tgt = self._src if tgt_proto == src_proto else _processor(self._protos["tgt"], "target")
+        self.reused = reused        # True when train() found the models in its cache
+
+    @classmethod
+    def train(cls, pairs: list[tuple[str, str]], vocab_size: int, model_type: str = "unigram",
+              joint: bool = True, cache_dir=None) -> "Tokenizer":
+        """Train on (src, tgt) training pairs, or reuse the cached models for the same input."""
+        if model_type not in MODEL_TYPES:
+            raise NmtError(f"data.spm_model_type={model_type!r} unknown; choose one of {list(MODEL_TYPES)}")
+        if int(vocab_size) <= 4:
+            raise NmtError(f"data.vocab_size={vocab_size} leaves no room beyond the 4 special pieces")
+        if not pairs:
+            raise NmtError("no training sentences to learn a vocabulary from; check the training data")
+        src, tgt = [s for s, _ in pairs], [t for _, t in pairs]
+        sides = {"joint": src + tgt} if joint else {"src": src, "tgt": tgt}
+        settings = {"vocab_size": int(vocab_size), "model_type": model_type, "joint": bool(joint),
+                    "specials": [PAD_ID, UNK_ID, BOS_ID, EOS_ID], "sentencepiece": spm.__version__}
+        key = cache_key(sides, settings)
+        folder = Path(cache_dir) / "spm" if cache_dir is not None else None
+
+        protos, reused = {}, True
+        for side, sentences in sides.items():
+            path = folder / f"{key}.{side}.model" if folder else None
+            if path is not None and path.is_file():
+                protos[side] = path.read_bytes()
+                continue
+            reused = False
+            protos[side] = _train_model(sentences, int(vocab_size), model_type)
+            if path is not None:
+                _write_atomic(path, protos[side])
+        if joint:
+            return cls(protos["joint"], protos["joint"], reused=reused)
+        return cls(protos["src"], protos["tgt"], reused=reused)
+
+    # -- ids and pieces ------------------------------------------------------
+    def encode_src(self, text: str) -> list[int]:
+        """Source subword ids, without bos/eos."""
+        return self._src.encode(text)
+
+    def encode_tgt(self, text: str) -> list[int]:
+        """Target subword ids, without bos/eos."""
+        return self._tgt.encode(text)
+
+    def decode_tgt(self, ids) -> str:
+        """Detokenised target text; special ids (pad, bos, eos) are skipped."""
+        return self._tgt.decode([int(i) for i in ids if int(i) > EOS_ID or int(i) == UNK_ID])
+
+    def src_pieces(self, ids) -> list[str]:
+        return [self._src.id_to_piece(int(i)) for i in ids]
+
+    def tgt_pieces(self, ids) -> list[str]:
+        return [self._tgt.id_to_piece(int(i)) for i in ids]
+
+    @property
+    def src_vocab_size(self) -> int:
+        return self._src.get_piece_size()
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        return self._tgt.get_piece_size()
+
+    @property
+    def joint(self) -> bool:
+        return self._src is self._tgt
+
+    # -- checkpoints -----------------------------------------------------------
+    def to_bytes(self) -> dict[str, bytes]:
+        """{"src": model proto, "tgt": model proto}: safe for torch.load(weights_only=True)."""
+        return dict(self._protos)
+
+    @classmethod
+    def from_bytes(cls, protos: dict[str, bytes]) -> "Tokenizer":
+        if not isinstance(protos, dict) or not {"src", "tgt"} <= set(protos):
+            raise NmtError("the checkpoint holds no sentencepiece models ('src' and 'tgt'); "
+                           "it was not written by nmt's trainer")
+        return cls(protos["src"], protos["tgt"])
