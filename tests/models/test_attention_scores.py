@@ -190,7 +190,8 @@ def test_multihead_matches_projecting_values_first():
     assert torch.allclose(out.context, ref, atol=1e-6)
 
 
-@pytest.mark.parametrize("cls, name", [(DotAttention, "luong_dot"), (ScaledDotAttention, "scaled_dot")])
+@pytest.mark.parametrize("cls, name", [(DotAttention, "luong_dot"),
+                                       (ScaledDotAttention, "scaled_dot")])
 def test_dot_scores_need_equal_sizes(cls, name):
     with pytest.raises(NmtError, match="luong_general") as err:
         cls(2, 3)

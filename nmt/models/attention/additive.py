@@ -40,7 +40,7 @@ class ConcatAttention(Attention):
     """Luong "concat" attention.
 
     Luong, Pham & Manning 2015, Effective Approaches to Attention-based
-    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. 8:
+    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
 
         score(h_t, h_s) = v_a . tanh(W_a [h_t; h_s])
 

@@ -23,8 +23,8 @@ SCOPES = {"global": global_scope, "local_m": local_m, "local_p": local_p, "hard"
 
 
 class AttentionOutput(NamedTuple):
-    context: Tensor                    # (B, T, Dv) sum of values under the weights (hard: one value)
-    weights: Tensor                    # (B, T, S) the distribution a heatmap shows (mean over heads)
+    context: Tensor                    # (B, T, Dv) weighted values (hard: the sampled one)
+    weights: Tensor                    # (B, T, S) what a heatmap shows (mean over heads)
     log_prob: Optional[Tensor] = None  # (B, T) hard: log alpha of the sampled positions
     center: Optional[Tensor] = None    # (B, T) local-p: predicted centres p_t
 
@@ -45,7 +45,8 @@ class Attention(nn.Module):
     def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
         super().__init__()
         if scope not in SCOPES:
-            raise NmtError(f"model.attention.scope={scope!r} unknown; choose one of {sorted(SCOPES)}")
+            raise NmtError(f"model.attention.scope={scope!r} unknown; "
+                           f"choose one of {sorted(SCOPES)}")
         if scope in ("local_m", "local_p") and (int(window) != window or window < 0):
             raise NmtError(f"model.attention.window={window} must be a whole number >= 0")
         if scope == "local_p" and window < 1:
@@ -99,4 +100,5 @@ class Attention(nn.Module):
         return attn, weights, log_prob, center
 
     def extra_repr(self) -> str:
-        return f"query_dim={self.query_dim}, key_dim={self.key_dim}, scope={self.scope}, window={self.window}"
+        return (f"query_dim={self.query_dim}, key_dim={self.key_dim}, scope={self.scope}, "
+                f"window={self.window}")

@@ -54,7 +54,7 @@ def local_m(scores: Tensor, mask: Tensor, centers: Tensor, window: int, training
 
 
 def local_p(scores: Tensor, mask: Tensor, centers: Tensor, window: int, training: bool):
-    """Predictive local attention (eq. 10), sigma = D / 2:
+    """Predictive local attention, sigma = D / 2:
 
         a_t(s) = softmax_window(score(h_t, h_s)) * exp(-(s - p_t)^2 / (2 sigma^2))
 
@@ -68,7 +68,7 @@ def local_p(scores: Tensor, mask: Tensor, centers: Tensor, window: int, training
 
 
 class CentrePredictor(nn.Module):
-    """Local-p's aligned position (Luong et al. 2015, Sec. 3.2, eq. 9):
+    """Local-p's aligned position (Luong et al. 2015, Sec. 3.2):
 
         p_t = S_len * sigmoid(v_p . tanh(W_p h_t))
 

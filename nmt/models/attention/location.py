@@ -34,9 +34,10 @@ class LocationAttention(Attention):
     def score(self, query: Tensor, prepared: Tensor) -> Tensor:
         S = prepared.size(1)
         self._check_length(S)
-        return self.w_a(query)[..., :S]                                # (B, T, max_len) -> (B, T, S)
+        return self.w_a(query)[..., :S]                  # (B, T, max_len) -> (B, T, S)
 
     def _check_length(self, S: int) -> None:
         if S > self.max_len:
-            raise NmtError(f"source of {S} tokens is longer than model.attention.max_len="
-                           f"{self.max_len} of luong_location; raise max_len or drop longer sentences")
+            raise NmtError(f"source of {S} tokens is longer than luong_location's "
+                           f"model.attention.max_len={self.max_len}; raise it or drop "
+                           "longer sentences")

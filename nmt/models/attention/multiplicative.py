@@ -10,7 +10,7 @@ class DotAttention(Attention):
     """Luong "dot" attention.
 
     Luong, Pham & Manning 2015, Effective Approaches to Attention-based
-    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. 8:
+    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
 
         score(h_t, h_s) = h_t . h_s
 
@@ -29,7 +29,7 @@ class GeneralAttention(Attention):
     """Luong "general" (bilinear) attention.
 
     Luong, Pham & Manning 2015, Effective Approaches to Attention-based
-    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. 8:
+    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
 
         score(h_t, h_s) = h_t . (W_a h_s)
 
