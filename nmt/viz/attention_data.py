@@ -103,12 +103,18 @@ def attention_maps(translator, source: str, out) -> list[dict]:
     else:
         weights = result.weights if result.weights is not None else torch.as_tensor(out.attention)[None]
         weights = weights[0].float().cpu()[:T, :S]                   # (T, S)
+        attention = getattr(model.decoder, "attention", None)
+        scope = getattr(attention, "scope", None)
         center = window = None
-        if result.center is not None:
+        if result.center is not None:                                # local_p: predicted p_t
             center = result.center[0].float().cpu()[:T]              # (T,)
-            window = getattr(getattr(model.decoder, "attention", None), "window", None)
+        elif scope == "local_m":                                     # local_m: p_t = t
+            center = torch.arange(T, dtype=torch.float32)
+        if center is not None:
+            window = getattr(attention, "window", None)
         maps.append(_map("cross", "attention (decoder -> source)", out.tgt_pieces,
                          out.src_pieces, "target", "source", weights[None, None], center, window))
+        maps[-1]["scope"] = scope
     if _takes(model.encoder, "self_weights"):
         enc_self = []
         model.encoder(src, enc.memory.mask, self_weights=enc_self)

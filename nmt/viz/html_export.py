@@ -51,6 +51,9 @@ def write_attention_html(translator, sources, outputs, path, checkpoint="model")
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(render_page(data))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)                  # mkstemp makes it private
         os.replace(tmp, target)
         tmp = None
     except OSError as error:

@@ -1,0 +1,182 @@
+"""Attention data for the explorer and `nmt.translate --attention-html`."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nmt.models.decoders.transformer import TransformerDecoder
+from nmt.models.encoders.transformer import TransformerEncoder
+from nmt.models.memory import Memory
+from tests.helpers import train
+
+CHROMIUM = "/usr/bin/chromium"
+DATE = "monday the twenty first of march nineteen eighty four"
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"]
+# data=toy, not experiment=quickstart: its RNN sizes (embed_dim, ...) do not fit a Transformer
+TRANSFORMER = ("data=toy", "model/encoder=transformer", "model/decoder=transformer",
+               "model/bridge=zero", "model/positional=sinusoidal", "model.encoder.d_model=32",
+               "model.encoder.layers=2", "model.encoder.heads=2", "model.encoder.ff_size=64",
+               "model.decoder.d_model=32", "model.decoder.layers=2", "model.decoder.heads=2",
+               "model.decoder.ff_size=64", "trainer.max_steps=30", "trainer.val_every=30",
+               "trainer.val_max_sentences=20", "trainer.heatmap_sentences=1")
+_trained = {}
+
+
+def tiny_transformer(tmp_path_factory, cache_dir) -> Path:
+    """A 2-layer, 2-head Transformer on the toy task, trained once per session."""
+    if "transformer" not in _trained:
+        run_dir = tmp_path_factory.mktemp("tiny_transformer")
+        train(run_dir, *TRANSFORMER, cache_dir=cache_dir)
+        _trained["transformer"] = run_dir / "checkpoints" / "best.pt"
+    return _trained["transformer"]
+
+
+def launch_chromium(playwright):
+    """Debian's Chromium, headless; never a downloaded browser."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+
+
+needs_chromium = pytest.mark.skipif(shutil.which(CHROMIUM) is None,
+                                    reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def transformer_checkpoint(tmp_path_factory, cache_dir):
+    return tiny_transformer(tmp_path_factory, cache_dir)
+
+
+def test_self_weights_change_nothing_and_are_causal():
+    torch.manual_seed(0)
+    enc = TransformerEncoder(11, d_model=8, layers=2, heads=2, ff_size=16, dropout=0.0).eval()
+    dec = TransformerDecoder(13, 8, d_model=8, layers=2, heads=2, ff_size=16, dropout=0.0).eval()
+    src = torch.tensor([[4, 5, 6, 0]])                     # (1, 4), one pad
+    mask = (src != 0)[:, None]                             # (1, 1, 4)
+    tgt = torch.tensor([[2, 7, 8]])                        # (1, 3)
+    plain = enc(src, mask)
+    collected = []
+    out = enc(src, mask, self_weights=collected)
+    assert torch.allclose(plain.memory, out.memory, atol=1e-6)
+    assert len(collected) == 2 and collected[0].shape == (1, 2, 4, 4)
+    assert torch.allclose(collected[0].sum(-1), torch.ones(1, 2, 4), atol=1e-5)
+    assert collected[1][..., 3].abs().max() == 0             # the pad key gets nothing
+
+    memory = Memory(out.memory, mask)
+    ref = dec(tgt, None, memory, need_weights=True)
+    dec_self = []
+    got = dec(tgt, None, memory, need_weights=True, self_weights=dec_self)
+    assert torch.allclose(ref.logits, got.logits, atol=1e-6)
+    assert torch.allclose(ref.layers, got.layers, atol=1e-6)
+    w = dec_self[1][0]                                     # (H, T, T)
+    assert torch.all(torch.triu(w, diagonal=1) == 0)       # no query sees a later token
+    assert torch.allclose(w[:, 0, 0], torch.ones(2))       # the first sees only itself
+
+
+def test_transformer_maps_cover_every_layer_and_head(transformer_checkpoint):
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import translate_and_explain
+
+    translator = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
+    out = translator.translate([DATE], beam_size=2)[0]
+    data = translate_and_explain(translator, DATE, beam_size=2)
+    assert data["text"] == out.text and data["tgt_pieces"] == out.tgt_pieces
+    maps = {m["name"]: m for m in data["maps"]}
+    assert list(maps) == ["cross", "encoder-self", "decoder-self"]
+    S, T = len(out.src_pieces), len(out.tgt_pieces)
+    cross = np.array(maps["cross"]["layers"])
+    assert cross.shape == (2, 2, T, S)
+    assert np.allclose(cross.sum(-1), 1, atol=1e-3)
+    # the search's own heatmap is the mean over heads of the last layer
+    assert np.allclose(cross[-1].mean(0), out.attention, atol=1e-3)
+    assert np.array(maps["encoder-self"]["layers"]).shape == (2, 2, S, S)
+    dec_self = np.array(maps["decoder-self"]["layers"])
+    assert dec_self.shape == (2, 2, T, T)
+    assert maps["decoder-self"]["rows"] == ["<s>"] + out.tgt_pieces[:-1]
+    assert np.all(np.triu(dec_self, k=1) == 0)
+
+
+def test_rnn_map_is_the_search_attention(toy_checkpoint):
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import translate_and_explain
+
+    translator = Translator.from_checkpoint(toy_checkpoint, device="cpu")
+    out = translator.translate([DATE])[0]
+    data = translate_and_explain(translator, f"  {DATE} ")
+    assert [m["name"] for m in data["maps"]] == ["cross"]
+    weights = np.array(data["maps"][0]["layers"])
+    assert weights.shape == (1, 1, len(out.tgt_pieces), len(out.src_pieces))
+    assert np.allclose(weights[0, 0], out.attention, atol=1e-3)
+
+
+def test_bad_sentences_are_one_line_errors(toy_checkpoint):
+    from nmt.errors import NmtError
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import check_source
+
+    translator = Translator.from_checkpoint(toy_checkpoint, device="cpu")
+    with pytest.raises(NmtError, match="empty"):
+        check_source(translator, "   ")
+    with pytest.raises(NmtError, match=f"at most {translator.max_src_len}; shorten it"):
+        check_source(translator, " ".join(["march"] * (translator.max_src_len + 5)))
+
+
+def test_translate_writes_one_offline_file(toy_checkpoint, tmp_path):
+    from nmt.translate import main
+
+    source = tmp_path / "in.txt"
+    source.write_text(f"{DATE}\n\nthe third of may </script><b>\n", encoding="utf-8")
+    html = tmp_path / "attention.html"
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", str(source), "--output",
+                 str(tmp_path / "out.txt"), "--beam-size", "2", "--attention-html", str(html)]) == 0
+    page = html.read_text(encoding="utf-8")
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"(https?:)?//", page)  # no CDN
+    assert page.count("</script>") == 1                   # the input cannot close the script
+    data = json.loads(re.search(r"const NMT = (.*?);\n", page).group(1))
+    assert data["mode"] == "static"
+    assert [s["line"] for s in data["sentences"]] == [1, 3]     # the empty line is skipped
+    assert data["sentences"][1]["source"] == "the third of may </script><b>"
+
+
+def test_unwritable_html_is_one_line(toy_checkpoint, tmp_path, capsys):
+    from nmt.translate import main
+
+    source = tmp_path / "in.txt"
+    source.write_text(f"{DATE}\n", encoding="utf-8")
+    code = main(["--checkpoint", str(toy_checkpoint), "--input", str(source), "--output",
+                 str(tmp_path / "out.txt"), "--attention-html", str(tmp_path / "no" / "a.html")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("nmt: error: cannot write") and err.count("\n") == 1
+
+
+@needs_chromium
+def test_offline_file_works_in_a_browser(transformer_checkpoint, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from nmt.translate import main
+
+    source = tmp_path / "in.txt"
+    source.write_text(f"{DATE}\nthe third of may two thousand\n", encoding="utf-8")
+    html = tmp_path / "attention.html"
+    assert main(["--checkpoint", str(transformer_checkpoint), "--input", str(source), "--output",
+                 str(tmp_path / "out.txt"), "--attention-html", str(html)]) == 0
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page()
+        problems, requests = [], []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(html.as_uri())
+        page.select_option("#sentence", value="1")
+        page.select_option(".map-select", "decoder-self")
+        page.select_option(".head-select", "2")
+        page.hover("svg.heatmap rect.cell[data-row='0'][data-col='0']")
+        tip = page.inner_text("#tooltip")
+        browser.close()
+    assert tip.startswith("query (decoder input) \u201c<s>\u201d") and tip.endswith("weight 1.0000")
+    assert problems == [] and requests == [html.as_uri()]

@@ -1,0 +1,167 @@
+"""The attention explorer: its page in a real browser, its API, its start-up errors."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.helpers import ROOT, run_cli
+from tests.test_attention_html import DATE, launch_chromium, needs_chromium, tiny_transformer
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def transformer_checkpoint(tmp_path_factory, cache_dir):
+    return tiny_transformer(tmp_path_factory, cache_dir)
+
+
+@pytest.fixture(scope="module")
+def explorer(toy_checkpoint, transformer_checkpoint, tmp_path_factory):
+    """`python -m nmt.explore --checkpoint RNN --compare TRANSFORMER --port N`, as a user runs it."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("explorer") / "stderr.txt"
+    with open(log, "w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "nmt.explore", "--checkpoint", str(toy_checkpoint),
+             "--compare", str(transformer_checkpoint), "--port", str(port)],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 90
+    try:
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"nmt.explore exited with {process.returncode}: {log.read_text()}")
+            try:
+                urllib.request.urlopen(url, timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"nmt.explore did not answer on {url}: {log.read_text()}")
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def post(url: str, body: bytes):
+    """POST body to the explorer's API -> (status, JSON reply)."""
+    request = urllib.request.Request(url + "api/translate", data=body,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return reply.status, json.load(reply)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def test_api_translates_with_both_models(explorer):
+    status, reply = post(explorer, json.dumps({"text": DATE, "beam_size": 2}).encode())
+    assert status == 200
+    rnn, transformer = reply["results"]
+    assert [m["name"] for m in rnn["maps"]] == ["cross"]
+    assert [m["name"] for m in transformer["maps"]] == ["cross", "encoder-self", "decoder-self"]
+    assert rnn["src_pieces"] == transformer["src_pieces"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"text": "   "}, "empty"),
+    ({"text": " ".join(["march"] * 400)}, "shorten it"),
+    ({"text": DATE, "beam_size": 0}, "beam_size must be"),
+    ({"text": DATE, "beam_size": "5"}, "beam_size must be"),
+    ({"beam_size": 1}, "missing"),
+    ([DATE], "JSON object"),
+])
+def test_api_bad_input_is_one_clear_line(explorer, body, message):
+    status, reply = post(explorer, json.dumps(body).encode())
+    assert status == 400 and message in reply["error"] and "\n" not in reply["error"]
+
+
+def test_api_body_that_is_not_json(explorer):
+    assert post(explorer, b"{not json") == (400, {"error": "the request body is not JSON"})
+
+
+def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
+    result = run_cli("nmt.explore", "--checkpoint", str(tmp_path / "missing.pt"),
+                     "--port", str(free_port()), timeout=120)
+    err = result.stderr.decode()
+    assert result.returncode == 1
+    assert err == f"nmt: error: checkpoint {tmp_path / 'missing.pt'} does not exist\n"
+
+
+def test_busy_port_is_one_line_at_start(toy_checkpoint):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run_cli("nmt.explore", "--checkpoint", str(toy_checkpoint), "--port", str(port))
+    err = result.stderr.decode()
+    assert result.returncode == 1
+    assert err.startswith(f"nmt: error: cannot listen on 127.0.0.1:{port}") and err.count("\n") == 1
+
+
+@needs_chromium
+def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import translate_and_explain
+
+    expected = [translate_and_explain(Translator.from_checkpoint(path, device="cpu"), DATE, 3)
+                for path in (toy_checkpoint, transformer_checkpoint)]
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        problems = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(explorer)
+        assert page.locator("#sample option").count() > 1        # the checkpoint's samples
+
+        page.fill("#source", DATE)
+        page.select_option("#beam", "3")
+        page.click("#go")
+        page.wait_for_function("document.querySelectorAll('svg.heatmap').length == 2")
+        panels = page.locator(".panel")
+        assert panels.nth(0).locator(".translation-text").inner_text() == (expected[0]["text"] or "(empty)")
+        assert panels.nth(1).locator(".translation-text").inner_text() == (expected[1]["text"] or "(empty)")
+        assert panels.nth(0).locator(".colour-scale").count() == 1
+
+        rnn = expected[0]["maps"][0]
+        panels.nth(0).locator("rect.cell[data-row='0'][data-col='1']").hover()
+        assert page.inner_text("#tooltip") == (
+            f"target \u201c{rnn['rows'][0]}\u201d \u00b7 source \u201c{rnn['cols'][1]}\u201d"
+            f" \u00b7 weight {rnn['layers'][0][0][0][1]:.4f}")
+
+        cross = expected[1]["maps"][0]                            # Transformer, layer 1, head 2
+        panels.nth(1).locator(".layer-select").select_option("1")
+        panels.nth(1).locator(".head-select").select_option("2")
+        panels.nth(1).locator("rect.cell[data-row='1'][data-col='2']").hover()
+        assert page.inner_text("#tooltip").endswith(f"weight {cross['layers'][0][1][1][2]:.4f}")
+        page.mouse.move(0, 0)
+        page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)
+        assert problems == []
+
+        page.fill("#source", "   ")
+        page.click("#go")
+        assert page.inner_text("#message") == "Type or paste a source sentence first."
+        page.fill("#source", " ".join(["march"] * 400))
+        page.click("#go")
+        page.wait_for_function("document.querySelector('#message').textContent.includes('shorten')")
+        assert "Traceback" not in page.content()
+        browser.close()
+    assert (tmp_path / "explorer.png").stat().st_size > 10_000
