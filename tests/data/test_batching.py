@@ -1,0 +1,104 @@
+"""TokenBatcher: budget, padding, masks, determinism, ranks; padding on real Multi30k."""
+
+import random
+
+import pytest
+import torch
+
+from nmt.data.batching import TokenBatcher, make_batch
+from nmt.errors import NmtError
+
+
+def numbered(n: int, seed: int = 0):
+    """Examples whose first source id (1000 + i) names them; lengths 1..30."""
+    rng = random.Random(seed)
+    return [([1000 + i] + [7] * rng.randint(0, 29), [8] * rng.randint(1, 30)) for i in range(n)]
+
+
+def names(batches) -> list[int]:
+    return [int(i) - 1000 for b in batches for i in b.src[:, 0]]
+
+
+def test_make_batch_by_hand():
+    batch = make_batch([([5, 6, 7], [8]), ([9], [10, 11])])
+    assert batch.src.tolist() == [[5, 6, 7], [9, 0, 0]]                      # (2, 3)
+    assert batch.tgt.tolist() == [[2, 8, 3, 0], [2, 10, 11, 3]]              # (2, 4): bos ... eos pad
+    assert batch.src.dtype == batch.tgt.dtype == torch.long
+    assert (batch.n_src_tokens, batch.n_tgt_tokens) == (4, 5)                # 3+1; (1+1)+(2+1) labels
+    assert batch.src_mask.tolist() == [[[True, True, True]], [[True, False, False]]]   # (2, 1, 3)
+    assert batch.tgt_in.tolist() == [[2, 8, 3], [2, 10, 11]]
+    assert batch.labels.tolist() == [[8, 3, 0], [10, 11, 3]]
+    assert batch.tgt_mask[0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+
+
+def test_budget_respected_and_every_example_once():
+    examples = numbered(500)
+    batcher = TokenBatcher(examples, batch_tokens=128, shuffle=True, seed=1)
+    batches = batcher.batches(0)
+    for b in batches:
+        assert len(b) * max(b.src.size(1), b.tgt.size(1)) <= 128
+    assert sorted(names(batches)) == list(range(500))
+    assert sum(b.n_src_tokens for b in batches) == sum(len(s) for s, _ in examples)
+    assert sum(b.n_tgt_tokens for b in batches) == sum(len(t) + 1 for _, t in examples)
+
+
+def test_long_sentence_gets_its_own_batch():
+    examples = [([4] * 3, [5] * 3)] * 10 + [([4] * 50, [5] * 60)]
+    batches = TokenBatcher(examples, batch_tokens=32, shuffle=False).batches(0)
+    giant = [b for b in batches if b.tgt.size(1) == 62]
+    assert len(giant) == 1 and len(giant[0]) == 1
+
+
+def test_empty_source_gets_unk():
+    batch = TokenBatcher([([], [5])], batch_tokens=16).batches(0)[0]
+    assert batch.src.tolist() == [[1]] and batch.src_mask.all()
+
+
+def test_deterministic_and_epochs_differ():
+    batcher = TokenBatcher(numbered(400), batch_tokens=128, shuffle=True, seed=5)
+    again = TokenBatcher(numbered(400), batch_tokens=128, shuffle=True, seed=5)
+    first, second = batcher.batches(2), again.batches(2)
+    assert len(first) == len(second)
+    assert all(torch.equal(a.src, b.src) and torch.equal(a.tgt, b.tgt) for a, b in zip(first, second))
+    assert names(batcher.batches(2)) != names(batcher.batches(3))
+    assert names(TokenBatcher(numbered(400), 128, seed=6).batches(2)) != names(first)
+
+
+def test_no_shuffle_is_the_same_every_epoch():
+    batcher = TokenBatcher(numbered(200), batch_tokens=128, shuffle=False)
+    assert names(batcher.batches(0)) == names(batcher.batches(7))
+
+
+def test_ranks_are_disjoint_and_cover_the_epoch():
+    batcher = TokenBatcher(numbered(300), batch_tokens=96, shuffle=True, seed=2)
+    shares = [names(batcher.batches(4, rank=r, world_size=3)) for r in range(3)]
+    flat = [i for share in shares for i in share]
+    assert sorted(flat) == list(range(300))                # covering, and no example twice
+    counts = [len(batcher.batches(4, rank=r, world_size=3)) for r in range(3)]
+    assert max(counts) - min(counts) <= 1
+    with pytest.raises(NmtError, match="rank=3"):
+        batcher.batches(0, rank=3, world_size=3)
+
+
+def test_padding_ratio_by_hand():
+    # two sentences: src lengths 2 and 4, tgt rows 3 and 3; one batch (B=2, S=4, T+1=3)
+    batcher = TokenBatcher([([4, 4], [5]), ([4, 4, 4, 4], [5])], batch_tokens=100, shuffle=False)
+    # positions 2*4 + 2*3 = 14, real 2+4 + 3+3 = 12 -> padding 2/14
+    assert batcher.padding_ratio() == pytest.approx(2 / 14)
+
+
+def test_bad_budget():
+    with pytest.raises(NmtError, match="batch_tokens=0"):
+        TokenBatcher(numbered(3), batch_tokens=0)
+
+
+def test_multi30k_padding_under_ten_percent(multi30k_de_en, multi30k_tokenizer):
+    tok = multi30k_tokenizer
+    examples = [(tok.encode_src(s), tok.encode_tgt(t)) for s, t in multi30k_de_en.train]
+    batcher = TokenBatcher(examples, batch_tokens=4096, shuffle=True, seed=1)
+    ratio = batcher.padding_ratio(0)
+    print(f"Multi30k de-en, 8k joint unigram, 4096 tokens: padding {100 * ratio:.2f}%")
+    assert ratio < 0.10
+    batches = batcher.batches(1)
+    assert all(len(b) * max(b.src.size(1), b.tgt.size(1)) <= 4096 for b in batches)
+    assert sum(len(b) for b in batches) == 29000
