@@ -144,8 +144,8 @@ def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint,
         rnn = expected[0]["maps"][0]
         panels.nth(0).locator("rect.cell[data-row='0'][data-col='1']").hover()
         assert page.inner_text("#tooltip") == (
-            f"target \u201c{rnn['rows'][0]}\u201d \u00b7 source \u201c{rnn['cols'][1]}\u201d"
-            f" \u00b7 weight {rnn['layers'][0][0][0][1]:.4f}")
+            f"target \u201c{rnn['rows'][0]}\u201d\nsource \u201c{rnn['cols'][1]}\u201d\n"
+            f"weight {rnn['layers'][0][0][0][1]:.4f}")
 
         cross = expected[1]["maps"][0]                            # Transformer, layer 1, head 2
         panels.nth(1).locator(".layer-select").select_option("1")
