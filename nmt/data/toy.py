@@ -7,7 +7,7 @@ The year moves from the end to the front, the day from the front to the
 back, and the optional weekday from the first word to the last, so the
 true alignment is far from the diagonal. The mapping is a function of
 the source (a tiny model can learn it exactly), every word is separated by
-spaces, and the vocabulary is small: about 75 source words and 18 target
+spaces, and the vocabulary is small: 72 source words and 18 target
 words. Years run from 1900 to 2099 ("nineteen oh five", "twenty twelve",
 "two thousand"); days are valid for their month.
 
