@@ -103,6 +103,17 @@ def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
     assert err == f"nmt: error: checkpoint {tmp_path / 'missing.pt'} does not exist\n"
 
 
+def test_samples_come_from_the_checkpoint_or_none(toy_checkpoint, tmp_path):
+    from nmt.explore import Model
+    from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+
+    assert 1 <= len(Model(str(toy_checkpoint), "cpu").samples) <= 20
+    state = load_checkpoint(toy_checkpoint)
+    del state["samples"]
+    save_checkpoint(state, tmp_path / "old.pt")
+    assert Model(str(tmp_path / "old.pt"), "cpu").samples == []
+
+
 def test_busy_port_is_one_line_at_start(toy_checkpoint):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -155,6 +166,12 @@ def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint,
         page.mouse.move(0, 0)
         page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)
         assert problems == []
+
+        samples = page.locator("#sample option")
+        page.select_option("#sample", "0")                        # a validation sentence
+        page.wait_for_function("document.querySelector('.translation-text') !== null && "
+                               "!document.querySelector('#message').textContent")
+        assert page.input_value("#source") == samples.nth(1).get_attribute("title")
 
         page.fill("#source", "   ")
         page.click("#go")

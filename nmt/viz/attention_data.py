@@ -130,7 +130,9 @@ def attention_maps(translator, source: str, out) -> list[dict]:
 
 def explain(translator, source: str, out) -> dict:
     """One translation and its maps, as the page draws them."""
-    return {"source": source, "text": out.text, "score": round(float(out.score), DIGITS),
+    score = float(out.score)
+    return {"source": source, "text": out.text,
+            "score": round(score, DIGITS) if np.isfinite(score) else None,    # JSON has no inf
             "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces,
             "truncated": bool(out.truncated), "maps": attention_maps(translator, source, out)}
 
