@@ -1,6 +1,7 @@
 """Config in, model out: every part built with hydra.utils.instantiate."""
 
-from hydra.utils import instantiate
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig
 from torch import nn
 
@@ -12,6 +13,18 @@ TRANSFORMER_ENCODER = "nmt.models.encoders.transformer.TransformerEncoder"
 # A Transformer decoder reads the memory through cross-attention; these
 # bridges have nothing to start, so only they may be combined with it.
 BRIDGES_WITHOUT_EFFECT = ("nmt.models.bridges.LastBridge", "nmt.models.bridges.ZeroBridge")
+
+
+def instantiate(config, **kwargs):
+    """hydra.utils.instantiate, but a constructor's NmtError stays one clear line."""
+    try:
+        return hydra_instantiate(config, **kwargs)
+    except InstantiationException as error:
+        cause = error.__cause__
+        if isinstance(cause, NmtError):
+            raise cause from None
+        raise NmtError(f"cannot build {config.get('_target_', 'a model part')}: "
+                       f"{str(cause or error).splitlines()[-1][:200]}") from None
 
 
 def check_combination(model_cfg: DictConfig, positional_kind: str) -> None:

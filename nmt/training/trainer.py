@@ -163,7 +163,7 @@ class Trainer:
                 finite = False
                 break
             self.scaler.scale(loss).backward()
-            total_loss += float(loss)
+            total_loss += float(loss.detach())
             with torch.no_grad():
                 total_nll += float(token_nll(out.logits.detach(), labels, PAD).sum())
         if not finite:
@@ -233,11 +233,17 @@ class Trainer:
                         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
                     if self.stop_signal is not None:
                         raise Stop
+                    if self.tc.max_minutes and time.perf_counter() - started > 60 * float(self.tc.max_minutes):
+                        log.info("time budget of %s minutes reached at step %d", self.tc.max_minutes, self.step)
+                        raise _BudgetSpent
                     if self.step % int(self.tc.val_every) == 0:
                         self._validate_and_save(window_speed=self._speed())
                 if self.batch_index >= len(batches):
                     self.epoch += 1
                     self.batch_index = 0
+            self._validate_and_save(window_speed=self._speed(), final=True)
+            self._write_summary(started)
+        except _BudgetSpent:
             self._validate_and_save(window_speed=self._speed(), final=True)
             self._write_summary(started)
         except _EarlyStop:
@@ -340,6 +346,10 @@ class Trainer:
 
 
 class _EarlyStop(Stop):
+    pass
+
+
+class _BudgetSpent(Stop):
     pass
 
 

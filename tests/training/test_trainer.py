@@ -23,7 +23,7 @@ def test_transformer_learns_the_toy_task(tmp_path, cache_dir):
     tiny = [f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
             for key, value in (("d_model", 64), ("layers", 2), ("heads", 4), ("ff_size", 128),
                                ("dropout", 0.0))]
-    train(tmp_path, *FAST, "model/encoder=transformer", "model/decoder=transformer",
+    train(tmp_path, "data=toy", *FAST[1:], "model/encoder=transformer", "model/decoder=transformer",
           "model/bridge=zero", "model/positional=sinusoidal", "schedule=inverse_sqrt",
           "schedule.warmup_steps=100", "optimizer.lr=0.003", *tiny, "trainer.max_steps=500",
           "trainer.val_every=250", "trainer.val_max_sentences=100", cache_dir=cache_dir)
