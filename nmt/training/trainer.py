@@ -212,9 +212,9 @@ class Trainer:
                 accumulate = max(1, int(self.tc.accumulate))
                 while self.batch_index < len(batches) and self.step < int(self.tc.max_steps):
                     group = batches[self.batch_index:self.batch_index + accumulate]
-                    started = time.perf_counter()
+                    step_started = time.perf_counter()
                     result = self.train_update(group)
-                    elapsed = time.perf_counter() - started
+                    elapsed = time.perf_counter() - step_started
                     self.batch_index += len(group)
                     self.train_seconds += elapsed
                     if not result["finite"]:
