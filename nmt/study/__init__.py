@@ -1,0 +1,1 @@
+"""The attention study: `python -m nmt.study` (see __main__.py)."""

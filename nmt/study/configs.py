@@ -1,0 +1,132 @@
+"""The study's configurations: one name and one list of `nmt.train` overrides each.
+
+Five families, each changing one part of a fixed base model:
+
+    score       every RNN attention score, global scope
+    scope       local_m, local_p and hard scope for luong_general and bahdanau
+    encoder     the LSTMN self-attention encoder instead of the bi-GRU
+    bridge      how the decoder's first state is made (last is the base)
+    positional  a small Transformer with each positional encoding
+
+The RNN base is a bidirectional GRU encoder (hidden H per direction, so
+states of 2H) under a Luong-style GRU decoder of hidden 2H, so that
+luong_dot and scaled_dot, which need equal query and key sizes, are valid;
+the base attention is luong_general and the base bridge `last`. A family
+table also shows the base run it is compared with (`also`), trained once.
+"""
+
+from dataclasses import dataclass, field
+
+SCORES = ["bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_location",
+          "scaled_dot", "cosine", "multihead"]
+SCOPES = ["local_m", "local_p", "hard"]
+SCOPE_SCORES = ["luong_general", "bahdanau"]
+BRIDGES = ["mean", "zero", "zhou", "han", "structured"]   # "last" is the base run
+POSITIONALS = ["sinusoidal", "learned", "relative", "rotary", "none"]
+BASE = "luong_general"
+
+FAMILIES = {
+    "score": "Attention score (RNN, global scope)",
+    "scope": "Attention scope (RNN)",
+    "encoder": "Encoder: LSTMN self-attention vs bi-GRU",
+    "bridge": "Bridge (decoder start state)",
+    "positional": "Transformer positional encoding",
+}
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Model sizes and optimiser settings of one data profile."""
+    embed: int
+    enc_hidden: int          # per direction; encoder states are 2 * enc_hidden
+    dropout: float
+    lr: float
+    d_model: int
+    layers: int
+    heads: int
+    ff: int
+    transformer_lr: float
+    warmup: int
+    label_smoothing: float
+
+
+PROFILES = {
+    "multi30k": Sizes(embed=128, enc_hidden=128, dropout=0.1, lr=0.002, d_model=128, layers=2,
+                      heads=4, ff=512, transformer_lr=0.002, warmup=100, label_smoothing=0.1),
+    "toy": Sizes(embed=64, enc_hidden=64, dropout=0.0, lr=0.003, d_model=64, layers=2, heads=4,
+                 ff=128, transformer_lr=0.003, warmup=30, label_smoothing=0.0),
+}
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    name: str
+    family: str
+    overrides: tuple[str, ...]
+    also: tuple[str, ...] = field(default=())   # base runs shown beside this family
+
+
+def rnn_overrides(s: Sizes, attention: str, scope: str = "global", encoder: str = "gru",
+                  bridge: str = "last") -> tuple[str, ...]:
+    states = 2 * s.enc_hidden
+    if encoder == "lstmn":   # one direction: give it the bi-GRU's state size
+        enc = [f"model.encoder.hidden_size={states}"]
+    else:
+        enc = [f"model.encoder.hidden_size={s.enc_hidden}", "model.encoder.bidirectional=true",
+               "model.encoder.layers=1"]
+    return (f"model/encoder={encoder}", "model/decoder=gru", f"model/attention={attention}",
+            f"model/bridge={bridge}", "model/positional=none",
+            f"model.encoder.embed_dim={s.embed}", f"model.encoder.dropout={s.dropout}", *enc,
+            f"model.decoder.embed_dim={s.embed}", f"model.decoder.hidden_size={states}",
+            "model.decoder.style=luong", "model.decoder.layers=1",
+            f"model.decoder.dropout={s.dropout}", f"model.attention.scope={scope}",
+            "schedule=constant", f"optimizer.lr={s.lr}")
+
+
+def transformer_overrides(s: Sizes, positional: str) -> tuple[str, ...]:
+    parts = []
+    for side in ("encoder", "decoder"):
+        parts += [f"model.{side}.d_model={s.d_model}", f"model.{side}.layers={s.layers}",
+                  f"model.{side}.heads={s.heads}", f"model.{side}.ff_size={s.ff}",
+                  f"model.{side}.dropout={s.dropout}"]
+    return ("model/encoder=transformer", "model/decoder=transformer", "model/attention=scaled_dot",
+            "model/bridge=zero", f"model/positional={positional}", *parts,
+            "schedule=inverse_sqrt", f"schedule.warmup_steps={s.warmup}",
+            f"optimizer.lr={s.transformer_lr}")
+
+
+def study_configs(profile: str) -> list[StudyConfig]:
+    """Every configuration of the study, in report order."""
+    s = PROFILES[profile]
+    configs = [StudyConfig(a, "score", rnn_overrides(s, a)) for a in SCORES]
+    configs += [StudyConfig(f"{a}-{scope}", "scope", rnn_overrides(s, a, scope=scope),
+                            also=tuple(SCOPE_SCORES))
+                for a in SCOPE_SCORES for scope in SCOPES]
+    configs.append(StudyConfig("lstmn", "encoder", rnn_overrides(s, BASE, encoder="lstmn"),
+                               also=(BASE,)))
+    configs += [StudyConfig(f"bridge-{b}", "bridge", rnn_overrides(s, BASE, bridge=b), also=(BASE,))
+                for b in BRIDGES]
+    configs += [StudyConfig(f"transformer-{p}", "positional", transformer_overrides(s, p))
+                for p in POSITIONALS]
+    return configs
+
+
+def label(name: str) -> str:
+    """How a configuration is named in tables and figures."""
+    if name == BASE:
+        return f"{BASE} (base: bi-GRU, bridge last)"
+    return name
+
+
+def select(configs: list[StudyConfig], only: str | None) -> list[StudyConfig]:
+    """--only a,b,family: those configurations (names or whole families)."""
+    if not only:
+        return configs
+    wanted = [w.strip() for w in only.split(",") if w.strip()]
+    known = {c.name for c in configs} | set(FAMILIES)
+    unknown = [w for w in wanted if w not in known]
+    if unknown:
+        from nmt.errors import NmtError
+        raise NmtError(f"--only {','.join(unknown)}: unknown; choose configurations or families "
+                       f"from `python -m nmt.study --list`")
+    return [c for c in configs if c.name in wanted or c.family in wanted]

@@ -1,0 +1,75 @@
+"""Train one configuration and seed as its own `python -m nmt.train` process.
+
+A failed run (non-zero exit, time-out) leaves `study_failed.txt` in its
+folder with the exit status and the last lines of its output; the study
+goes on. A folder with `summary.json` is finished and is not trained again,
+so an interrupted study continues where it stopped.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nmt.study.configs import StudyConfig
+
+FAILED = "study_failed.txt"
+
+
+def run_dir_of(runs_dir: Path, name: str, seed: int) -> Path:
+    return Path(runs_dir) / name / f"seed{seed}"
+
+
+def train_command(config: StudyConfig, seed: int, run_dir: Path, common: list[str]) -> list[str]:
+    return [sys.executable, "-m", "nmt.train", *common, *config.overrides, f"trainer.seed={seed}",
+            f"hydra.run.dir={run_dir}"]
+
+
+def status(run_dir: Path) -> str:
+    """finished | failed | missing"""
+    if (run_dir / "summary.json").exists() and (run_dir / "checkpoints" / "best.pt").exists():
+        return "finished"
+    if (run_dir / FAILED).exists():
+        return "failed"
+    return "missing"
+
+
+def failure_reason(run_dir: Path) -> str:
+    path = run_dir / FAILED
+    if not path.exists():
+        return "not run"
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return lines[0] if lines else "failed"
+
+
+def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], timeout_s: float,
+          threads: int = 1) -> bool:
+    """Train unless finished; True when the run folder holds a finished run."""
+    if status(run_dir) == "finished":
+        return True
+    if run_dir.exists():                      # a failed or interrupted attempt: start clean
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    command = train_command(config, seed, run_dir, common)
+    (run_dir / "study_command.json").write_text(json.dumps(command[1:]) + "\n")
+    log_path = run_dir / "study_train.out"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1", OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads))
+    started = time.perf_counter()
+    with open(log_path, "w", encoding="utf-8") as log:
+        try:
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                  timeout=timeout_s).returncode
+            reason = f"exit status {code}"
+        except subprocess.TimeoutExpired:
+            code, reason = -1, f"killed after {timeout_s:.0f} s"
+    if code == 0 and status(run_dir) == "finished":
+        return True
+    tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
+    error = next((line for line in reversed(tail) if "error" in line.lower()), tail[-1] if tail else "")
+    (run_dir / FAILED).write_text(f"{reason} after {time.perf_counter() - started:.0f} s: "
+                                  f"{error.strip()[:300]}\n" + "\n".join(tail) + "\n", encoding="utf-8")
+    return False
