@@ -24,7 +24,8 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     fig, ax = plt.subplots(figsize=(max(4.5, 0.42 * S + 2.5), max(3.5, 0.36 * T + 1.8)), dpi=110)
     image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=max(1e-6, float(weights.max())),
                       aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(S), src_pieces[:S], rotation=60, ha="right", fontsize=_label_size(S))
+    ax.set_xticks(range(S), src_pieces[:S], rotation=60, ha="right", rotation_mode="anchor",
+                  fontsize=_label_size(S))
     ax.set_yticks(range(T), tgt_pieces[:T], fontsize=_label_size(T))
     ax.set_xlabel("source")
     ax.set_ylabel("output")
@@ -33,11 +34,14 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
         ax.plot(centers, range(len(centers)), "o", color="red", markersize=4, label="centre p_t")
         if window is not None:
             for t, p in enumerate(centers):
-                ax.plot([p - window, p + window], [t, t], color="red", linewidth=0.8, alpha=0.7)
-        ax.legend(loc="lower right", fontsize=7, framealpha=0.7)
+                left, right = max(p - window, -0.5), min(p + window, S - 0.5)
+                ax.plot([left, right], [t, t], color="red", linewidth=0.8, alpha=0.7)
+            ax.plot([], [], color="red", linewidth=0.8, label=f"window p_t ± {window}")
+        ax.set_xlim(-0.5, S - 0.5)
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize=7, frameon=False)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, pad=18 if centers is not None else 6)
     fig.tight_layout()
     return fig
 
@@ -58,7 +62,8 @@ def heads_figure(layer_weights, src_pieces: list[str], tgt_pieces: list[str],
     for ax, panel, name in zip(axes.flat, panels, names):
         image = ax.imshow(panel, cmap="viridis", vmin=0, vmax=vmax, aspect="auto",
                           interpolation="nearest")
-        ax.set_xticks(range(S), src_pieces[:S], rotation=60, ha="right", fontsize=_label_size(S) - 1)
+        ax.set_xticks(range(S), src_pieces[:S], rotation=60, ha="right", rotation_mode="anchor",
+                      fontsize=_label_size(S) - 1)
         ax.set_yticks(range(T), tgt_pieces[:T], fontsize=_label_size(T) - 1)
         ax.set_title(name, fontsize=9)
     for ax in list(axes.flat)[len(panels):]:
