@@ -88,7 +88,8 @@ def common_overrides(args) -> list[str]:
     sizes = PROFILES[args.data]
     budget = ([f"trainer.max_minutes={args.budget_minutes}", "trainer.max_steps=1000000"]
               if args.budget_minutes else [f"trainer.max_steps={args.budget_steps}"])
-    return [*data_overrides(args), *budget, f"trainer.val_every={args.val_every}",
+    return [*data_overrides(args), f"data.vocab_size={sizes.vocab_size}",
+            f"data.batch_tokens={sizes.batch_tokens}", *budget, f"trainer.val_every={args.val_every}",
             f"trainer.val_max_sentences={args.val_sentences}", "trainer.keep_last=0",
             "trainer.heatmap_sentences=0", "trainer.log_every=50", "trainer.metric=bleu",
             "trainer.patience=0", f"trainer.label_smoothing={sizes.label_smoothing}",
@@ -212,7 +213,8 @@ def main(argv=None) -> int:
                 "commit": git_commit(), "data": args.data,
                 "data_description": ("the toy task (nmt.data.toy)" if args.data == "toy" else
                                      "Multi30k task 1 de→en (29,000 training pairs), sentencepiece "
-                                     "unigram 8,000 joint vocabulary"),
+                                     f"unigram {PROFILES[args.data].vocab_size:,} joint vocabulary, "
+                                     f"batches of {PROFILES[args.data].batch_tokens:,} padded tokens"),
                 "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,
                 "seeds": list(range(1, args.seeds + 1)), "spread": sorted(
                     n for n in seeds if len(seeds[n]) > args.seeds),

@@ -48,13 +48,17 @@ class Sizes:
     transformer_lr: float
     warmup: int
     label_smoothing: float
+    vocab_size: int
+    batch_tokens: int
 
 
 PROFILES = {
     "multi30k": Sizes(embed=128, enc_hidden=128, dropout=0.1, lr=0.002, d_model=128, layers=2,
-                      heads=4, ff=512, transformer_lr=0.002, warmup=100, label_smoothing=0.1),
+                      heads=4, ff=512, transformer_lr=0.002, warmup=100, label_smoothing=0.1,
+                      vocab_size=4000, batch_tokens=2048),
     "toy": Sizes(embed=64, enc_hidden=64, dropout=0.0, lr=0.003, d_model=64, layers=2, heads=4,
-                 ff=128, transformer_lr=0.003, warmup=30, label_smoothing=0.0),
+                 ff=128, transformer_lr=0.003, warmup=30, label_smoothing=0.0,
+                 vocab_size=240, batch_tokens=1024),
 }
 
 
