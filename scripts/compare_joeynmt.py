@@ -1,0 +1,257 @@
+"""Training speed of nmt against JoeyNMT 2.3.0 on the same data, vocabulary and batch size.
+
+    python scripts/compare_joeynmt.py --data /work/shared/data/multi30k --steps 30 --warmup 5 --rounds 2
+
+Installs JoeyNMT 2.3.0 in its own virtual environment (--venv, default
+.bench/joeynmt-venv, git-ignored) beside torch==2.13.0, then for each preset
+(transformer_small, rnn_bahdanau) writes an equivalent JoeyNMT config:
+
+    same corpus (Multi30k de->en; plain-text copies in --work, outside the repo),
+    the very sentencepiece model nmt trains (joint 8k unigram), so both sides
+    see identical subwords and an 8000-entry vocabulary,
+    4096-token batches (JoeyNMT batch_type token: batch size * longest row),
+    the same layers, sizes, dropout, label smoothing, Adam and gradient clipping.
+
+Each round trains every preset on both sides in turn (ours, theirs, ours,
+theirs, ...), W warm-up updates and N timed ones, so the ratios come from the
+same minutes of a shared machine. Our tokens/s comes from
+scripts/bench_train.py; JoeyNMT's from its own per-step log (logging_freq 1):
+each "Tokens per Sec" weighted by the step's time between log lines. Both
+count real target tokens (the labels, eos included).
+"""
+
+import argparse
+import gzip
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESETS = ("transformer_small", "rnn_bahdanau")
+SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
+    parser.add_argument("--presets", default=",".join(PRESETS))
+    parser.add_argument("--steps", type=int, default=30, help="timed updates per run")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed updates first")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations per preset")
+    parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
+    parser.add_argument("--work", default="/tmp/nmt-joeynmt", help="JoeyNMT data, configs and models")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "compare_joeynmt.json"))
+    return parser.parse_args(argv)
+
+
+def run(command: list[str], env=None, cwd=None) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
+    if result.returncode:
+        sys.exit(f"failed ({result.returncode}): {shlex.join(command)}\n{result.stdout[-3000:]}\n"
+                 f"{result.stderr[-3000:]}")
+    return result
+
+
+def ensure_venv(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    check = [str(python), "-c", "import joeynmt, importlib.metadata as m; print(m.version('joeynmt'))"]
+    if python.exists() and subprocess.run(check, capture_output=True, text=True).stdout.strip() == "2.3.0":
+        return python
+    print(f"installing JoeyNMT 2.3.0 into {venv}", flush=True)
+    run([sys.executable, "-m", "venv", str(venv)])
+    run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0"])
+    run([str(python), "-m", "pip", "install", "-q", "joeynmt==2.3.0", "importlib_metadata",
+         "sentencepiece==0.2.0"])
+    return python
+
+
+def read_text(folder: Path, stem: str) -> str:
+    for name in (stem, stem + ".gz"):
+        path = folder / name
+        if path.is_file():
+            opener = gzip.open if name.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as handle:
+                return handle.read()
+    sys.exit(f"{folder}/{stem}[.gz] not found; pass --data with Multi30k's train, val, test_2016_flickr")
+
+
+def prepare_data(data: Path, work: Path) -> tuple[Path, Path]:
+    """Plain-text copies for JoeyNMT, and nmt's own sentencepiece model and its vocabulary."""
+    from nmt.data.corpora import config_dict, load_corpus
+    from nmt.data.tokenizer import Tokenizer
+    from bench_train import compose_config
+
+    folder = work / "data"
+    folder.mkdir(parents=True, exist_ok=True)
+    for split in SPLITS.values():
+        for lang in ("de", "en"):
+            target = folder / f"{split}.{lang}"
+            if not target.is_file():
+                target.write_text(read_text(data, f"{split}.{lang}"), encoding="utf-8")
+    cfg = compose_config("transformer_small", [f"data.path={data}"])
+    corpus = load_corpus(config_dict(cfg.data), "data")
+    train = [(s, t) for s, t in corpus.train if s.strip() and t.strip()]
+    tokenizer = Tokenizer.train(train, int(cfg.data.vocab_size), str(cfg.data.spm_model_type),
+                                bool(cfg.data.joint_vocab), ROOT / "data")
+    spm_path = work / "spm.model"
+    spm_path.write_bytes(tokenizer.to_bytes()["src"])
+    # JoeyNMT puts <unk> <pad> <s> </s> first itself; the other 7996 pieces follow in nmt's order.
+    pieces = tokenizer.src_pieces(range(4, tokenizer.src_vocab_size))
+    vocab_path = work / "vocab.txt"
+    vocab_path.write_text("".join(p + "\n" for p in pieces), encoding="utf-8")
+    return spm_path, vocab_path
+
+
+def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updates: int) -> dict:
+    """The JoeyNMT 2.3.0 config equivalent to configs/experiment/PRESET.yaml."""
+    from bench_train import compose_config
+
+    cfg = compose_config(preset, [])
+    side = {"level": "bpe", "lowercase": False, "max_length": int(cfg.data.max_len),
+            "voc_file": str(vocab_path), "tokenizer_type": "sentencepiece",
+            "tokenizer_cfg": {"model_file": str(spm_path)}}
+    enc, dec = cfg.model.encoder, cfg.model.decoder
+    if preset == "transformer_small":
+        layer = lambda c: {"type": "transformer", "num_layers": int(c.layers), "num_heads": int(c.heads),
+                           "hidden_size": int(c.d_model), "ff_size": int(c.ff_size),
+                           "dropout": float(c.dropout),
+                           "embeddings": {"embedding_dim": int(c.d_model), "scale": True,
+                                          "dropout": float(c.dropout)}}
+        model = {"initializer": "xavier_uniform", "embed_initializer": "xavier_uniform",
+                 "bias_initializer": "zeros", "tied_embeddings": True, "tied_softmax": True,
+                 "encoder": layer(enc), "decoder": layer(dec)}
+    elif preset == "rnn_bahdanau":
+        model = {"tied_embeddings": True, "tied_softmax": False,
+                 "encoder": {"type": "recurrent", "rnn_type": "gru", "hidden_size": int(enc.hidden_size),
+                             "num_layers": int(enc.layers), "bidirectional": bool(enc.bidirectional),
+                             "dropout": float(enc.dropout),
+                             "embeddings": {"embedding_dim": int(enc.embed_dim), "dropout": float(enc.dropout)}},
+                 "decoder": {"type": "recurrent", "rnn_type": "gru", "hidden_size": int(dec.hidden_size),
+                             "num_layers": int(dec.layers), "attention": "bahdanau", "input_feeding": True,
+                             "init_hidden": "bridge", "dropout": float(dec.dropout),
+                             "embeddings": {"embedding_dim": int(dec.embed_dim), "dropout": float(dec.dropout)}}}
+    else:
+        sys.exit(f"--presets: {preset!r} has no JoeyNMT equivalent here; choose from {PRESETS}")
+    return {
+        "name": f"joey_{preset}", "joeynmt_version": "2.3.0", "model_dir": str(work / f"model_{preset}"),
+        "use_cuda": False, "fp16": False, "random_seed": int(cfg.trainer.seed),
+        "data": {"train": str(work / "data" / "train"), "dev": str(work / "data" / "val"),
+                 "test": str(work / "data" / "test_2016_flickr"), "dataset_type": "plain",
+                 "src": {"lang": cfg.data.src_lang, **side}, "trg": {"lang": cfg.data.tgt_lang, **side},
+                 "special_symbols": {"unk_token": "<unk>", "unk_id": 0, "pad_token": "<pad>", "pad_id": 1,
+                                     "bos_token": "<s>", "bos_id": 2, "eos_token": "</s>", "eos_id": 3}},
+        "training": {"optimizer": "adam", "adam_betas": [0.9, 0.999], "learning_rate": float(cfg.optimizer.lr),
+                     # the plateau scheduler breaks on torch 2.13: a constant rate (exponential, factor 1)
+                     "scheduling": "exponential", "decrease_factor": 1.0, "learning_rate_min": 1.0e-8,
+                     "batch_size": int(cfg.data.batch_tokens), "batch_type": "token",
+                     "normalization": "tokens", "label_smoothing": float(cfg.trainer.label_smoothing),
+                     "clip_grad_norm": float(cfg.trainer.grad_clip), "updates": updates, "epochs": 100,
+                     "validation_freq": 10 ** 9, "logging_freq": 1, "shuffle": True, "overwrite": True,
+                     "eval_metrics": ["bleu"], "early_stopping_metric": "bleu", "keep_best_ckpts": 1,
+                     "num_workers": 0},
+        "testing": {"beam_size": 5, "beam_alpha": 1.0, "batch_size": 64, "batch_type": "sentence",
+                    "max_output_length": 100, "eval_metrics": ["bleu"], "sacrebleu_cfg": {"tokenize": "13a"}},
+        "model": model,
+    }
+
+
+STEP_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*Step:\s+(\d+),.*Tokens per Sec:\s+(\d+)")
+PARAMS_LINE = re.compile(r"Total params:\s*([\d,]+)")
+
+
+def joey_speed(log: str, warmup: int, steps: int) -> tuple[float, float, int | None]:
+    """Target tokens/s and seconds over steps warmup+1 .. warmup+steps, from JoeyNMT's log."""
+    stamps, rates = {}, {}
+    for line in log.splitlines():
+        match = STEP_LINE.search(line)
+        if match:
+            stamps[int(match[2])] = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            rates[int(match[2])] = float(match[3])
+    if warmup + steps not in stamps or warmup not in stamps:
+        sys.exit(f"JoeyNMT's log has no step {warmup + steps} (or {warmup}); is logging_freq 1?\n{log[-2000:]}")
+    tokens = seconds = 0.0
+    for step in range(warmup + 1, warmup + steps + 1):
+        dt = stamps[step] - stamps[step - 1]
+        tokens += rates[step] * dt
+        seconds += dt
+    params = PARAMS_LINE.search(log)
+    return tokens / seconds, seconds, int(params[1].replace(",", "")) if params else None
+
+
+def train_joey(python: Path, preset: str, work: Path, spm_path: Path, vocab_path: Path,
+               warmup: int, steps: int) -> dict:
+    import yaml
+
+    config = joey_config(preset, work, spm_path, vocab_path, warmup + steps)
+    path = work / f"joey_{preset}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    command = [str(python), "-m", "joeynmt", "train", str(path), "--skip-test"]
+    result = run(command, env=env, cwd=work)
+    log = (Path(config["model_dir"]) / "train.log").read_text()
+    speed, seconds, params = joey_speed(log, warmup, steps)
+    return {"tgt_tokens_per_s": round(speed, 1), "seconds": round(seconds, 2), "parameters": params,
+            "command": shlex.join(command), "config": str(path), "model_dir": config["model_dir"]}
+
+
+def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work: Path) -> dict:
+    out = work / "ours"
+    command = [sys.executable, str(ROOT / "scripts" / "bench_train.py"), "--preset", preset,
+               "--steps", str(steps), "--warmup", str(warmup), "--flop-batches", "0",
+               "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(out), "--tag", tag]
+    run(command + [f"data.path={data}"], cwd=ROOT)
+    figures = json.loads((out / f"bench_train_{preset}_{tag}.json").read_text())
+    return {"tgt_tokens_per_s": figures["tgt_tokens_per_s"], "seconds": figures["seconds"],
+            "parameters": figures["parameters"], "command": figures["command"]}
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    sys.path.insert(0, str(ROOT / "scripts"))
+    command = "python scripts/compare_joeynmt.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    data, work = Path(args.data).resolve(), Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    python = ensure_venv(Path(args.venv))
+    spm_path, vocab_path = prepare_data(data, work)
+    presets = [p for p in args.presets.split(",") if p]
+    runs = {p: {"ours": [], "joeynmt": []} for p in presets}
+    for round_ in range(args.rounds):
+        for preset in presets:
+            for side in ("ours", "joeynmt"):
+                if side == "ours":
+                    figures = train_ours(preset, data, args.warmup, args.steps, f"r{round_}", work)
+                else:
+                    figures = train_joey(python, preset, work, spm_path, vocab_path, args.warmup, args.steps)
+                runs[preset][side].append(figures)
+                print(f"round {round_ + 1} {preset:<18} {side:<8} {figures['tgt_tokens_per_s']:>8.1f} "
+                      f"target tokens/s ({figures['seconds']:.1f} s for {args.steps} updates, "
+                      f"{figures['parameters']} parameters)", flush=True)
+
+    print(f"\n{command}\n")
+    print(f"| preset | nmt tgt tok/s | JoeyNMT tgt tok/s | ratio | parameters (nmt / JoeyNMT) |")
+    print(f"| --- | ---: | ---: | ---: | --- |")
+    table = {}
+    for preset in presets:
+        ours = [r["tgt_tokens_per_s"] for r in runs[preset]["ours"]]
+        theirs = [r["tgt_tokens_per_s"] for r in runs[preset]["joeynmt"]]
+        ratios = [a / b for a, b in zip(ours, theirs)]
+        mean = lambda xs: sum(xs) / len(xs)
+        table[preset] = {"ours": mean(ours), "joeynmt": mean(theirs), "ratio": mean(ratios),
+                         "ratios_per_round": [round(r, 3) for r in ratios]}
+        print(f"| {preset} | {mean(ours):.0f} | {mean(theirs):.0f} | {mean(ratios):.2f}x "
+              f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}) | "
+              f"{runs[preset]['ours'][0]['parameters']:,} / {runs[preset]['joeynmt'][0]['parameters'] or 0:,} |")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"command": command, "warmup": args.warmup, "steps": args.steps,
+                                          "rounds": args.rounds, "table": table, "runs": runs}, indent=1) + "\n")
+    print(f"(figures in {args.out})")
+
+
+if __name__ == "__main__":
+    main()
