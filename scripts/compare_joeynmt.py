@@ -146,7 +146,8 @@ def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updat
                  "src": {"lang": cfg.data.src_lang, **side}, "trg": {"lang": cfg.data.tgt_lang, **side},
                  "special_symbols": {"unk_token": "<unk>", "unk_id": 0, "pad_token": "<pad>", "pad_id": 1,
                                      "bos_token": "<s>", "bos_id": 2, "eos_token": "</s>", "eos_id": 3}},
-        "training": {"optimizer": "adam", "adam_betas": [0.9, 0.999], "learning_rate": float(cfg.optimizer.lr),
+        "training": {"optimizer": "adam", "adam_betas": [float(b) for b in cfg.optimizer.betas],
+                     "learning_rate": float(cfg.optimizer.lr),
                      # the plateau scheduler breaks on torch 2.13: a constant rate (exponential, factor 1)
                      "scheduling": "exponential", "decrease_factor": 1.0, "learning_rate_min": 1.0e-8,
                      "batch_size": int(cfg.data.batch_tokens), "batch_type": "token",

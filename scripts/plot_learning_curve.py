@@ -1,0 +1,78 @@
+"""Validation BLEU against wall-clock minutes of a run, as a PNG.
+
+    python scripts/plot_learning_curve.py runs/m30k_transformer_small --out benchmarks/m30k_transformer_small_curve.png
+
+Reads RUN/metrics.jsonl (one record per validation). The wall time of each
+validation comes from its "validation step N" line in RUN/train.log, counted
+from the log's first line; without the log, the record's train_seconds
+(training time without validation) is used. Prints the points and the command.
+"""
+
+import argparse
+import json
+import re
+import shlex
+import sys
+from datetime import datetime
+from pathlib import Path
+
+STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
+VALIDATION = re.compile(r"validation step (\d+) ")
+
+
+def wall_minutes(log_path: Path) -> dict[int, float]:
+    """step -> minutes from the log's first line to that step's validation line."""
+    if not log_path.is_file():
+        return {}
+    first, points = None, {}
+    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        stamp = STAMP.match(line)
+        if not stamp:
+            continue
+        when = datetime.strptime(stamp[1], "%Y-%m-%d %H:%M:%S,%f")
+        first = first or when
+        found = VALIDATION.search(line)
+        if found:
+            points[int(found[1])] = (when - first).total_seconds() / 60
+    return points
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("run", help="a run folder with metrics.jsonl (and train.log)")
+    parser.add_argument("--out", help="PNG path (default RUN/learning_curve.png)")
+    args = parser.parse_args(argv)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run = Path(args.run)
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    if not records:
+        sys.exit(f"{run}/metrics.jsonl has no validation yet")
+    walls = wall_minutes(run / "train.log")
+    xs = [walls.get(r["step"], r["train_seconds"] / 60) for r in records]
+    label = "wall-clock minutes" if all(r["step"] in walls for r in records) else "training minutes"
+    print("python scripts/plot_learning_curve.py " + shlex.join(sys.argv[1:] if argv is None else argv))
+    print(f"{'step':>6} {label:>20} {'BLEU':>6} {'chrF':>6} {'val loss':>8}")
+    for x, r in zip(xs, records):
+        print(f"{r['step']:>6} {x:>20.1f} {r['bleu']:>6.2f} {r['chrf']:>6.2f} {r['loss']:>8.3f}")
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
+    ax.plot(xs, [r["bleu"] for r in records], marker="o")
+    for x, r in zip(xs, records):
+        ax.annotate(f"step {r['step']}", (x, r["bleu"]), textcoords="offset points", xytext=(4, -12),
+                    fontsize=7)
+    ax.set_xlabel(label)
+    ax.set_ylabel("validation BLEU (greedy)")
+    ax.set_title(f"{run.name}: validation BLEU against time")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    out = Path(args.out) if args.out else run / "learning_curve.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    print(f"(plot in {out})")
+
+
+if __name__ == "__main__":
+    main()
