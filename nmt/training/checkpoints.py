@@ -2,9 +2,13 @@
 
 A checkpoint is a dict of tensors, numbers, strings and bytes only, so it
 loads with `torch.load(weights_only=True)`: a pickle that tries to run code
-is refused before anything runs.
+is refused before anything runs. Its model config is instantiated by name
+(`_target_`), so a name outside `nmt.models` is refused too: a checkpoint
+cannot make `Translator.from_checkpoint` call `os.system` (nor reach it
+through a module, as in `nmt.models.build.os.system`).
 """
 
+import importlib
 import io
 import os
 import pickle
@@ -17,6 +21,36 @@ from nmt.errors import NmtError
 
 FORMAT_VERSION = 1
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
+MODEL_TARGET_PREFIX = "nmt.models."
+
+
+def _targets(node):
+    """Every `_target_` value in a nested dict/list."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "_target_":
+                yield value
+            else:
+                yield from _targets(value)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            yield from _targets(value)
+
+
+def _is_model_class(target) -> bool:
+    """True only for the dotted name of a class defined in nmt.models."""
+    parts = str(target).split(".")
+    if ".".join(parts[:2]) + "." != MODEL_TARGET_PREFIX:
+        return False
+    for i in range(len(parts) - 1, 1, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            found = getattr(found, name, None)
+        return isinstance(found, type) and found.__module__.startswith(MODEL_TARGET_PREFIX)
+    return False
 
 
 def save_checkpoint(state: dict, path: Path) -> Path:
@@ -73,6 +107,14 @@ def load_checkpoint(path, map_location="cpu") -> dict:
                        f"this nmt reads version {FORMAT_VERSION}")
     if not state["tokenizer"]:
         raise NmtError(f"checkpoint {path} holds no sentencepiece model; it cannot translate")
+    config = state["config"]
+    if not isinstance(config, dict):
+        raise NmtError(f"checkpoint {path} holds no config; it was not written by nmt.train")
+    foreign = [t for t in _targets(config.get("model")) if not _is_model_class(t)]
+    if foreign:
+        raise NmtError(f"checkpoint {path} was refused: its model config names {str(foreign[0])[:80]!r}, "
+                       "which is not a model class of this nmt; load only checkpoints written by "
+                       "nmt.train (of this version)")
     return state
 
 
