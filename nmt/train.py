@@ -13,18 +13,51 @@ from nmt.errors import NmtError
 log = logging.getLogger("nmt.train")
 
 
+def check_config(cfg: DictConfig) -> None:
+    """Mistakes the config alone reveals, found before any data is read."""
+    from nmt.models.build import check_combination
+
+    positional = str(cfg.model.positional.get("kind", "none"))
+    check_combination(cfg.model, positional)
+    if positional == "learned":
+        try:
+            table, max_len = int(cfg.model.positional.max_len), int(cfg.data.get("max_len", 100))
+        except (TypeError, ValueError):
+            return                          # not numbers: the parts that read them say so
+        if table < max_len + 1:             # the decoder reads <s> plus up to max_len subwords
+            raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
+                           f"(data.max_len={max_len} subwords, +1 for <s>); set "
+                           f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
+
+
+def _log_to_file(message: str) -> None:
+    """The error goes into train.log; the terminal gets only the `nmt: error:` line."""
+    record = log.makeRecord(log.name, logging.ERROR, __file__, 0, message, None, None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+
+
 @hydra.main(config_path="../configs", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
-    from nmt.training.trainer import Trainer  # heavy imports after Hydra parsed the command line
+    from nmt.training.run_dir import RunDirLock
 
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        trainer = Trainer(cfg, run_dir)
-        code = trainer.fit()
+        check_config(cfg)
+        with RunDirLock(run_dir):        # a second run on this folder refuses before reading data
+            from nmt.training.trainer import Trainer  # heavy imports after Hydra parsed the command line
+
+            trainer = Trainer(cfg, run_dir)
+            code = trainer.fit()
     except NmtError as error:
-        log.error("%s", error)
+        _log_to_file(str(error))
         print(f"nmt: error: {error}", file=sys.stderr, flush=True)
         sys.exit(1)
+    except KeyboardInterrupt:            # before the training loop took over Ctrl-C
+        print("nmt: interrupted before training started; this run wrote no checkpoint",
+              file=sys.stderr, flush=True)
+        sys.exit(130)
     if code:
         sys.exit(code)
     return float(trainer.final_metrics["bleu"])

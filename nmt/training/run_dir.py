@@ -7,11 +7,15 @@ from pathlib import Path
 from nmt.errors import NmtError
 
 
+_held: dict[Path, int] = {}     # lock file -> how many RunDirLocks of this process hold it
+
+
 class RunDirLock:
     """An exclusive lock on the run folder for the lifetime of a run.
 
     A second run pointed at the same folder refuses at once instead of
-    overwriting the first one's checkpoints.
+    overwriting the first one's checkpoints. Re-entrant within a process:
+    `nmt.train` takes it before reading any data and `Trainer.fit` again.
     """
 
     def __init__(self, run_dir: Path):
@@ -20,20 +24,31 @@ class RunDirLock:
 
     def __enter__(self):
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.handle = open(self.path, "w")
+        key = self.path.resolve()
+        if _held.get(key):
+            _held[key] += 1
+            return self
+        handle = open(self.path, "a+")     # not "w": the holder's pid stays readable
         try:
-            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self.handle.close()
+            handle.close()
             raise NmtError(f"another run is using {self.path.parent}; wait for it or choose "
                            "another hydra.run.dir") from None
-        self.handle.write(str(os.getpid()))
-        self.handle.flush()
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self.handle, _held[key] = handle, 1
         return self
 
     def __exit__(self, *exc):
-        fcntl.flock(self.handle, fcntl.LOCK_UN)
-        self.handle.close()
+        key = self.path.resolve()
+        _held[key] -= 1
+        if _held[key] == 0:
+            del _held[key]
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+            self.handle.close()
         return False
 
 
