@@ -1,7 +1,9 @@
 """python -m nmt.translate --checkpoint PATH [options]: a thin CLI over Translator.
 
 Reads stdin when no --input and writes stdout when no --output, one line out
-per line in; an empty line gives an empty line.
+per line in; an empty line gives an empty line. Input and output are UTF-8
+whatever the locale; --output is replaced atomically, so a failed run leaves
+an existing file as it was.
 """
 
 import argparse
@@ -16,16 +18,23 @@ from nmt.errors import NmtError
 log = logging.getLogger("nmt.translate")
 
 
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m nmt.translate", description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
     parser.add_argument("--input", help="source file, one sentence a line (default: stdin)")
     parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
-    parser.add_argument("--beam-size", type=int, default=5)
-    parser.add_argument("--nbest", type=int, default=1,
+    parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
+    parser.add_argument("--nbest", type=positive_int, default=1,
                         help="print the N best as 'line ||| text ||| score' (Moses n-best format)")
     parser.add_argument("--length-penalty", type=float, default=1.0, help="Wu et al. 2016 alpha")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per batch")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--plot-attention", metavar="DIR", help="write one heatmap PNG per sentence")
     parser.add_argument("--attention-layer", type=int, default=None,
@@ -50,8 +59,8 @@ def read_input(path: str | None) -> list[str]:
     text = []
     for number, line in enumerate(lines, 1):
         try:
-            text.append(line.decode("utf-8").removesuffix("\r").lstrip("\ufeff") if number == 1
-                        else line.decode("utf-8").removesuffix("\r"))
+            decoded = line.decode("utf-8").removesuffix("\r")
+            text.append(decoded.removeprefix("\ufeff") if number == 1 else decoded)
         except UnicodeDecodeError as error:
             raise NmtError(f"<stdin> line {number}: invalid UTF-8 (byte {error.start + 1}); "
                            "convert the input to UTF-8") from None
@@ -59,19 +68,54 @@ def read_input(path: str | None) -> list[str]:
 
 
 def write_output(lines: list[str], path: str | None) -> None:
-    body = "".join(line + "\n" for line in lines)
+    """One UTF-8 line per entry to stdout, or to `path` through a temporary
+    file and an atomic rename (the file keeps its permissions)."""
+    # A line break inside a translation would shift every later line.
+    body = "".join(line.replace("\r", " ").replace("\n", " ") + "\n" for line in lines).encode("utf-8")
     if path is None:
-        sys.stdout.write(body)
-        sys.stdout.flush()
+        try:
+            sys.stdout.buffer.write(body)
+            sys.stdout.flush()
+        except BrokenPipeError:      # the reader (e.g. `head`) stopped reading: not our error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    target = Path(path)
+    target, tmp = Path(path), None
+    check_output(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        if target.exists():
+            mode = target.stat().st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "wb") as handle:
             handle.write(body)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
+        tmp = None
     except OSError as error:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def check_output(path: str) -> None:
+    """Refuse an --output that cannot be written before any work is done."""
+    target = Path(path)
+    if target.is_dir():
+        raise NmtError(f"--output {path} is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise NmtError(f"--output {path}: folder {target.parent} does not exist; create it first")
+
+
+def make_folder(folder: str) -> None:
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise NmtError(f"--plot-attention {folder}: cannot create the folder "
+                       f"({error.strerror or error})") from None
 
 
 def plot_attention(translator, sources, outputs, folder: str, layer, head) -> None:
@@ -79,7 +123,7 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
 
     from nmt.viz.heatmaps import attention_figure, save_figure
 
-    Path(folder).mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     for number, (source, out) in enumerate(zip(sources, outputs), 1):
         if not out.tgt_pieces:
             continue
@@ -92,11 +136,19 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
             if result.layers is None:
                 raise NmtError("--attention-layer/--attention-head need a Transformer decoder")
             layers = result.layers[0].float().cpu()            # (L, H, T, S)
-            chosen = layers[(layer or layers.size(0)) - 1]       # (H, T, S)
+            L, H = layers.shape[:2]
+            if layer is not None and not 1 <= layer <= L:
+                raise NmtError(f"--attention-layer {layer}: the decoder has {L} layers; pick 1 to {L}")
+            if head is not None and not 1 <= head <= H:
+                raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
+            chosen = layers[(layer or L) - 1]                    # (H, T, S)
             weights = chosen.mean(0) if head is None else chosen[head - 1]
-            title += f", layer {layer or layers.size(0)}, " + ("mean of heads" if head is None else f"head {head}")
-        save_figure(attention_figure(weights, out.src_pieces, out.tgt_pieces, title=title),
-                    Path(folder) / f"{number:05d}.png")
+            title += f", layer {layer or L}, " + ("mean of heads" if head is None else f"head {head}")
+        path = Path(folder) / f"{number:05d}.png"
+        try:
+            save_figure(attention_figure(weights, out.src_pieces, out.tgt_pieces, title=title), path)
+        except OSError as error:
+            raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def main(argv=None) -> int:
@@ -106,6 +158,10 @@ def main(argv=None) -> int:
         from nmt.translator import Translator
         from nmt.training.validation import score_translations
 
+        if args.output:
+            check_output(args.output)
+        if args.plot_attention:
+            make_folder(args.plot_attention)
         sources = read_input(args.input)
         references = None
         if args.reference:
@@ -139,6 +195,9 @@ def main(argv=None) -> int:
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("nmt: error: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

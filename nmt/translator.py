@@ -58,16 +58,18 @@ class Translator:
     @classmethod
     def from_checkpoint(cls, path, device: str = "auto", **options) -> "Translator":
         state = load_checkpoint(path)
-        config = OmegaConf.create(state["config"])
         tokenizer = Tokenizer.from_bytes(state["tokenizer"])
         try:
+            config = OmegaConf.create(state["config"])
+            limits = length_limits(config)
             model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
             model.load_state_dict(state["model"])
-        except (RuntimeError, KeyError, AttributeError, TypeError) as error:
+        except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
             first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
-            raise NmtError(f"checkpoint {path} does not match this version of nmt's models "
-                           f"({first})") from None
-        return cls(model, tokenizer, resolve_device(device), **length_limits(config), **options)
+            raise NmtError(f"checkpoint {path}: its model weights do not fit its config ({first}); "
+                           "it was written by another version of nmt or edited; use another "
+                           "checkpoint") from None
+        return cls(model, tokenizer, resolve_device(device), **limits, **options)
 
     def _encode(self, texts: list[str]):
         """texts -> src (B, S) tensor, pieces per sentence, truncation flags."""
