@@ -46,6 +46,11 @@ def _train_model(sentences: list[str], vocab_size: int, model_type: str) -> byte
         if limit:
             raise NmtError(f"data.vocab_size={vocab_size} is more than this training data allows "
                            f"(at most {limit.group(2)}); set a smaller data.vocab_size") from None
+        chars = re.search(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)", str(error))
+        if chars:
+            raise NmtError(f"data.vocab_size={vocab_size} is too small for the {chars.group(1)} "
+                           "characters and special pieces of the training data; set "
+                           f"data.vocab_size to at least {chars.group(1)}") from None
         raise NmtError(f"sentencepiece could not train a vocabulary: {str(error).splitlines()[0]}") from None
     return proto.getvalue()
 
