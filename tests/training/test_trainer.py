@@ -29,6 +29,12 @@ def test_transformer_learns_the_toy_task(tmp_path, cache_dir):
           "trainer.val_every=250", "trainer.val_max_sentences=100", cache_dir=cache_dir)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["bleu"] > 90, summary
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    events = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"images": 0})
+    events.Reload()
+    # every cross-attention layer, with its heads and their mean, as one image each
+    assert sorted(events.Tags()["images"]) == ["attention/sentence_1/layer_1",
+                                               "attention/sentence_1/layer_2"]
 
 
 def test_resume_continues_exactly(tmp_path, cache_dir):
