@@ -181,7 +181,11 @@ def render_figures(args, configs, runs, sentences) -> tuple[dict, str | None]:
         family_grid(rows, sentences, title, args.out / name)
         figures[family] = name
     learning = "learning_curves.png"
-    learning_curves([r for r in runs if r["records"]], args.out / learning)
+    families = {}
+    for config in configs:
+        names = families.setdefault(config.family, (FAMILIES[config.family], []))[1]
+        names += [n for n in (*config.also, config.name) if n not in names]
+    learning_curves([r for r in runs if r["records"]], args.out / learning, families)
     return figures, learning
 
 
@@ -226,6 +230,7 @@ def main(argv=None) -> int:
             settings_path.write_text(json.dumps(settings, indent=1) + "\n")
         seeds = settings.get("seeds_of", seeds)
         configs = [c for c in configs if c.name in seeds]
+        settings["report_commit"] = git_commit()
         settings["report_command"] = (f"python -m nmt.study --report-only --data {args.data} "
                                       f"--runs-dir {args.runs_dir} --out {args.out}"
                                       + (f" --only {args.only}" if args.only else ""))

@@ -64,36 +64,51 @@ def family_grid(rows: list[tuple[str, list]], sentences: list[tuple[str, str]], 
     plt.close(fig)
 
 
-FAMILY_STYLE = {"score": "-", "scope": "--", "encoder": "-.", "bridge": ":", "positional": "-"}
+STYLES = ["-", "--", "-.", ":"]
 
 
-def learning_curves(runs: list[dict], path, metric_name: str = "validation BLEU") -> None:
-    """runs: dicts with name, family, seed, records (metrics.jsonl) -> one PNG of
-    BLEU against steps and against training seconds."""
-    fig, (by_step, by_time) = plt.subplots(1, 2, figsize=(14, 6.5), dpi=90, sharey=True)
-    colours = plt.get_cmap("tab20").colors + plt.get_cmap("tab20b").colors
-    names = sorted({r["name"] for r in runs}, key=[r["name"] for r in runs].index)
-    for run in runs:
-        if not run["records"]:
-            continue
-        colour = colours[names.index(run["name"]) % len(colours)]
-        style = FAMILY_STYLE.get(run["family"], "-")
-        width = 2.2 if run["family"] == "positional" else 1.4
-        steps = [r["step"] for r in run["records"]]
-        seconds = [r["train_seconds"] for r in run["records"]]
-        bleu = [r["bleu"] for r in run["records"]]
-        label = run["name"] if run["seed"] == run["first_seed"] else None
-        by_step.plot(steps, bleu, style, color=colour, linewidth=width, marker="o", markersize=3,
-                     label=label)
-        by_time.plot(seconds, bleu, style, color=colour, linewidth=width, marker="o", markersize=3)
-    by_step.set_xlabel("optimiser steps")
-    by_time.set_xlabel("training seconds (wall clock in the update loop, validation excluded)")
-    by_step.set_ylabel(metric_name)
-    for ax in (by_step, by_time):
-        ax.grid(alpha=0.3)
-    fig.legend(loc="center right", fontsize=8, title="configuration (line style = family)",
-               title_fontsize=8, frameon=False)
-    fig.suptitle(f"Learning curves: {metric_name} at each validation, every run", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 0.8, 0.96))
+def learning_curves(runs: list[dict], path, families: dict[str, tuple[str, list[str]]] | None = None,
+                    metric_name: str = "validation BLEU") -> None:
+    """runs: dicts with name, family, seed, first_seed, records (metrics.jsonl);
+    families: family -> (title, names shown in its row), default each run's family.
+    One row per family: BLEU against steps (left) and training seconds (right)."""
+    if families is None:
+        families = {}
+        for run in runs:
+            names = families.setdefault(run["family"], (run["family"], []))[1]
+            if run["name"] not in names:
+                names.append(run["name"])
+    families = {f: v for f, v in families.items() if any(r["name"] in v[1] and r["records"] for r in runs)}
+    fig, axes = plt.subplots(max(1, len(families)), 3, figsize=(15, 3.2 * max(1, len(families)) + 0.8),
+                             dpi=90, squeeze=False, gridspec_kw={"width_ratios": [1, 1, 0.42]})
+    colours = plt.get_cmap("tab10").colors
+    top = max([r["bleu"] for run in runs for r in run["records"]] + [1.0]) * 1.05
+    for (by_step, by_time, key), (family, (title, names)) in zip(axes, families.items()):
+        for run in runs:
+            if run["name"] not in names or not run["records"]:
+                continue
+            i = names.index(run["name"])
+            style = dict(color=colours[i % 10], linestyle=STYLES[(i // 10 + run["seed"] - 1) % 4],
+                         marker="o", markersize=3, linewidth=1.6)
+            steps = [r["step"] for r in run["records"]]
+            seconds = [r["train_seconds"] for r in run["records"]]
+            bleu = [r["bleu"] for r in run["records"]]
+            name = run["name"] + (f" (seed {run['seed']})" if run["seed"] != run["first_seed"] else "")
+            by_step.plot(steps, bleu, label=name, **style)
+            by_time.plot(seconds, bleu, **style)
+        by_step.set_title(f"{title}: against steps", fontsize=10)
+        by_time.set_title(f"{title}: against training seconds", fontsize=10)
+        by_step.set_ylabel(metric_name)
+        handles, labels = by_step.get_legend_handles_labels()
+        key.axis("off")
+        key.legend(handles, labels, fontsize=8, loc="center left", frameon=False)
+        for ax in (by_step, by_time):
+            ax.grid(alpha=0.3)
+            ax.set_ylim(0, top)
+    axes[-1][0].set_xlabel("optimiser steps")
+    axes[-1][1].set_xlabel("training seconds (wall clock in the update loop; validation excluded)")
+    fig.suptitle(f"Learning curves: {metric_name} at each validation, every run, one row per family",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.98))
     fig.savefig(path, dpi=90)
     plt.close(fig)

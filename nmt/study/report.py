@@ -27,6 +27,7 @@ COLUMNS = [
     ("final_step", "steps", "{:,.0f}"),
 ]
 PERCENT = {"peak_agreement"}
+EXACT = {"parameters"}   # the same for every seed: no ± shown
 
 
 def collect(runs_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int]]) -> list[dict]:
@@ -89,7 +90,7 @@ def _cell(stats: dict, key: str, fmt: str) -> str:
     if math.isnan(mean):
         return "–"
     text = fmt.format(mean)
-    return f"{text} ± {fmt.format(sd)}" if sd is not None else text
+    return f"{text} ± {fmt.format(sd)}" if sd is not None and key not in EXACT else text
 
 
 def family_table(family: str, configs: list[StudyConfig], table: dict, runs: list[dict],
@@ -161,7 +162,7 @@ def write_readme(out_dir: Path, settings: dict, configs: list[StudyConfig], runs
         f"- Date: {settings['date']}",
         f"- Machine: {settings['machine']}",
         f"- Command: `{settings['command']}`",
-        f"- Commit: `{settings['commit']}`",
+        f"- Commit: `{settings['commit']}` (training); report written at `{settings.get('report_commit', '?')}`",
         f"- Data: {settings['data_description']}",
         f"- Budget: {budget}; seeds {', '.join(map(str, settings['seeds']))}"
         + (f" (second seed {', '.join(map(str, settings['spread_seeds']))} for {', '.join(settings['spread'])})"
