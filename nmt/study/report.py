@@ -205,6 +205,10 @@ def write_readme(out_dir: Path, settings: dict, configs: list[StudyConfig], runs
            "English captions are close to monotone, but a perfect aligner would not score 100")
         + "; steps, optimiser updates done in the budget. Mean ± standard deviation over seeds where "
         "there is more than one.",
+        *(["", "A wall-clock budget rewards fast configurations, as intended, but on a shared machine it "
+           "also measures how busy the machine was during each run: read BLEU together with the steps "
+           "and train tok/s columns, and compare learning curves against steps as well as time."]
+          if settings.get("budget_minutes") else []),
         "",
         "## Seed-to-seed spread",
         "",
