@@ -38,8 +38,8 @@ def parse_args(argv):
                         help="configurations that also get a second seed, to estimate the spread")
     parser.add_argument("--only", help="comma-separated configurations or families (see --list)")
     parser.add_argument("--runs-dir", type=Path, help="run folders (default runs/attention_study/DATA)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/attention_study"),
-                        help="where README.md, the CSV files and the pictures go")
+    parser.add_argument("--out", type=Path, help="where README.md, the CSV files and the pictures go "
+                        "(default benchmarks/attention_study, its toy/ folder for --data toy)")
     parser.add_argument("--val-sentences", type=int, default=300, help="validation sentences during training")
     parser.add_argument("--val-every", type=int, default=100, help="steps between validations")
     parser.add_argument("--test-sentences", type=int, help="first N test sentences (default all)")
@@ -75,6 +75,7 @@ def parse_args(argv):
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / args.data
+    args.out = args.out or Path("benchmarks/attention_study") / ("toy" if args.data == "toy" else "")
     return args
 
 
