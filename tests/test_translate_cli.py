@@ -1,0 +1,189 @@
+"""python -m nmt.translate as a user runs it: stdin/stdout, files, n-best,
+heatmaps, sacreBLEU, and one `nmt: error:` line for each bad input.
+
+A few tests start a real process (stdin, exit code, no traceback); the rest
+call `main(argv)` in-process, where any exception but NmtError would fail the
+test with its traceback.
+"""
+
+import io
+import os
+import stat
+import sys
+
+import pytest
+from PIL import Image
+
+from nmt.data.toy import make_toy_corpus
+from nmt.translate import main
+from nmt.translator import Translator
+from tests.helpers import run_cli
+
+PAIRS = make_toy_corpus(1, 4, 0, seed=3).valid
+SOURCES = [src for src, _ in PAIRS]
+LONG = " ".join(SOURCES * 4)              # ~40 subwords: the toy model takes 32
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def translator(toy_checkpoint):
+    return Translator.from_checkpoint(toy_checkpoint, device="cpu")
+
+
+def write_lines(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+def one_error_line(stderr: str) -> str:
+    """The stderr of a failed run: exactly one `nmt: error:` line, no traceback."""
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("nmt: error: ")]
+    assert len(errors) == 1, stderr
+    return errors[0]
+
+
+def test_stdin_to_stdout_one_line_per_line(toy_checkpoint, translator):
+    lines = [SOURCES[0], "", LONG, SOURCES[1], "  "]
+    done = run_cli("nmt.translate", "--checkpoint", str(toy_checkpoint), "--beam-size", "2",
+                   input="".join(line + "\n" for line in lines).encode(), env=ONE_THREAD)
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode("utf-8").split("\n")
+    assert out[-1] == "" and len(out) == len(lines) + 1          # one line per line, each ended
+    expected = [o.text for o in translator.translate(lines, beam_size=2)]
+    assert out[:-1] == expected
+    assert out[1] == out[4] == "" and out[0] and out[3]
+    # the long line is translated from its first 32 subwords, with one warning
+    stderr = done.stderr.decode()
+    assert "1 input line(s) longer than the model's 32 subwords were truncated (first: line 3)" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_files_nbest_heatmaps_and_sacrebleu(tmp_path, toy_checkpoint, translator):
+    source = write_lines(tmp_path / "test.src", [SOURCES[0], "", SOURCES[1], SOURCES[2]])
+    reference = write_lines(tmp_path / "test.ref", [PAIRS[0][1], "", PAIRS[1][1], PAIRS[2][1]])
+    output, pictures = tmp_path / "test.out", tmp_path / "pictures"
+    done = run_cli("nmt.translate", "--checkpoint", str(toy_checkpoint), "--input", source,
+                   "--output", str(output), "--beam-size", "3", "--batch-size", "2",
+                   "--plot-attention", str(pictures), "--reference", reference, env=ONE_THREAD)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b""                                    # translations went to the file
+    expected = [o.text for o in translator.translate(
+        [SOURCES[0], "", SOURCES[1], SOURCES[2]], beam_size=3)]
+    assert output.read_text(encoding="utf-8").split("\n") == expected + [""]
+    # sacreBLEU BLEU and chrF, each with its signature
+    stderr = done.stderr.decode()
+    assert "BLEU " in stderr and "nrefs:1|case:mixed|eff:no|tok:13a" in stderr
+    assert "chrF " in stderr and "nrefs:1|case:mixed|eff:yes|nc:6|nw:0" in stderr
+    # one heatmap per non-empty line, named by line number
+    assert sorted(p.name for p in pictures.iterdir()) == ["00001.png", "00003.png", "00004.png"]
+    picture = Image.open(pictures / "00001.png")
+    assert picture.format == "PNG" and picture.size[0] > 300 and picture.size[1] > 250
+
+
+def test_nbest_lines(tmp_path, toy_checkpoint, translator):
+    source = write_lines(tmp_path / "in.txt", [SOURCES[0], "", SOURCES[1]])
+    output = tmp_path / "out.txt"
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--output", str(output),
+                 "--beam-size", "3", "--nbest", "2"]) == 0
+    rows = [line.split(" ||| ") for line in output.read_text(encoding="utf-8").splitlines()]
+    # Moses format, 0-based line numbers, best first; an empty line gives one empty entry
+    assert [r[0] for r in rows] == ["0", "0", "1", "2", "2"]
+    assert rows[2] == ["1", "", "0.0000"]
+    best = translator.translate([SOURCES[0]], beam_size=3, nbest=2)[0]
+    assert [(r[1], float(r[2])) for r in rows[:2]] == [(t, pytest.approx(s, abs=1e-4)) for t, s in best.nbest]
+
+
+def test_invalid_utf8_on_stdin_names_the_line(toy_checkpoint):
+    data = SOURCES[0].encode() + b"\n" + b"caf\xe9 au lait\n"
+    done = run_cli("nmt.translate", "--checkpoint", str(toy_checkpoint), input=data, env=ONE_THREAD)
+    assert done.returncode == 1
+    assert one_error_line(done.stderr.decode()) == (
+        "nmt: error: <stdin> line 2: invalid UTF-8 (byte 4); convert the input to UTF-8")
+    assert done.stdout == b""
+
+
+def test_invalid_utf8_in_a_file_names_file_and_line(tmp_path, toy_checkpoint, capsys):
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"one\ntwo\n\xff three\n")
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", str(source)]) == 1
+    assert one_error_line(capsys.readouterr().err) == (
+        f"nmt: error: {source} line 3: invalid UTF-8 (byte 1 of the line); convert the file to UTF-8")
+
+
+def test_stdin_bom_and_windows_line_ends(toy_checkpoint, translator, monkeypatch, capsys):
+    data = ("\ufeff" + SOURCES[0] + "\r\n\r\n" + SOURCES[1] + "\r\n").encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["--checkpoint", str(toy_checkpoint), "--beam-size", "1"]) == 0
+    expected = [o.text for o in translator.translate([SOURCES[0], "", SOURCES[1]], beam_size=1)]
+    assert capsys.readouterr().out == "".join(t + "\n" for t in expected)
+
+
+def broken_checkpoint(tmp_path, toy_checkpoint):
+    path = tmp_path / "broken.pt"
+    path.write_bytes(toy_checkpoint.read_bytes()[:50_000])
+    return ["--checkpoint", str(path)]
+
+
+def bad_input(tmp_path, toy_checkpoint):
+    (tmp_path / "bad.txt").write_bytes(b"ok\n\xc3\x28\n")
+    return ["--checkpoint", str(toy_checkpoint), "--input", str(tmp_path / "bad.txt")]
+
+
+def bad_reference(tmp_path, toy_checkpoint):
+    return ["--checkpoint", str(toy_checkpoint), "--reference", write_lines(tmp_path / "ref", ["a"])]
+
+
+@pytest.mark.parametrize("failure, message", [
+    (broken_checkpoint, "is truncated or not a checkpoint"),
+    (bad_input, "bad.txt line 2: invalid UTF-8"),
+    (bad_reference, "has 1 lines but the input has 2"),
+])
+def test_a_failed_run_leaves_an_existing_output_untouched(tmp_path, toy_checkpoint, capsys,
+                                                          failure, message):
+    output = tmp_path / "out.txt"
+    output.write_text("yesterday's translations\n")
+    source = write_lines(tmp_path / "in.txt", SOURCES[:2])
+    argv = ["--input", source, *failure(tmp_path, toy_checkpoint), "--output", str(output)]
+    assert main(argv) == 1
+    assert message in one_error_line(capsys.readouterr().err)
+    assert output.read_text() == "yesterday's translations\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.txt")]   # no temp file left
+
+
+def test_output_is_replaced_whole_and_keeps_its_permissions(tmp_path, toy_checkpoint):
+    output = tmp_path / "out.txt"
+    output.write_text("old\n" * 10)
+    os.chmod(output, 0o640)
+    source = write_lines(tmp_path / "in.txt", SOURCES[:2])
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--output", str(output),
+                 "--beam-size", "1"]) == 0
+    assert len(output.read_text().splitlines()) == 2
+    assert stat.S_IMODE(output.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.txt"]
+
+
+@pytest.mark.parametrize("where, message", [
+    ("folder", "is a directory; give a file name"),
+    ("nowhere/out.txt", "does not exist; create it first"),
+])
+def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, where, message):
+    (tmp_path / "folder").mkdir()
+    # the checkpoint is never read: the output is checked before any work
+    assert main(["--checkpoint", str(tmp_path / "none.pt"), "--output", str(tmp_path / where)]) == 1
+    assert message in one_error_line(capsys.readouterr().err)
+
+
+def test_attention_layer_needs_a_transformer(tmp_path, toy_checkpoint, capsys):
+    source = write_lines(tmp_path / "in.txt", SOURCES[:1])
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--beam-size", "1",
+                 "--plot-attention", str(tmp_path / "p"), "--attention-layer", "1"]) == 1
+    assert "need a Transformer decoder" in one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("option", ["--batch-size", "--beam-size", "--nbest"])
+def test_counts_must_be_positive(option, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--checkpoint", "x.pt", option, "0"])
+    assert exit_.value.code == 2
+    assert f"argument {option}: 0 is not a positive integer" in capsys.readouterr().err
