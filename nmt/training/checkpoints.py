@@ -92,12 +92,13 @@ def load_checkpoint(path, map_location="cpu") -> dict:
         raise NmtError(f"checkpoint {path} is a directory; give the .pt file inside it")
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as error:
+    except Exception as error:  # noqa: BLE001 - any failure means a refused or damaged file
         blocked = [line.strip() for line in str(error).splitlines() if "GLOBAL" in line]
-        raise NmtError(f"checkpoint {path} was refused: it holds objects that could run code, not "
-                       f"only tensors and plain data ({blocked[0][:120] if blocked else 'unsafe pickle'}); "
-                       "load only checkpoints written by nmt.train") from None
-    except Exception as error:  # noqa: BLE001 - any other failure means a damaged file
+        if isinstance(error, pickle.UnpicklingError) and blocked:
+            raise NmtError(f"checkpoint {path} was refused: it holds objects that could run code, not "
+                           f"only tensors and plain data ({blocked[0][:120]}); "
+                           "load only checkpoints written by nmt.train") from None
+        # any other unpickling failure (e.g. "Unsupported operand") is a damaged file
         raise NmtError(f"checkpoint {path} is truncated or not a checkpoint "
                        f"({type(error).__name__}); use another one, e.g. last.pt or best.pt") from None
     if not isinstance(state, dict) or any(k not in state for k in REQUIRED_KEYS):
