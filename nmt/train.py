@@ -58,9 +58,10 @@ def main(cfg: DictConfig) -> float:
         print("nmt: interrupted before training started; this run wrote no checkpoint",
               file=sys.stderr, flush=True)
         sys.exit(130)
-    if code:
+    metrics = getattr(trainer, "final_metrics", None)
+    if code or metrics is None:         # 130 after Ctrl-C; 0 after SIGTERM, before any validation
         sys.exit(code)
-    return float(trainer.final_metrics["bleu"])
+    return float(metrics["bleu"])
 
 
 if __name__ == "__main__":
