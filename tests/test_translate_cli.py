@@ -12,6 +12,7 @@ import stat
 import sys
 
 import pytest
+import torch
 from PIL import Image
 
 from nmt.data.toy import make_toy_corpus
@@ -65,7 +66,8 @@ def test_files_nbest_heatmaps_and_sacrebleu(tmp_path, toy_checkpoint, translator
     output, pictures = tmp_path / "test.out", tmp_path / "pictures"
     done = run_cli("nmt.translate", "--checkpoint", str(toy_checkpoint), "--input", source,
                    "--output", str(output), "--beam-size", "3", "--batch-size", "2",
-                   "--plot-attention", str(pictures), "--reference", reference, env=ONE_THREAD)
+                   "--plot-attention", str(pictures), "--reference", reference, "--device", "cpu",
+                   env=ONE_THREAD)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == b""                                    # translations went to the file
     expected = [o.text for o in translator.translate(
@@ -179,6 +181,24 @@ def test_attention_layer_needs_a_transformer(tmp_path, toy_checkpoint, capsys):
     assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--beam-size", "1",
                  "--plot-attention", str(tmp_path / "p"), "--attention-layer", "1"]) == 1
     assert "need a Transformer decoder" in one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("where, message", [
+    ("nope.pt", "checkpoint {tmp}/nope.pt does not exist"),
+    ("", "checkpoint {tmp} is a directory; give the .pt file inside it"),
+])
+def test_missing_checkpoint(tmp_path, capsys, where, message):
+    source = write_lines(tmp_path / "in.txt", SOURCES[:1])
+    assert main(["--checkpoint", str(tmp_path / where), "--input", source]) == 1
+    assert one_error_line(capsys.readouterr().err) == "nmt: error: " + message.format(tmp=tmp_path)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_device_cuda_without_a_gpu(tmp_path, toy_checkpoint, capsys):
+    source = write_lines(tmp_path / "in.txt", SOURCES[:1])
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--device", "cuda"]) == 1
+    assert one_error_line(capsys.readouterr().err) == (
+        "nmt: error: device=cuda but no CUDA GPU is visible; use device=cpu or device=auto")
 
 
 @pytest.mark.parametrize("option", ["--batch-size", "--beam-size", "--nbest"])
