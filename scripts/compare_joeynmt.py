@@ -33,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))        # bench_train's compose_config
 PRESETS = ("transformer_small", "rnn_bahdanau")
 SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
 
@@ -214,7 +215,6 @@ def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    sys.path.insert(0, str(ROOT / "scripts"))
     command = "python scripts/compare_joeynmt.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
