@@ -228,6 +228,12 @@ def main(argv=None) -> int:
                 "beam_size": args.beam_size, "threads": args.threads, "sizes": PROFILES[args.data].__dict__,
                 "seeds_of": seeds, "only": args.only,
             }
+            if settings_path.exists():   # continuing a study: keep when and where it began
+                previous = json.loads(settings_path.read_text())
+                if previous.get("command") == settings["command"]:
+                    settings["date"] = previous["date"]
+                    if previous["commit"] != settings["commit"]:
+                        settings["commit"] = f"{previous['commit']}, continued at {settings['commit']}"
             settings_path.write_text(json.dumps(settings, indent=1) + "\n")
         seeds = settings.get("seeds_of", seeds)
         configs = [c for c in configs if c.name in seeds]
