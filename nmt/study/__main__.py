@@ -232,7 +232,9 @@ def main(argv=None) -> int:
                 previous = json.loads(settings_path.read_text())
                 if previous.get("command") == settings["command"]:
                     settings["date"] = previous["date"]
-                    if previous["commit"] != settings["commit"]:
+                    if previous["commit"].endswith(settings["commit"]):
+                        settings["commit"] = previous["commit"]
+                    else:
                         settings["commit"] = f"{previous['commit']}, continued at {settings['commit']}"
             settings_path.write_text(json.dumps(settings, indent=1) + "\n")
         seeds = settings.get("seeds_of", seeds)
