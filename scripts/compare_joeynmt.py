@@ -199,6 +199,7 @@ def train_joey(python: Path, preset: str, work: Path, spm_path: Path, vocab_path
     log = (Path(config["model_dir"]) / "train.log").read_text()
     speed, seconds, params = joey_speed(log, warmup, steps)
     return {"tgt_tokens_per_s": round(speed, 1), "seconds": round(seconds, 2), "parameters": params,
+            "tgt_tokens_per_step": round(speed * seconds / steps, 1),
             "command": shlex.join(command), "config": str(path), "model_dir": config["model_dir"]}
 
 
@@ -210,7 +211,8 @@ def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work:
     run(command + [f"data.path={data}"], cwd=ROOT)
     figures = json.loads((out / f"bench_train_{preset}_{tag}.json").read_text())
     return {"tgt_tokens_per_s": figures["tgt_tokens_per_s"], "seconds": figures["seconds"],
-            "parameters": figures["parameters"], "command": figures["command"]}
+            "parameters": figures["parameters"], "tgt_tokens_per_step": figures["tgt_tokens_per_step"],
+            "command": figures["command"]}
 
 
 def main(argv=None) -> None:
@@ -231,12 +233,14 @@ def main(argv=None) -> None:
                     figures = train_joey(python, preset, work, spm_path, vocab_path, args.warmup, args.steps)
                 runs[preset][side].append(figures)
                 print(f"round {round_ + 1} {preset:<18} {side:<8} {figures['tgt_tokens_per_s']:>8.1f} "
-                      f"target tokens/s ({figures['seconds']:.1f} s for {args.steps} updates, "
+                      f"target tokens/s ({figures['seconds']:.1f} s for {args.steps} updates of "
+                      f"{figures['tgt_tokens_per_step']:.0f} target tokens, "
                       f"{figures['parameters']} parameters)", flush=True)
 
     print(f"\n{command}\n")
-    print(f"| preset | nmt tgt tok/s | JoeyNMT tgt tok/s | ratio | parameters (nmt / JoeyNMT) |")
-    print(f"| --- | ---: | ---: | ---: | --- |")
+    print("| preset | nmt tgt tok/s | JoeyNMT tgt tok/s | ratio | tgt tokens per update (nmt / JoeyNMT) "
+          "| s per update (nmt / JoeyNMT) | parameters (nmt / JoeyNMT) |")
+    print("| --- | ---: | ---: | ---: | --- | --- | --- |")
     table = {}
     for preset in presets:
         ours = [r["tgt_tokens_per_s"] for r in runs[preset]["ours"]]
@@ -247,6 +251,10 @@ def main(argv=None) -> None:
                          "ratios_per_round": [round(r, 3) for r in ratios]}
         print(f"| {preset} | {mean(ours):.0f} | {mean(theirs):.0f} | {mean(ratios):.2f}x "
               f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}) | "
+              f"{mean([r['tgt_tokens_per_step'] for r in runs[preset]['ours']]):.0f} / "
+              f"{mean([r['tgt_tokens_per_step'] for r in runs[preset]['joeynmt']]):.0f} | "
+              f"{mean([r['seconds'] for r in runs[preset]['ours']]) / args.steps:.2f} / "
+              f"{mean([r['seconds'] for r in runs[preset]['joeynmt']]) / args.steps:.2f} | "
               f"{runs[preset]['ours'][0]['parameters']:,} / {runs[preset]['joeynmt'][0]['parameters'] or 0:,} |")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"command": command, "warmup": args.warmup, "steps": args.steps,
