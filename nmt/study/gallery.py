@@ -24,14 +24,14 @@ def pick_sentences(pairs: list[tuple[str, str]], n: int = 5, min_words: int = 5,
 
 
 def _font(n: int) -> float:
-    return max(5.0, min(8.0, 150.0 / max(n, 1)))
+    return max(6.0, min(8.0, 170.0 / max(n, 1)))
 
 
 def family_grid(rows: list[tuple[str, list]], sentences: list[tuple[str, str]], title: str, path) -> None:
     """rows: (row label, [Translation per sentence]) -> one PNG."""
     n_rows, n_cols = len(rows), len(sentences)
     widths = [max(2.2, 0.2 * max(len(r[1][c].src_pieces) for r in rows) + 0.9) for c in range(n_cols)]
-    heights = [max(2.0, 0.16 * max(len(t.tgt_pieces) for t in r[1]) + 1.0) for r in rows]
+    heights = [max(2.0, 0.2 * max(len(t.tgt_pieces) for t in r[1]) + 1.0) for r in rows]
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(sum(widths) + 2.2, sum(heights) + 1.6),
                              gridspec_kw={"width_ratios": widths, "height_ratios": heights},
                              squeeze=False, dpi=90)
