@@ -127,6 +127,12 @@ def load_pairs(args):
     return valid, test
 
 
+def _data_path_of(settings: dict) -> str | None:
+    """The --data-path of the command a study was run with (older study.json files)."""
+    words = shlex.split(settings.get("command", ""))
+    return words[words.index("--data-path") + 1] if "--data-path" in words[:-1] else None
+
+
 def plan(args, configs) -> dict[str, list[int]]:
     spread = {n.strip() for n in args.spread.split(",") if n.strip()}
     unknown = spread - {c.name for c in study_configs(args.data)}
@@ -210,6 +216,7 @@ def main(argv=None) -> int:
             if not settings_path.exists():
                 raise NmtError(f"{settings_path} missing: run the study first (without --report-only)")
             settings = json.loads(settings_path.read_text())
+            args.data_path = args.data_path or settings.get("data_path") or _data_path_of(settings)
         else:
             settings = {
                 "date": datetime.date.today().isoformat(),
@@ -227,6 +234,7 @@ def main(argv=None) -> int:
                 "val_sentences": args.val_sentences, "val_every": args.val_every,
                 "beam_size": args.beam_size, "threads": args.threads, "sizes": PROFILES[args.data].__dict__,
                 "seeds_of": seeds, "only": args.only,
+                "data_path": str(Path(args.data_path).resolve()) if args.data_path else None,
             }
             if settings_path.exists():   # continuing a study: keep when and where it began
                 previous = json.loads(settings_path.read_text())
@@ -241,7 +249,8 @@ def main(argv=None) -> int:
         configs = [c for c in configs if c.name in seeds]
         settings["report_commit"] = git_commit()
         settings["report_command"] = (f"python -m nmt.study --report-only --data {args.data} "
-                                      f"--runs-dir {args.runs_dir} --out {args.out}"
+                                      + (f"--data-path {args.data_path} " if args.data_path else "")
+                                      + f"--runs-dir {args.runs_dir} --out {args.out}"
                                       + (f" --only {args.only}" if args.only else ""))
         import torch
 
