@@ -5,7 +5,10 @@
 Reads RUN/metrics.jsonl (one record per validation). The wall time of each
 validation comes from its "validation step N" line in RUN/train.log, counted
 from the log's first line; without the log, the record's train_seconds
-(training time without validation) is used. Prints the points and the command.
+(training time without validation) is used. A run that has not validated yet
+gets its training loss and tokens/s from RUN/tensorboard instead, against
+wall-clock minutes since its first logged update. Prints the points and the
+command.
 """
 
 import argparse
@@ -47,9 +50,12 @@ def main(argv=None) -> None:
     import matplotlib.pyplot as plt
 
     run = Path(args.run)
-    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    out = Path(args.out) if args.out else run / "learning_curve.png"
+    metrics = run / "metrics.jsonl"
+    records = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] \
+        if metrics.is_file() else []
     if not records:
-        sys.exit(f"{run}/metrics.jsonl has no validation yet")
+        return plot_training_loss(run, out, argv, plt)
     walls = wall_minutes(run / "train.log")
     xs = [walls.get(r["step"], r["train_seconds"] / 60) for r in records]
     label = "wall-clock minutes" if all(r["step"] in walls for r in records) else "training minutes"
@@ -68,7 +74,43 @@ def main(argv=None) -> None:
     ax.set_title(f"{run.name}: validation BLEU against time")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    out = Path(args.out) if args.out else run / "learning_curve.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    print(f"(plot in {out})")
+
+
+def plot_training_loss(run: Path, out: Path, argv, plt) -> None:
+    """No validation yet: training loss and tokens/s from the TensorBoard scalars."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    scalars = {}
+    for path in sorted((run / "tensorboard").glob("events.*")):
+        events = EventAccumulator(str(path), size_guidance={"scalars": 0})
+        events.Reload()
+        for tag in ("train/loss", "train/tokens_per_s"):
+            if tag in events.Tags()["scalars"]:
+                scalars.setdefault(tag, []).extend(events.Scalars(tag))
+    if "train/loss" not in scalars:
+        sys.exit(f"{run} has no validation in metrics.jsonl and no train/loss in tensorboard/ yet")
+    start = min(e.wall_time for e in scalars["train/loss"])
+    loss = [((e.wall_time - start) / 60, e.step, e.value) for e in scalars["train/loss"]]
+    speed = {e.step: e.value for e in scalars.get("train/tokens_per_s", [])}
+    print("python scripts/plot_learning_curve.py " + shlex.join(sys.argv[1:] if argv is None else argv))
+    print(f"no validation yet; training loss from {run}/tensorboard")
+    print(f"{'step':>6} {'wall-clock minutes':>20} {'train loss':>10} {'tokens/s':>9}")
+    for minutes, step, value in loss:
+        print(f"{step:>6} {minutes:>20.1f} {value:>10.3f} {speed.get(step, float('nan')):>9.0f}")
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
+    ax.plot([m for m, _, _ in loss], [v for _, _, v in loss], marker="o", label="training NLL per token")
+    for minutes, step, value in loss:
+        ax.annotate(f"step {step}, {speed.get(step, float('nan')):.0f} tok/s", (minutes, value),
+                    textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_xlabel("wall-clock minutes since the first update")
+    ax.set_ylabel("training NLL per target token (nats)")
+    ax.set_title(f"{run.name}: no validation yet")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)
     print(f"(plot in {out})")
