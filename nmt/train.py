@@ -1,16 +1,25 @@
 """python -m nmt.train [overrides]: config in, trainer out, nothing else."""
 
 import logging
+import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import CompactHydraException
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
+
+
+class JobFailed(CompactHydraException):
+    """One job of a --multirun sweep failed: the others still run, and Hydra
+    reports this one-line message with the job's overrides at the end."""
 
 
 def check_config(cfg: DictConfig) -> None:
@@ -45,7 +54,10 @@ def main(cfg: DictConfig) -> float:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
         check_config(cfg)
-        with RunDirLock(run_dir):        # a second run on this folder refuses before reading data
+        # A second run on this folder refuses before reading data. Under torchrun
+        # every rank runs this function; the folder belongs to rank 0.
+        lock = RunDirLock(run_dir) if int(os.environ.get("RANK", "0")) == 0 else nullcontext()
+        with lock:
             from nmt.training.trainer import Trainer  # heavy imports after Hydra parsed the command line
 
             trainer = Trainer(cfg, run_dir)
@@ -53,6 +65,8 @@ def main(cfg: DictConfig) -> float:
     except NmtError as error:
         _log_to_file(str(error))
         print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        if HydraConfig.get().mode == RunMode.MULTIRUN:
+            raise JobFailed(f"nmt: error: {error}") from None
         sys.exit(1)
     except KeyboardInterrupt:            # before the training loop took over Ctrl-C
         print("nmt: interrupted before training started; this run wrote no checkpoint",

@@ -182,19 +182,21 @@ def test_translate_cli_on_any_unicode(tmp_path_factory, toy_checkpoint, lines):
     out = output.read_bytes().decode("utf-8").split("\n")
     assert len(out) == len(read_lines(source)) + 1 and out[-1] == ""
     for line, translated in zip(read_lines(source), out):
-        assert (translated == "") == (not line.strip())
+        if not line.strip():
+            assert translated == ""        # (a model may also answer a real line with nothing)
 
 
 # -- faults during a run ------------------------------------------------------------
 
 def start_training(run_dir, cache_dir, log, *overrides):
     """A real `python -m nmt.train` on the toy task with far more steps than it will run."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "nmt.train", "experiment=quickstart", "trainer.max_steps=100000",
-         "trainer.val_every=100000", "trainer.val_max_sentences=5", "trainer.heatmap_sentences=0",
-         "trainer.keep_last=0", f"cache_dir={cache_dir}", f"hydra.run.dir={run_dir}", *overrides],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=open(log, "wb"),
-        env=dict(os.environ, PYTHONUNBUFFERED="1", **ONE_THREAD))
+    with open(log, "wb") as stderr:
+        return subprocess.Popen(
+            [sys.executable, "-m", "nmt.train", "experiment=quickstart", "trainer.max_steps=100000",
+             "trainer.val_every=100000", "trainer.val_max_sentences=5", "trainer.heatmap_sentences=0",
+             "trainer.keep_last=0", f"cache_dir={cache_dir}", f"hydra.run.dir={run_dir}", *overrides],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr,
+            env=dict(os.environ, PYTHONUNBUFFERED="1", **ONE_THREAD))
 
 
 def wait_for_training(child, log, timeout=120):
