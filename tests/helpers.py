@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hydra import compose, initialize_config_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,3 +36,15 @@ def run_cli(module: str, *args: str, input: bytes | None = None, cwd=None, timeo
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     return subprocess.run([sys.executable, "-m", module, *args], input=input, capture_output=True,
                           cwd=cwd or ROOT, timeout=timeout, env=full_env)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Torch on one thread for a module: tiny models run no slower, and on a
+    busy 2-core machine two threads mostly wait for each other."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

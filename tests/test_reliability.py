@@ -25,7 +25,9 @@ from nmt.training.checkpoints import load_checkpoint, save_checkpoint
 from nmt.translate import main as translate_main
 from nmt.translate import read_input
 from nmt.translator import Translator
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, one_thread, run_cli  # noqa: F401 - one_thread: a fixture
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 SENTENCE = "monday the twenty first of march nineteen eighty four"
 ONE_THREAD = {"OMP_NUM_THREADS": "1"}

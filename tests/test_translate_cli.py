@@ -18,7 +18,9 @@ from PIL import Image
 from nmt.data.toy import make_toy_corpus
 from nmt.translate import main
 from nmt.translator import Translator
-from tests.helpers import run_cli
+from tests.helpers import one_thread, run_cli  # noqa: F401 - one_thread: a fixture
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 PAIRS = make_toy_corpus(1, 4, 0, seed=3).valid
 SOURCES = [src for src, _ in PAIRS]

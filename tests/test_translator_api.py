@@ -4,6 +4,9 @@ import numpy as np
 import pytest
 
 from nmt.errors import NmtError
+from tests.helpers import one_thread  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 SENTENCE = "monday the twenty first of march nineteen eighty four"
 

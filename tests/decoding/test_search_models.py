@@ -14,7 +14,9 @@ from nmt.data.toy import make_toy_corpus
 from nmt.decoding.beam import beam_search
 from nmt.decoding.greedy import greedy_search
 from nmt.translator import Translator
-from tests.helpers import train
+from tests.helpers import one_thread, train  # noqa: F401 - one_thread: a fixture
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 BOS, EOS = 2, 3
 # Validation-like toy sources of different lengths, so a batch has padding.
@@ -28,15 +30,10 @@ TINY = [f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
 def transformer_checkpoint(tmp_path_factory, cache_dir):
     """A tiny Transformer (one layer each side) trained briefly on the toy task."""
     run_dir = tmp_path_factory.mktemp("toy_transformer")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)          # a model this small trains fastest on one thread
-    try:
-        train(run_dir, "data=toy", "model/encoder=transformer", "model/decoder=transformer",
-              "model/bridge=zero", "model/positional=sinusoidal", "optimizer.lr=0.003", *TINY,
-              "trainer.max_steps=40", "trainer.val_every=40", "trainer.val_max_sentences=10",
-              "trainer.heatmap_sentences=0", "trainer.keep_last=0", cache_dir=cache_dir)
-    finally:
-        torch.set_num_threads(threads)
+    train(run_dir, "data=toy", "model/encoder=transformer", "model/decoder=transformer",
+          "model/bridge=zero", "model/positional=sinusoidal", "optimizer.lr=0.003", *TINY,
+          "trainer.max_steps=40", "trainer.val_every=40", "trainer.val_max_sentences=10",
+          "trainer.heatmap_sentences=0", "trainer.keep_last=0", cache_dir=cache_dir)
     return run_dir / "checkpoints" / "best.pt"
 
 
