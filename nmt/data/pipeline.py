@@ -5,6 +5,9 @@ batches, and raw validation and test pairs for BLEU.
     for batch in data.train.batches(epoch):  ...
     data.stats    # {"train_pairs": 29000, "train_dropped_empty": 0, ...}
 
+With `data.streaming=true` (data=files_streaming) the training files are
+read a buffer at a time instead (`streaming.py`).
+
 Training pairs with an empty side, or longer than `max_len` subwords on
 either side, are dropped; validation and test keep their raw text and lose
 only pairs with an empty source. Every drop is counted in `stats` and
@@ -66,6 +69,10 @@ def encode_train(pairs: Pairs, tokenizer: Tokenizer, max_len: int):
 def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     """Load the corpus, learn (or reuse) the vocabulary, filter and batch the training data."""
     cfg = config_dict(data_cfg)
+    if cfg.get("streaming"):               # corpora larger than memory
+        from nmt.data.streaming import prepare_streaming
+
+        return prepare_streaming(cfg, cache_dir, seed)
     max_len = _positive_int(cfg, "max_len", 100)
     batch_tokens = _positive_int(cfg, "batch_tokens", 4096)
     vocab_size = _positive_int(cfg, "vocab_size", 8000)

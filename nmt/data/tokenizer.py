@@ -10,6 +10,10 @@ where the key hashes the training text and the settings, so the same data
 and settings reuse the files and any change trains new ones.
 
     tok = Tokenizer.train(corpus.train, vocab_size=8000, cache_dir="data")
+    tok = Tokenizer.train_sampled(src_lines, tgt_lines, fingerprint, 8000, sample=1_000_000)
+
+`train_sampled` is for corpora larger than memory: the sentences stream by
+and sentencepiece keeps a random sample of them (`input_sentence_size`).
     ids = tok.encode_src("Ein Hund läuft.")          # subword ids, no bos/eos
     tok.decode_tgt(ids)                                # detokenised text
 """
@@ -20,6 +24,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import sentencepiece as spm
@@ -31,15 +36,17 @@ MODEL_TYPES = ("unigram", "bpe")
 MAX_TRAINING_SENTENCES = 2_000_000      # per model; more are sampled (input_sentence_size)
 
 
-def _train_model(sentences: list[str], vocab_size: int, model_type: str) -> bytes:
-    """One sentencepiece model proto, trained in memory, quietly."""
+def _train_model(sentences: Iterable[str], vocab_size: int, model_type: str,
+                 sample: int = MAX_TRAINING_SENTENCES) -> bytes:
+    """One sentencepiece model proto, trained in memory, quietly, on at most
+    `sample` sentences drawn at random from `sentences` (a reservoir sample)."""
     proto = io.BytesIO()
     try:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sentences), model_writer=proto,
             vocab_size=vocab_size, model_type=model_type, character_coverage=1.0,
             pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-            input_sentence_size=MAX_TRAINING_SENTENCES, shuffle_input_sentence=True,
+            input_sentence_size=int(sample), shuffle_input_sentence=True,
             num_threads=max(1, min(16, os.cpu_count() or 1)), minloglevel=2)
     except RuntimeError as error:
         limit = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", str(error))
@@ -66,6 +73,18 @@ def _processor(proto: bytes, side: str) -> spm.SentencePieceProcessor:
         raise NmtError(f"the {side} sentencepiece model has special ids {specials}, "
                        f"not pad=0, unk=1, bos=2, eos=3; train it with nmt")
     return processor
+
+
+def _check_settings(vocab_size: int, model_type: str) -> None:
+    if model_type not in MODEL_TYPES:
+        raise NmtError(f"data.spm_model_type={model_type!r} unknown; choose one of {list(MODEL_TYPES)}")
+    if int(vocab_size) <= 4:
+        raise NmtError(f"data.vocab_size={vocab_size} leaves no room beyond the 4 special pieces")
+
+
+def _settings(vocab_size: int, model_type: str, joint: bool) -> dict:
+    return {"vocab_size": int(vocab_size), "model_type": model_type, "joint": bool(joint),
+            "specials": [PAD_ID, UNK_ID, BOS_ID, EOS_ID], "sentencepiece": spm.__version__}
 
 
 def cache_key(sides: dict[str, list[str]], settings: dict) -> str:
@@ -106,19 +125,41 @@ class Tokenizer:
     def train(cls, pairs: list[tuple[str, str]], vocab_size: int, model_type: str = "unigram",
               joint: bool = True, cache_dir=None) -> "Tokenizer":
         """Train on (src, tgt) training pairs, or reuse the cached models for the same input."""
-        if model_type not in MODEL_TYPES:
-            raise NmtError(f"data.spm_model_type={model_type!r} unknown; choose one of {list(MODEL_TYPES)}")
-        if int(vocab_size) <= 4:
-            raise NmtError(f"data.vocab_size={vocab_size} leaves no room beyond the 4 special pieces")
+        _check_settings(vocab_size, model_type)
         if not pairs:
             raise NmtError("no training sentences to learn a vocabulary from; check the training data")
         src, tgt = [s for s, _ in pairs], [t for _, t in pairs]
         sides = {"joint": src + tgt} if joint else {"src": src, "tgt": tgt}
-        settings = {"vocab_size": int(vocab_size), "model_type": model_type, "joint": bool(joint),
-                    "specials": [PAD_ID, UNK_ID, BOS_ID, EOS_ID], "sentencepiece": spm.__version__}
-        key = cache_key(sides, settings)
-        folder = Path(cache_dir) / "spm" if cache_dir is not None else None
+        key = cache_key(sides, _settings(vocab_size, model_type, joint))
+        return cls._load_or_train(key, {side: (lambda s=s: s) for side, s in sides.items()},
+                                  vocab_size, model_type, joint, cache_dir, MAX_TRAINING_SENTENCES)
 
+    @classmethod
+    def train_sampled(cls, src_lines: Callable[[], Iterable[str]], tgt_lines: Callable[[], Iterable[str]],
+                      fingerprint: str, vocab_size: int, model_type: str = "unigram", joint: bool = True,
+                      cache_dir=None, sample: int = 1_000_000) -> "Tokenizer":
+        """Train on a corpus that need not fit in memory, or reuse the cached models.
+
+        `src_lines()` and `tgt_lines()` return fresh iterators over the training
+        sentences; sentencepiece keeps a random `sample` of them per model
+        (input_sentence_size), so memory is bounded by the sample, not the corpus.
+        `fingerprint` names the data (e.g. a hash of the files' bytes) for the cache.
+        """
+        _check_settings(vocab_size, model_type)
+        if int(sample) < 1:
+            raise NmtError(f"data.spm_sentences={sample} must be a positive number of sentences")
+        settings = dict(_settings(vocab_size, model_type, joint), sample=int(sample), data=fingerprint)
+        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:24]
+        if joint:
+            sides = {"joint": lambda: (s for lines in (src_lines(), tgt_lines()) for s in lines)}
+        else:
+            sides = {"src": src_lines, "tgt": tgt_lines}
+        return cls._load_or_train(key, sides, vocab_size, model_type, joint, cache_dir, sample)
+
+    @classmethod
+    def _load_or_train(cls, key: str, sides: dict[str, Callable[[], Iterable[str]]], vocab_size: int,
+                       model_type: str, joint: bool, cache_dir, sample: int) -> "Tokenizer":
+        folder = Path(cache_dir) / "spm" if cache_dir is not None else None
         protos, reused = {}, True
         for side, sentences in sides.items():
             path = folder / f"{key}.{side}.model" if folder else None
@@ -126,7 +167,7 @@ class Tokenizer:
                 protos[side] = path.read_bytes()
                 continue
             reused = False
-            protos[side] = _train_model(sentences, int(vocab_size), model_type)
+            protos[side] = _train_model(sentences(), int(vocab_size), model_type, sample)
             if path is not None:
                 _write_atomic(path, protos[side])
         if joint:
