@@ -1,5 +1,6 @@
 """The training loop: token-budget batches, masked label-smoothed loss,
-validation with BLEU and chrF, checkpoints, exact resume, TensorBoard."""
+validation with BLEU and chrF, checkpoints, exact resume, TensorBoard;
+data-parallel over the ranks torchrun starts (`distributed.py`)."""
 
 import json
 import logging
@@ -8,6 +9,7 @@ import random
 import signal
 import time
 from contextlib import nullcontext
+from itertools import islice
 from pathlib import Path
 
 import torch
@@ -22,6 +24,7 @@ from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
 from nmt.training.checkpoints import load_checkpoint, prune_step_checkpoints, save_checkpoint
 from nmt.training.device import resolve_device
+from nmt.training.distributed import Distributed
 from nmt.training.loss import reinforce_loss, token_nll
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint
 from nmt.training.tensorboard import log_attention_images
@@ -47,17 +50,23 @@ class Trainer:
             raise NmtError(f"trainer.metric={self.tc.metric!r} unknown; choose one of {sorted(METRIC_SIGN)}")
         if self.tc.precision not in PRECISIONS:
             raise NmtError(f"trainer.precision={self.tc.precision!r} unknown; choose one of {sorted(PRECISIONS)}")
-        self.device = resolve_device(self.tc.device)
-        if self.tc.precision == "fp16" and self.device.type != "cuda":
+        device = resolve_device(self.tc.device)
+        if self.tc.precision == "fp16" and device.type != "cuda":
             raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
+        self.dist = Distributed.start(device)      # one process, or this rank under torchrun
+        self.device = self.dist.device
+        self.run_dir = Path(self.dist.broadcast_object(str(self.run_dir)))   # rank 0's folder
+        self.ckpt_dir = self.run_dir / "checkpoints"
         self._seed(int(self.tc.seed))
 
         cache_dir = Path(cfg.get("cache_dir", "data"))
-        self.data = prepare_data(cfg.data, cache_dir, int(self.tc.seed))
+        with self.dist.main_first():              # rank 0 trains and caches the vocabulary
+            self.data = prepare_data(cfg.data, cache_dir, int(self.tc.seed))
         self.tokenizer = self.data.tokenizer
         self.model = build_model(cfg.model, self.tokenizer.src_vocab_size,
                                  self.tokenizer.tgt_vocab_size).to(self.device)
-        self.forward = torch.compile(self.model) if self.tc.compile else self.model
+        self.parallel = self.dist.wrap(self.model)    # DistributedDataParallel under torchrun
+        self.forward = torch.compile(self.parallel) if self.tc.compile else self.parallel
         self.optimizer = instantiate(cfg.optimizer)(params=self.model.parameters())
         self.schedule = instantiate(cfg.schedule)(optimizer=self.optimizer)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.tc.precision == "fp16")
@@ -105,7 +114,9 @@ class Trainer:
             "optimizer": self.optimizer.state_dict(),
             "schedule": self.schedule.state_dict(),
             "scaler": self.scaler.state_dict(),
-            "progress": {"step": self.step, "epoch": self.epoch, "batch_index": self.batch_index,
+            # batch_index counts the epoch's batches of all ranks, so any number of ranks can resume
+            "progress": {"step": self.step, "epoch": self.epoch,
+                         "batch_index": self.dist.to_global(self.batch_index),
                          "best": self.best, "bad_validations": self.bad_validations,
                          "baseline": self.baseline, "train_seconds": self.train_seconds,
                          "tokens_total": self.tokens_total},
@@ -125,7 +136,7 @@ class Trainer:
             self.scaler.load_state_dict(state["scaler"])
         progress = state["progress"]
         self.step, self.epoch = int(progress["step"]), int(progress["epoch"])
-        self.batch_index = int(progress["batch_index"])
+        self.batch_index = self.dist.to_local(int(progress["batch_index"]))
         self.best, self.bad_validations = float(progress["best"]), int(progress["bad_validations"])
         self.baseline, self.train_seconds = float(progress["baseline"]), float(progress["train_seconds"])
         self.tokens_total = int(progress["tokens_total"])
@@ -142,30 +153,39 @@ class Trainer:
         return torch.autocast(self.device.type, dtype=dtype) if dtype else nullcontext()
 
     def train_update(self, batches) -> dict:
-        """Forward and backward over `accumulate` batches, then one optimiser step."""
-        n_tokens = sum(int((b.tgt[:, 1:] != PAD).sum()) for b in batches)
+        """Forward and backward over `accumulate` batches (on every rank), then one optimiser step."""
+        # Losses are normalised by the tokens and sentences of the whole update, all
+        # ranks together; DDP averages gradients over ranks, so `ranks` turns that into a sum.
+        n_tokens, n_sentences = map(int, self.dist.sum(
+            sum(int((b.tgt[:, 1:] != PAD).sum()) for b in batches), sum(len(b.src) for b in batches)))
+        ranks = self.dist.world_size
         total_loss, total_nll, finite = 0.0, 0.0, True
         self.optimizer.zero_grad(set_to_none=True)
-        for batch in batches:
+        for i, batch in enumerate(batches):
             src, tgt = batch.src.to(self.device), batch.tgt.to(self.device)
             labels = tgt[:, 1:]
-            with self._autocast():
-                out, penalty = self.forward(src, tgt[:, :-1])
-            smoothed = token_nll(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T)
-            loss = smoothed.sum() / n_tokens + penalty * len(batch.src) / sum(len(b.src) for b in batches)
-            if out.log_prob is not None:   # hard attention: score-function term
-                nll = token_nll(out.logits.detach(), labels, PAD)
-                surrogate, reward = reinforce_loss(out.log_prob, nll, labels, PAD, self.baseline)
-                loss = loss + surrogate * len(batch.src) / sum(len(b.src) for b in batches)
-                decay = float(self.tc.hard_baseline_decay)
-                self.baseline = decay * self.baseline + (1 - decay) * reward
-            if not torch.isfinite(loss):
-                finite = False
-                break
-            self.scaler.scale(loss).backward()
+            with self.dist.no_sync(self.parallel, last=i == len(batches) - 1):
+                with self._autocast():
+                    out, penalty = self.forward(src, tgt[:, :-1])
+                smoothed = token_nll(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T)
+                loss = smoothed.sum() / n_tokens + penalty * len(batch.src) / n_sentences
+                if out.log_prob is not None:   # hard attention: score-function term
+                    nll = token_nll(out.logits.detach(), labels, PAD)
+                    surrogate, reward = reinforce_loss(out.log_prob, nll, labels, PAD, self.baseline)
+                    loss = loss + surrogate * len(batch.src) / n_sentences
+                    decay = float(self.tc.hard_baseline_decay)
+                    self.baseline = decay * self.baseline + (1 - decay) * reward
+                if not torch.isfinite(loss):
+                    finite = False
+                    if not self.dist.enabled:
+                        break                  # under DDP every rank still reaches the all-reduce
+                self.scaler.scale(loss * ranks).backward()
             total_loss += float(loss.detach())
             with torch.no_grad():
                 total_nll += float(token_nll(out.logits.detach(), labels, PAD).sum())
+        if self.dist.enabled:                  # one rank's bad loss skips the update on all
+            bad, total_loss, total_nll = self.dist.sum(not finite, total_loss, total_nll)
+            finite = bad == 0
         if not finite:
             self.optimizer.zero_grad(set_to_none=True)
             return {"finite": False}
@@ -185,8 +205,13 @@ class Trainer:
 
     def fit(self) -> int:
         """Train until max_steps or max_epochs; returns the process exit code."""
-        with RunDirLock(self.run_dir):
-            return self._fit()
+        with RunDirLock(self.run_dir) if self.dist.is_main else nullcontext():
+            try:
+                code = self._fit()
+                self.dist.barrier()            # the other ranks wait while rank 0 writes
+                return code
+            finally:
+                self.dist.close()
 
     def _fit(self) -> int:
         resume = find_resume_checkpoint(self.tc.resume, self.run_dir)
@@ -195,23 +220,39 @@ class Trainer:
         elif (self.ckpt_dir / "last.pt").exists():
             raise NmtError(f"{self.ckpt_dir} already holds a run; continue it with trainer.resume=auto "
                            "or choose another hydra.run.dir")
-        self.writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.step or None)
-        self.metrics_file = open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8")
+        if self.dist.enabled:                  # dropout and sampling differ between ranks
+            torch.manual_seed(self.dist.rank_seed(int(self.tc.seed), self.step))
+        self.writer = self.metrics_file = None  # rank 0 alone writes
+        if self.dist.is_main:
+            self.writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.step or None)
+            self.metrics_file = open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8")
         params = count_parameters(self.model)
         log.info("model: %s parameters on %s; data: %s", f"{params:,}", self.device,
                  ", ".join(f"{k}={v}" for k, v in self.data.stats.items()))
         previous = {s: signal.signal(s, self._handle_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         self.model.train()
         bar = tqdm(total=int(self.tc.max_steps), initial=self.step, desc="train", unit="step",
-                   dynamic_ncols=True, mininterval=1.0)
+                   dynamic_ncols=True, mininterval=1.0, disable=not self.dist.is_main)
         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
         code, started = 0, time.perf_counter()
         try:
             while self.step < int(self.tc.max_steps) and self.epoch < int(self.tc.max_epochs):
-                batches = self.data.train.batches(self.epoch)
+                # This rank's share of the epoch (all of it for one process), from where the run stands.
+                share = self.data.train.batches(self.epoch, self.dist.rank, self.dist.world_size)
+                stream = islice(share, self.batch_index, None)
                 accumulate = max(1, int(self.tc.accumulate))
-                while self.batch_index < len(batches) and self.step < int(self.tc.max_steps):
-                    group = batches[self.batch_index:self.batch_index + accumulate]
+                fresh_epoch, updates = self.batch_index == 0, 0
+                while self.step < int(self.tc.max_steps):
+                    group = list(islice(stream, accumulate))
+                    if not self.dist.all(bool(group)):   # the shortest share is spent: all ranks end the epoch
+                        if fresh_epoch and not updates:
+                            raise NmtError(f"epoch {self.epoch} gave no batch to some of the "
+                                           f"{self.dist.world_size} rank(s); keep more training pairs "
+                                           "(data.max_len), lower data.batch_tokens or start fewer ranks")
+                        self.epoch += 1
+                        self.batch_index = 0
+                        break
+                    updates += 1
                     step_started = time.perf_counter()
                     result = self.train_update(group)
                     elapsed = time.perf_counter() - step_started
@@ -229,18 +270,19 @@ class Trainer:
                     window["updates"] += 1
                     bar.update(1)
                     if self.step % int(self.tc.log_every) == 0 or self.step == 1:
-                        self._log_train(result, window, bar)
+                        if self.dist.is_main:
+                            self._log_train(result, window, bar)
                         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
-                    if self.stop_signal is not None:
+                    spent = bool(self.tc.max_minutes) and time.perf_counter() - started > 60 * float(self.tc.max_minutes)
+                    signum, spent = self.dist.max(self.stop_signal or 0, spent)   # a signal to any rank stops all
+                    if signum:
+                        self.stop_signal = self.stop_signal or int(signum)
                         raise Stop
-                    if self.tc.max_minutes and time.perf_counter() - started > 60 * float(self.tc.max_minutes):
+                    if spent:
                         log.info("time budget of %s minutes reached at step %d", self.tc.max_minutes, self.step)
                         raise _BudgetSpent
                     if self.step % int(self.tc.val_every) == 0:
                         self._validate_and_save(window_speed=self._speed())
-                if self.batch_index >= len(batches):
-                    self.epoch += 1
-                    self.batch_index = 0
             self._validate_and_save(window_speed=self._speed(), final=True)
             self._write_summary(started)
         except _BudgetSpent:
@@ -249,23 +291,26 @@ class Trainer:
         except _EarlyStop:
             self._write_summary(started)
         except Stop:
-            if self.stop_signal is not None:
+            if self.stop_signal is not None and self.dist.is_main:
                 path = self.save("last.pt")
                 name = signal.Signals(self.stop_signal).name
                 bar.close()
                 print(f"nmt: stopped by {name} at step {self.step}; checkpoint {path} "
                       f"(continue with trainer.resume=auto hydra.run.dir={self.run_dir})", flush=True)
-                code = 130 if self.stop_signal == signal.SIGINT else 0
+            code = 130 if self.stop_signal == signal.SIGINT else 0
         finally:
             bar.close()
             for s, handler in previous.items():
                 signal.signal(s, handler)
-            self.writer.close()
-            self.metrics_file.close()
+            if self.dist.is_main:
+                self.writer.close()
+                self.metrics_file.close()
         return code
 
     def _write_summary(self, started: float) -> None:
         """summary.json: what nmt.compare puts in its table."""
+        if not self.dist.is_main:
+            return
         m = self.final_metrics
         summary = {"parameters": count_parameters(self.model), "bleu": m["bleu"], "chrf": m["chrf"],
                    "perplexity": m["perplexity"], "loss": m["loss"], "step": self.step,
@@ -304,16 +349,28 @@ class Trainer:
         if final and getattr(self, "_last_validated", None) == self.step:
             return
         self._last_validated = self.step
-        result = validate(self.model, self.translator, self.valid_batches, self.valid_pairs,
-                          self.device, int(self.tc.val_beam_size))
-        value = {"bleu": result.bleu, "chrf": result.chrf, "loss": result.loss}[self.tc.metric]
+        result, value = None, math.nan
+        if self.dist.is_main:
+            result = validate(self.model, self.translator, self.valid_batches, self.valid_pairs,
+                              self.device, int(self.tc.val_beam_size))
+            value = {"bleu": result.bleu, "chrf": result.chrf, "loss": result.loss}[self.tc.metric]
+        (value,) = self.dist.broadcast(value)  # the other ranks wait for rank 0's score
         score = METRIC_SIGN[self.tc.metric] * value
         improved = score > self.best
         if improved:
             self.best, self.bad_validations = score, 0
         else:
             self.bad_validations += 1
-        self.schedule.step_validation(score)
+        self.schedule.step_validation(score)  # on every rank: their learning rates stay equal
+        if self.dist.is_main:
+            self._write_validation(result, improved, window_speed, final)
+        if not final and int(self.tc.patience) and self.bad_validations >= int(self.tc.patience):
+            log.info("early stopping: %s has not improved for %d validations",
+                     self.tc.metric, self.bad_validations)
+            raise _EarlyStop
+
+    def _write_validation(self, result, improved: bool, window_speed: float, final: bool) -> None:
+        """metrics.jsonl, TensorBoard, the log and the checkpoints (rank 0)."""
         lr = self.optimizer.param_groups[0]["lr"]
         record = {"step": self.step, "epoch": self.epoch, "loss": result.loss,
                   "perplexity": result.perplexity, "bleu": result.bleu, "chrf": result.chrf,
@@ -339,10 +396,6 @@ class Trainer:
             self.writer.add_hparams(_hparams(self.cfg), {
                 "hparam/bleu": result.bleu, "hparam/chrf": result.chrf,
                 "hparam/perplexity": result.perplexity}, run_name="hparams")
-        elif int(self.tc.patience) and self.bad_validations >= int(self.tc.patience):
-            log.info("early stopping: %s has not improved for %d validations",
-                     self.tc.metric, self.bad_validations)
-            raise _EarlyStop
 
 
 class _EarlyStop(Stop):

@@ -1,0 +1,175 @@
+"""Data-parallel training over the processes `torchrun` starts.
+
+    torchrun --nproc_per_node=2 -m nmt.train experiment=quickstart hydra.run.dir=outputs/ddp
+
+torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT in
+each process. Every rank builds the same model (DistributedDataParallel also
+broadcasts rank 0's weights), reads every world_size-th batch of the epoch,
+and all-reduces the gradients, so one update sees world_size batches:
+
+    update k on rank r  = batch k * world_size + r of the epoch's plan
+    gradient            = sum over ranks of d(sum of token losses) / (tokens of all ranks)
+
+which is exactly a single process with `trainer.accumulate=world_size` (up
+to the order of floating-point sums). Each process that takes part in a
+collective must reach it, so every decision that could differ between ranks
+is agreed by a collective first: whether every rank still has a batch (the
+epoch ends at the shortest share), whether the loss was finite, a stop
+signal, the time budget; validation scores come from rank 0. Rank 0 alone
+logs, validates and writes checkpoints; the others wait for it.
+
+With one process (no torchrun) every method is a no-op and nothing is
+initialised.
+"""
+
+import logging
+import math
+import os
+from contextlib import contextmanager, nullcontext
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from nmt.errors import NmtError
+
+
+class Distributed:
+    """This process's rank among `world_size`, and the collectives the trainer needs."""
+
+    def __init__(self, rank: int = 0, world_size: int = 1, local_rank: int = 0,
+                 device: torch.device = torch.device("cpu")):
+        self.rank, self.world_size, self.local_rank = rank, world_size, local_rank
+        self.device = device
+
+    @classmethod
+    def start(cls, device: torch.device) -> "Distributed":
+        """From torchrun's environment: join the process group (nccl on GPUs, gloo on CPUs)."""
+        try:
+            rank = int(os.environ.get("RANK", 0))
+            world_size = int(os.environ.get("WORLD_SIZE", 1))
+            local_rank = int(os.environ.get("LOCAL_RANK", 0))
+        except ValueError:
+            raise NmtError("RANK, WORLD_SIZE and LOCAL_RANK must be integers; start ranks with "
+                           "torchrun --nproc_per_node=N -m nmt.train ...") from None
+        if world_size <= 1:
+            return cls(device=device)
+        if "MASTER_ADDR" not in os.environ or "MASTER_PORT" not in os.environ:
+            raise NmtError(f"WORLD_SIZE={world_size} but MASTER_ADDR/MASTER_PORT are not set; start "
+                           "ranks with torchrun --nproc_per_node=N -m nmt.train ...")
+        if device.type == "cuda":
+            if local_rank >= torch.cuda.device_count():
+                raise NmtError(f"LOCAL_RANK={local_rank} but this machine shows "
+                               f"{torch.cuda.device_count()} GPU(s); lower --nproc_per_node")
+            device = torch.device("cuda", local_rank)      # one GPU per rank
+            torch.cuda.set_device(device)
+        if not dist.is_initialized():
+            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        if rank != 0:
+            _quiet()
+        return cls(rank, world_size, local_rank, device)
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def close(self) -> None:
+        if self.enabled and dist.is_initialized():
+            dist.destroy_process_group()
+
+    # -- the model ----------------------------------------------------------------
+    def wrap(self, model: nn.Module) -> nn.Module:
+        """DistributedDataParallel around the model (the model itself for one process)."""
+        if not self.enabled:
+            return model
+        ids = [self.device.index] if self.device.type == "cuda" else None
+        return nn.parallel.DistributedDataParallel(model, device_ids=ids)
+
+    def no_sync(self, wrapped: nn.Module, last: bool):
+        """Skip the gradient all-reduce on every micro-batch of an update but the last."""
+        return wrapped.no_sync() if self.enabled and not last else nullcontext()
+
+    # -- collectives ----------------------------------------------------------------
+    def _reduce(self, values, op) -> list[float]:
+        if not self.enabled:
+            return [float(v) for v in values]
+        tensor = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
+        dist.all_reduce(tensor, op=op)
+        return tensor.tolist()
+
+    def sum(self, *values) -> list[float]:
+        """Each value summed over the ranks."""
+        return self._reduce(values, dist.ReduceOp.SUM)
+
+    def max(self, *values) -> list[float]:
+        """Each value's maximum over the ranks."""
+        return self._reduce(values, dist.ReduceOp.MAX)
+
+    def all(self, flag: bool) -> bool:
+        """True when `flag` holds on every rank."""
+        return self._reduce([not flag], dist.ReduceOp.MAX)[0] == 0
+
+    def broadcast(self, *values) -> list[float]:
+        """Rank 0's values on every rank (float64; NaN travels)."""
+        if not self.enabled:
+            return [float(v) for v in values]
+        tensor = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
+        dist.broadcast(tensor, src=0)
+        return tensor.tolist()
+
+    def broadcast_object(self, obj):
+        """Rank 0's picklable object on every rank (e.g. its run folder)."""
+        if not self.enabled:
+            return obj
+        box = [obj]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def barrier(self) -> None:
+        if self.enabled:
+            dist.barrier()
+
+    @contextmanager
+    def main_first(self):
+        """Rank 0 runs the block first (e.g. trains and caches the vocabulary), then the others.
+
+        If rank 0 fails inside, it exits and torchrun stops the waiting ranks.
+        """
+        if not self.is_main:
+            self.barrier()
+        yield
+        if self.is_main:
+            self.barrier()
+
+    # -- where an epoch is ---------------------------------------------------------
+    def to_global(self, local_batches: int) -> int:
+        """Batches this rank consumed -> batches of the epoch consumed by all ranks."""
+        return local_batches * self.world_size
+
+    def to_local(self, global_batches: int) -> int:
+        """A stored position, written by any number of ranks -> this rank's next batch.
+
+        Rounds up, so a batch already seen is never seen twice this epoch; at most
+        world_size - 1 batches are skipped when the number of ranks changed.
+        """
+        return math.ceil(global_batches / self.world_size)
+
+    def rank_seed(self, seed: int, step: int) -> int:
+        """A seed for dropout and sampling that differs between ranks (and resumes)."""
+        return seed + 100_003 * self.rank + step
+
+
+def _quiet() -> None:
+    """Ranks other than 0 write no log file and print warnings only."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, logging.FileHandler):
+            root.removeHandler(handler)
+            handler.close()
+    root.setLevel(logging.WARNING)
+    for name in ("nmt", "nmt.train", "nmt.data"):
+        logging.getLogger(name).setLevel(logging.WARNING)
