@@ -26,3 +26,34 @@ def test_compare_on_a_folder_without_runs_is_one_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr.decode().strip().count("\n") == 0
     assert "no finished runs" in done.stderr.decode()
+
+
+def test_joblib_launcher_runs_two_jobs_in_parallel_and_survives_a_failed_one(tmp_path):
+    """README: --multirun hydra/launcher=joblib (pip install -e ".[joblib]")."""
+    import pytest
+
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    sweep = tmp_path / "sweep"
+    done = run_cli("nmt.train", "--multirun", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                   "experiment=quickstart", "model/attention=bahdanau,luong_general",
+                   "trainer.max_steps=3", "trainer.val_every=3", "trainer.val_max_sentences=5",
+                   "trainer.heatmap_sentences=0", f"cache_dir={tmp_path / 'cache'}",
+                   f"hydra.sweep.dir={sweep}", env={"OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "Joblib.Parallel(n_jobs=2" in done.stdout.decode() + done.stderr.decode()
+    table = run_cli("nmt.compare", str(sweep))
+    assert table.returncode == 0, table.stderr.decode()
+    lines = table.stdout.decode().splitlines()
+    assert len(lines) == 4 and "bahdanau" in lines[2] and "luong_general" in lines[3]
+
+    # A job that fails (nmt.train's one-line error) does not take the other down.
+    failing = tmp_path / "failing"
+    done = run_cli("nmt.train", "--multirun", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                   "experiment=quickstart", "trainer.metric=nonsense,bleu", "trainer.max_steps=2",
+                   "trainer.val_every=2", "trainer.val_max_sentences=5", "trainer.heatmap_sentences=0",
+                   f"cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={failing}",
+                   env={"OMP_NUM_THREADS": "1"})
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr[-2000:]
+    assert "nmt: error: trainer.metric='nonsense' unknown" in stderr and "Traceback" not in stderr
+    assert (failing / "1" / "summary.json").is_file() and not (failing / "0" / "summary.json").exists()
