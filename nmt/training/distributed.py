@@ -25,6 +25,7 @@ initialised.
 import logging
 import math
 import os
+import re
 from contextlib import contextmanager, nullcontext
 
 import torch
@@ -98,7 +99,8 @@ class Distributed:
         if not self.enabled:
             return [float(v) for v in values]
         tensor = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
-        dist.all_reduce(tensor, op=op)
+        with _peers_alive():
+            dist.all_reduce(tensor, op=op)
         return tensor.tolist()
 
     def sum(self, *values) -> list[float]:
@@ -118,7 +120,8 @@ class Distributed:
         if not self.enabled:
             return [float(v) for v in values]
         tensor = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
-        dist.broadcast(tensor, src=0)
+        with _peers_alive():
+            dist.broadcast(tensor, src=0)
         return tensor.tolist()
 
     def broadcast_object(self, obj):
@@ -126,12 +129,14 @@ class Distributed:
         if not self.enabled:
             return obj
         box = [obj]
-        dist.broadcast_object_list(box, src=0)
+        with _peers_alive():
+            dist.broadcast_object_list(box, src=0)
         return box[0]
 
     def barrier(self) -> None:
         if self.enabled:
-            dist.barrier()
+            with _peers_alive():
+                dist.barrier()
 
     @contextmanager
     def main_first(self):
@@ -161,6 +166,18 @@ class Distributed:
     def rank_seed(self, seed: int, step: int) -> int:
         """A seed for dropout and sampling that differs between ranks (and resumes)."""
         return seed + 100_003 * self.rank + step
+
+
+@contextmanager
+def _peers_alive():
+    """A collective that fails because another rank has gone (its own error said
+    why) ends this rank with one line too, not a traceback."""
+    try:
+        yield
+    except RuntimeError as error:
+        detail = re.sub(r"^\[[^\]]*\]\s*", "", (str(error).splitlines() or [""])[0])   # no source location
+        raise NmtError(f"another rank stopped (see its error above); this rank stops too: "
+                       f"{detail[:120]}") from None
 
 
 def _quiet() -> None:
