@@ -13,7 +13,8 @@ and settings reuse the files and any change trains new ones.
     tok = Tokenizer.train_sampled(src_lines, tgt_lines, fingerprint, 8000, sample=1_000_000)
 
 `train_sampled` is for corpora larger than memory: the sentences stream by
-and sentencepiece keeps a random sample of them (`input_sentence_size`).
+and a seeded reservoir keeps a random sample of them for sentencepiece
+(whose own `input_sentence_size` sample differs from process to process).
     ids = tok.encode_src("Ein Hund läuft.")          # subword ids, no bos/eos
     tok.decode_tgt(ids)                                # detokenised text
 """
@@ -21,10 +22,13 @@ and sentencepiece keeps a random sample of them (`input_sentence_size`).
 import hashlib
 import io
 import json
+import math
 import os
+import random
 import re
 import tempfile
 from collections.abc import Callable, Iterable
+from itertools import islice
 from pathlib import Path
 
 import sentencepiece as spm
@@ -73,6 +77,37 @@ def _processor(proto: bytes, side: str) -> spm.SentencePieceProcessor:
         raise NmtError(f"the {side} sentencepiece model has special ids {specials}, "
                        f"not pad=0, unk=1, bos=2, eos=3; train it with nmt")
     return processor
+
+
+def reservoir_sample(items: Iterable, k: int, seed: int = 0) -> list:
+    """k items drawn uniformly without replacement from a stream of unknown
+    length, holding only k (all of them, in order, when there are at most k).
+
+    Li 1994, Reservoir-sampling algorithms of time complexity O(n(1 + log(N/n))),
+    ACM TOMS 20(4), Algorithm L: after the first k, skip a geometric number of
+    items, put the next one at a random place, shrink w:
+
+        w = u^(1/k);  skip = floor(log u' / log(1 - w));  w = w * u''^(1/k)
+    """
+    rng, stream = random.Random(seed), iter(items)
+    sample = list(islice(stream, k))
+
+    def uniform() -> float:             # in (0, 1): logs stay finite
+        u = rng.random()
+        while u == 0.0:
+            u = rng.random()
+        return u
+
+    w = math.exp(math.log(uniform()) / k) if sample else 1.0
+    end = object()
+    while len(sample) == k and w < 1.0:
+        skip = math.floor(math.log(uniform()) / math.log1p(-w))
+        item = next(islice(stream, skip, None), end)
+        if item is end:
+            break
+        sample[rng.randrange(k)] = item
+        w *= math.exp(math.log(uniform()) / k)
+    return sample
 
 
 def _check_settings(vocab_size: int, model_type: str) -> None:
@@ -141,9 +176,10 @@ class Tokenizer:
         """Train on a corpus that need not fit in memory, or reuse the cached models.
 
         `src_lines()` and `tgt_lines()` return fresh iterators over the training
-        sentences; sentencepiece keeps a random `sample` of them per model
-        (input_sentence_size), so memory is bounded by the sample, not the corpus.
-        `fingerprint` names the data (e.g. a hash of the files' bytes) for the cache.
+        sentences; a random `sample` of them per model is kept (`reservoir_sample`,
+        seeded, so the same data gives the same vocabulary anywhere), so memory is
+        bounded by the sample, not the corpus. `fingerprint` names the data (e.g. a
+        hash of the files' bytes) for the cache.
         """
         _check_settings(vocab_size, model_type)
         if int(sample) < 1:
@@ -154,6 +190,8 @@ class Tokenizer:
             sides = {"joint": lambda: (s for lines in (src_lines(), tgt_lines()) for s in lines)}
         else:
             sides = {"src": src_lines, "tgt": tgt_lines}
+        sides = {side: (lambda lines=lines: reservoir_sample(lines(), int(sample), seed=0))
+                 for side, lines in sides.items()}
         return cls._load_or_train(key, sides, vocab_size, model_type, joint, cache_dir, sample)
 
     @classmethod

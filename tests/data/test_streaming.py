@@ -111,3 +111,18 @@ def test_trainer_on_files_streaming(toy_files, tmp_path, cache_dir):
                     "trainer.val_every=6", "trainer.heatmap_sentences=0", cache_dir=cache_dir)
     assert trainer.step == 6 and trainer.data.stats["streaming"] is True
     assert json.loads((tmp_path / "summary.json").read_text())["step"] == 6
+
+
+def test_reservoir_sample_by_hand_and_uniform():
+    from collections import Counter
+
+    from nmt.data.tokenizer import reservoir_sample
+
+    assert reservoir_sample(iter("abc"), 5) == ["a", "b", "c"]       # at most k: all, in order
+    assert reservoir_sample(range(1000), 10, seed=4) == reservoir_sample(range(1000), 10, seed=4)
+    sample = reservoir_sample(range(1000), 10, seed=4)
+    assert len(set(sample)) == 10 and all(0 <= x < 1000 for x in sample)
+    # each of 10 items lands in a 3-sample with probability 3/10: 6000 draws, 1800 expected,
+    # standard deviation sqrt(6000 * 0.3 * 0.7) = 35.5; allow 5 of them
+    counts = Counter(x for seed in range(6000) for x in reservoir_sample(range(10), 3, seed))
+    assert all(abs(counts[x] - 1800) < 180 for x in range(10)), counts
