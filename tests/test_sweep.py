@@ -57,3 +57,16 @@ def test_joblib_launcher_runs_two_jobs_in_parallel_and_survives_a_failed_one(tmp
     assert done.returncode == 1, stderr[-2000:]
     assert "nmt: error: trainer.metric='nonsense' unknown" in stderr and "Traceback" not in stderr
     assert (failing / "1" / "summary.json").is_file() and not (failing / "0" / "summary.json").exists()
+
+
+def test_slurm_launcher_configs_compose(tmp_path):
+    """README: hydra/launcher=submitit_slurm and the slurm_gpu preset (pip install -e ".[slurm]")."""
+    import pytest
+
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
+    for launcher, expected in (("submitit_slurm", "gpus_per_node: 1"), ("slurm_gpu", "timeout_min: 720")):
+        done = run_cli("nmt.train", f"hydra/launcher={launcher}",
+                       "hydra.launcher.gpus_per_node=1", "experiment=quickstart", "--cfg", "hydra")
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        out = done.stdout.decode()
+        assert "SlurmLauncher" in out and expected in out

@@ -20,9 +20,9 @@ happens within a buffer, so padding is a little higher than sorting the
 whole corpus, and sentences meet only others from the same buffer's blocks.
 Files must be plain text (a .gz cannot be read from the middle).
 
-The vocabulary is learned from a random sample of `spm_sentences`
-sentences that sentencepiece draws while the files stream by
-(`Tokenizer.train_sampled`); its cache key hashes the files' bytes.
+The vocabulary is learned from a seeded random sample of `spm_sentences`
+sentences drawn while the files stream by (`Tokenizer.train_sampled`); its
+cache key hashes the files' bytes.
 """
 
 import hashlib
