@@ -17,6 +17,21 @@ def token_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float = 0.
     return loss.view(B, T)
 
 
+def token_losses(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) -> tuple[Tensor, Tensor]:
+    """logits (B, T, V), labels (B, T) -> (label-smoothed loss, plain NLL), each (B, T), 0 on padding.
+
+    One log-softmax serves both: the training loss (Szegedy et al. 2016,
+    (1 - eps) * NLL + eps * mean over V of -log p) and the unsmoothed NLL that
+    is logged and rewards hard attention (returned detached).
+    """
+    log_probs = F.log_softmax(logits.float(), dim=-1)                    # (B, T, V)
+    real = labels != pad_id                                              # (B, T)
+    safe_labels = labels.masked_fill(~real, 0)
+    nll = -log_probs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)    # (B, T)
+    smoothed = (1.0 - smoothing) * nll - smoothing * log_probs.mean(-1)   # (B, T)
+    return smoothed.masked_fill(~real, 0.0), nll.detach().masked_fill(~real, 0.0)
+
+
 def smoothed_loss(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) -> tuple[Tensor, int]:
     """Mean label-smoothed loss over real target tokens, and their count."""
     n_tokens = int((labels != pad_id).sum())

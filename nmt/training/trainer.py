@@ -25,7 +25,7 @@ from nmt.models.build import build_model, count_parameters
 from nmt.training.checkpoints import load_checkpoint, prune_step_checkpoints, save_checkpoint
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
-from nmt.training.loss import reinforce_loss, token_nll
+from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint
 from nmt.training.tensorboard import log_attention_images
 from nmt.training.validation import validate
@@ -167,10 +167,9 @@ class Trainer:
             with self.dist.no_sync(self.parallel, last=i == len(batches) - 1):
                 with self._autocast():
                     out, penalty = self.forward(src, tgt[:, :-1])
-                smoothed = token_nll(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T)
+                smoothed, nll = token_losses(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T) each
                 loss = smoothed.sum() / n_tokens + penalty * len(batch.src) / n_sentences
                 if out.log_prob is not None:   # hard attention: score-function term
-                    nll = token_nll(out.logits.detach(), labels, PAD)
                     surrogate, reward = reinforce_loss(out.log_prob, nll, labels, PAD, self.baseline)
                     loss = loss + surrogate * len(batch.src) / n_sentences
                     decay = float(self.tc.hard_baseline_decay)
@@ -181,8 +180,7 @@ class Trainer:
                         break                  # under DDP every rank still reaches the all-reduce
                 self.scaler.scale(loss * ranks).backward()
             total_loss += float(loss.detach())
-            with torch.no_grad():
-                total_nll += float(token_nll(out.logits.detach(), labels, PAD).sum())
+            total_nll += float(nll.sum())
         if self.dist.enabled:                  # one rank's bad loss skips the update on all
             bad, total_loss, total_nll = self.dist.sum(not finite, total_loss, total_nll)
             finite = bad == 0

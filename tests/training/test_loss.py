@@ -50,3 +50,24 @@ def test_reinforce_surrogate_by_hand():
     surrogate.backward()
     # raising the log-probability of the better-than-baseline sample lowers the loss
     assert log_prob.grad[0, 0] < 0 < log_prob.grad[0, 1]
+
+
+def test_token_losses_agree_with_cross_entropy_and_ignore_padding():
+    from nmt.training.loss import token_losses
+    torch.manual_seed(0)
+    logits = torch.randn(3, 4, 7)
+    labels = torch.tensor([[1, 2, 3, 0], [4, 0, 0, 0], [6, 5, 1, 2]])
+    smoothed, nll = token_losses(logits, labels, PAD, 0.2)
+    assert torch.allclose(smoothed, token_nll(logits, labels, PAD, 0.2), atol=1e-6)
+    assert torch.allclose(nll, token_nll(logits, labels, PAD, 0.0), atol=1e-6)
+    assert (smoothed[labels == PAD] == 0).all() and (nll[labels == PAD] == 0).all()
+    assert not nll.requires_grad
+
+
+def test_token_losses_label_smoothing_by_hand():
+    from nmt.training.loss import token_losses
+    # same numbers as test_label_smoothing_by_hand: 0.8318 smoothed, -log 0.5 = 0.6931 plain
+    logits = torch.tensor([[[math.log(0.5), math.log(0.25), math.log(0.25)]]])
+    smoothed, nll = token_losses(logits, torch.tensor([[0]]), pad_id=-100, smoothing=0.3)
+    assert smoothed.item() == pytest.approx(0.8318, abs=1e-4)
+    assert nll.item() == pytest.approx(math.log(2), abs=1e-6)
