@@ -10,9 +10,9 @@ import argparse
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 
+from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.translate")
@@ -27,7 +27,9 @@ def positive_int(text: str) -> int:
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m nmt.translate", description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
+    parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
+                        help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
+                             "as an ensemble that averages their next-token probabilities")
     parser.add_argument("--input", help="source file, one sentence a line (default: stdin)")
     parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
     parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
@@ -79,26 +81,11 @@ def write_output(lines: list[str], path: str | None) -> None:
         except BrokenPipeError:      # the reader (e.g. `head`) stopped reading: not our error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    target, tmp = Path(path), None
     check_output(path)
     try:
-        if target.exists():
-            mode = target.stat().st_mode & 0o777
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-        tmp = None
+        atomic_write(path, body)
     except OSError as error:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def check_output(path: str) -> None:
@@ -119,34 +106,40 @@ def make_folder(folder: str) -> None:
 
 
 def plot_attention(translator, sources, outputs, folder: str, layer, head) -> None:
-    import torch
-
+    """One heatmap PNG per non-empty line: the search's attention (an
+    ensemble's: the mean of its models'), local-p's centres and window, or a
+    Transformer layer and head re-read from the model."""
+    from nmt.viz.attention_data import layers_and_centers
     from nmt.viz.heatmaps import attention_figure, save_figure
 
     make_folder(folder)
+    single = len(translator.members) == 1
     for number, (source, out) in enumerate(zip(sources, outputs), 1):
         if not out.tgt_pieces:
             continue
         weights, title = out.attention, f"line {number}"
-        if layer is not None or head is not None:
-            src, _, _ = translator._encode([source])
-            tgt_in = torch.tensor([[2] + out.tokens], device=src.device)
-            with torch.no_grad():
-                result, _ = translator.model(src, tgt_in, need_weights=True)
-            if result.layers is None:
-                raise NmtError("--attention-layer/--attention-head need a Transformer decoder")
-            layers = result.layers[0].float().cpu()            # (L, H, T, S)
-            L, H = layers.shape[:2]
-            if layer is not None and not 1 <= layer <= L:
-                raise NmtError(f"--attention-layer {layer}: the decoder has {L} layers; pick 1 to {L}")
-            if head is not None and not 1 <= head <= H:
-                raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
-            chosen = layers[(layer or L) - 1]                    # (H, T, S)
-            weights = chosen.mean(0) if head is None else chosen[head - 1]
-            title += f", layer {layer or L}, " + ("mean of heads" if head is None else f"head {head}")
+        if not single:
+            title += f", mean of {len(translator.members)} models"
+        centers = window = None
+        if single:
+            layers, centers = layers_and_centers(translator, source, out.tokens)
+            if centers is not None:
+                window = getattr(translator.model.decoder.attention, "window", None)
+            if layer is not None or head is not None:
+                if layers is None:
+                    raise NmtError("--attention-layer/--attention-head need a Transformer decoder")
+                L, H = layers.shape[:2]                              # (L, H, T, S)
+                if layer is not None and not 1 <= layer <= L:
+                    raise NmtError(f"--attention-layer {layer}: the decoder has {L} layers; pick 1 to {L}")
+                if head is not None and not 1 <= head <= H:
+                    raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
+                chosen = layers[(layer or L) - 1]                    # (H, T, S)
+                weights = chosen.mean(0) if head is None else chosen[head - 1]
+                title += f", layer {layer or L}, " + ("mean of heads" if head is None else f"head {head}")
         path = Path(folder) / f"{number:05d}.png"
         try:
-            save_figure(attention_figure(weights, out.src_pieces, out.tgt_pieces, title=title), path)
+            save_figure(attention_figure(weights, out.src_pieces, out.tgt_pieces, title=title,
+                                         centers=centers, window=window), path)
         except OSError as error:
             raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
@@ -158,6 +151,9 @@ def main(argv=None) -> int:
         from nmt.translator import Translator
         from nmt.training.validation import score_translations
 
+        if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
+            raise NmtError("--attention-layer/--attention-head draw one model's layers; "
+                           "give one --checkpoint")
         if args.output:
             check_output(args.output)
         if args.plot_attention:
@@ -170,7 +166,7 @@ def main(argv=None) -> int:
             if len(references) != len(sources):
                 raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
                                f"input has {len(sources)}")
-        translator = Translator.from_checkpoint(args.checkpoint, device=args.device)
+        translator = Translator.from_checkpoints(args.checkpoint, device=args.device)
         outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                        batch_size=args.batch_size, length_penalty=args.length_penalty)
         truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]

@@ -4,6 +4,9 @@
     t = Translator.from_checkpoint("outputs/.../checkpoints/best.pt", device="cpu")
     out = t.translate(["Ein Hund läuft."], beam_size=5)
     out[0].text, out[0].score, out[0].attention   # attention (T, S)
+
+    # several checkpoints of one vocabulary, decoded as an ensemble
+    t = Translator.from_checkpoints(["run1/checkpoints/best.pt", "run2/checkpoints/best.pt"])
 """
 
 from dataclasses import dataclass, field
@@ -14,6 +17,7 @@ from omegaconf import OmegaConf
 
 from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.beam import beam_search
+from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
 from nmt.errors import NmtError
 from nmt.models.build import build_model
@@ -54,6 +58,7 @@ class Translator:
         self.tokenizer, self.device = tokenizer, device
         self.max_src_len, self.max_tgt_len = max_src_len, max_tgt_len
         self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
+        self.members: list[Translator] = [self]   # the single models of an ensemble
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "auto", **options) -> "Translator":
@@ -70,6 +75,31 @@ class Translator:
                            "it was written by another version of nmt or edited; use another "
                            "checkpoint") from None
         return cls(model, tokenizer, resolve_device(device), **limits, **options)
+
+    @classmethod
+    def from_checkpoints(cls, paths, device: str = "auto", **options) -> "Translator":
+        """One checkpoint: as from_checkpoint. Several: an ensemble that averages
+        their next-token probabilities (nmt.decoding.ensemble); they must share
+        one sentencepiece vocabulary."""
+        paths = list(paths)
+        if not paths:
+            raise NmtError("give at least one checkpoint")
+        members = [cls.from_checkpoint(path, device=device, **options) for path in paths]
+        if len(members) == 1:
+            return members[0]
+        first = members[0].tokenizer.to_bytes()
+        for path, member in zip(paths[1:], members[1:]):
+            if member.tokenizer.to_bytes() != first:
+                raise NmtError(f"checkpoints {paths[0]} and {path} use different vocabularies; an "
+                               "ensemble needs models trained with the same sentencepiece model")
+        tables = [m.max_tgt_len for m in members if m.max_tgt_len]
+        ensemble = cls(Ensemble([m.model for m in members]), members[0].tokenizer, members[0].device,
+                       max_src_len=min(m.max_src_len for m in members),
+                       max_tgt_len=min(tables) if tables else None, **options)
+        for member in members:         # each re-reads exactly the source the ensemble saw
+            member.max_src_len = ensemble.max_src_len
+        ensemble.members = members
+        return ensemble
 
     def _encode(self, texts: list[str]):
         """texts -> src (B, S) tensor, pieces per sentence, truncation flags."""

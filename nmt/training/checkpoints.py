@@ -10,13 +10,12 @@ through a module, as in `nmt.models.build.os.system`).
 
 import importlib
 import io
-import os
 import pickle
-import tempfile
 from pathlib import Path
 
 import torch
 
+from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 
 FORMAT_VERSION = 1
@@ -61,25 +60,15 @@ def save_checkpoint(state: dict, path: Path) -> Path:
     """
     path = Path(path)
     state = dict(state, format_version=FORMAT_VERSION)
-    tmp_name = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         torch.save(state, buffer)          # serialise first: write errors are then OSErrors
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(buffer.getbuffer())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-        tmp_name = None
+        atomic_write(path, buffer.getbuffer(), durable=True)
     except OSError as error:
         raise NmtError(f"cannot write checkpoint {path}: {error.strerror or error}; "
                        "free disk space or choose another output folder "
                        "(hydra.run.dir=...); the previous checkpoint is kept") from None
-    finally:
-        if tmp_name is not None and os.path.exists(tmp_name):
-            os.unlink(tmp_name)
     return path
 
 

@@ -2,6 +2,7 @@
 
 import torch
 
+from nmt.viz.attention_data import layers_and_centers
 from nmt.viz.heatmaps import attention_figure, heads_figure
 
 
@@ -18,7 +19,7 @@ def log_attention_images(writer, translator, pairs, step: int) -> None:
         for i, out in enumerate(outputs):
             if not out.tgt_pieces:
                 continue
-            layers, centers = _teacher_forced_attention(translator, pairs[i][0], out)
+            layers, centers = layers_and_centers(translator, pairs[i][0], out.tokens)
             if layers is not None:
                 for layer in range(layers.shape[0]):
                     fig = heads_figure(layers[layer], out.src_pieces, out.tgt_pieces,
@@ -31,14 +32,3 @@ def log_attention_images(writer, translator, pairs, step: int) -> None:
                 writer.add_figure(f"attention/sentence_{i + 1}", fig, step)
     model.train(was_training)
 
-
-def _teacher_forced_attention(translator, source: str, out):
-    """Re-read the model's own output with need_weights: every layer and head
-    for Transformers, local-p centres for RNNs."""
-    model = translator.model
-    src, _, _ = translator._encode([source])
-    tgt_in = torch.tensor([[2] + out.tokens], device=src.device)            # (1, T)
-    result, _ = model(src, tgt_in, need_weights=True)
-    layers = None if result.layers is None else result.layers[0].float().cpu().numpy()  # (L, H, T, S)
-    centers = None if result.center is None else result.center[0].float().cpu().numpy()  # (T,)
-    return layers, centers

@@ -80,18 +80,37 @@ def _map(name, title, rows, cols, row_axis, col_axis, layers, center=None, windo
 
 
 @torch.no_grad()
+def teacher_forced(translator, source: str, tokens, decoder_self: list | None = None):
+    """Run translator's model on bos + `tokens` (its own output for `source`)
+    with need_weights -> (DecoderOutput, src (1, S), Encoded). A list given as
+    `decoder_self` collects a Transformer decoder's self-attention."""
+    model = translator.model
+    src, _, _ = translator._encode([source])                         # (1, S)
+    tgt_in = torch.tensor([[BOS] + list(tokens)], device=src.device)  # (1, T)
+    enc = model.encode(src)
+    state = model.decoder.init_state(enc.memory, enc.init)
+    extra = {} if decoder_self is None else {"self_weights": decoder_self}
+    return model.decoder(tgt_in, state, enc.memory, need_weights=True, **extra), src, enc
+
+
+def layers_and_centers(translator, source: str, tokens):
+    """Every cross-attention layer and head (L, H, T, S) of a Transformer
+    decoder, and local-p's predicted centres (T,) of an RNN one (None where
+    the model has none), as numpy arrays."""
+    result, _, _ = teacher_forced(translator, source, tokens)
+    layers = None if result.layers is None else result.layers[0].float().cpu().numpy()   # (L, H, T, S)
+    centers = None if result.center is None else result.center[0].float().cpu().numpy()  # (T,)
+    return layers, centers
+
+
+@torch.no_grad()
 def attention_maps(translator, source: str, out) -> list[dict]:
     """All maps of Translation `out` of `source` (see the module docstring)."""
     if not out.tgt_pieces:
         return []
     model = translator.model
-    src, _, _ = translator._encode([source])                         # (1, S)
-    tgt_in = torch.tensor([[BOS] + list(out.tokens)], device=src.device)   # (1, T)
-    enc = model.encode(src)
-    state = model.decoder.init_state(enc.memory, enc.init)
     dec_self = [] if _takes(model.decoder, "self_weights") else None
-    extra = {} if dec_self is None else {"self_weights": dec_self}
-    result = model.decoder(tgt_in, state, enc.memory, need_weights=True, **extra)
+    result, src, enc = teacher_forced(translator, source, out.tokens, decoder_self=dec_self)
 
     S, T = len(out.src_pieces), len(out.tgt_pieces)
     inputs = ["<s>"] + out.tgt_pieces[:-1]

@@ -8,11 +8,10 @@ network. `python -m nmt.explore` serves the same page with a form instead.
 """
 
 import json
-import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 
+from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 from nmt.viz.attention_data import describe, explain
 
@@ -36,28 +35,24 @@ def model_label(path) -> str:
     return "/".join(Path(path).parts[-3:])
 
 
-def write_attention_html(translator, sources, outputs, path, checkpoint="model") -> None:
-    """One file with every non-empty line's translation and attention maps."""
+def write_attention_html(translator, sources, outputs, path, checkpoints=("model",)) -> None:
+    """One file with every non-empty line's translation and attention maps.
+
+    For an ensemble, each checkpoint re-reads the ensemble's output: one
+    column of maps per model, side by side."""
+    if isinstance(checkpoints, (str, Path)):
+        checkpoints = [checkpoints]
+    members = translator.members
+    ensemble = f" (in an ensemble of {len(members)})" if len(members) > 1 else ""
     sentences = [
-        {"line": number, "source": source, "results": [explain(translator, source, out)]}
+        {"line": number, "source": source, "results": [explain(m, source, out) for m in members]}
         for number, (source, out) in enumerate(zip(sources, outputs), 1) if out.tgt_pieces
     ]
     data = {"mode": "static", "title": "nmt attention",
-            "models": [{"name": model_label(checkpoint), "description": describe(translator)}],
+            "models": [{"name": model_label(c) + ensemble, "description": describe(m)}
+                       for c, m in zip(checkpoints, members)],
             "sentences": sentences}
-    target = Path(path)
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(render_page(data))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)                  # mkstemp makes it private
-        os.replace(tmp, target)
-        tmp = None
+        atomic_write(path, render_page(data).encode("utf-8"))
     except OSError as error:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
