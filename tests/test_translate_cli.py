@@ -209,3 +209,28 @@ def test_counts_must_be_positive(option, capsys):
         main(["--checkpoint", "x.pt", option, "0"])
     assert exit_.value.code == 2
     assert f"argument {option}: 0 is not a positive integer" in capsys.readouterr().err
+
+
+def test_plot_attention_draws_local_p_centres(tmp_path, cache_dir, monkeypatch):
+    from tests.helpers import train
+
+    train(tmp_path / "run", "experiment=quickstart", "model.attention.scope=local_p",
+          "model.attention.window=2", "trainer.max_steps=4", "trainer.val_every=4",
+          "trainer.val_max_sentences=4", "trainer.heatmap_sentences=0", cache_dir=cache_dir)
+    drawn = []
+    import nmt.viz.heatmaps as heatmaps
+    real = heatmaps.attention_figure
+
+    def spy(weights, src_pieces, tgt_pieces, title="", centers=None, window=None):
+        drawn.append((len(tgt_pieces), centers, window))
+        return real(weights, src_pieces, tgt_pieces, title=title, centers=centers, window=window)
+
+    monkeypatch.setattr(heatmaps, "attention_figure", spy)
+    source = tmp_path / "in.txt"
+    source.write_text(SOURCES[0] + "\n", encoding="utf-8")
+    assert main(["--checkpoint", str(tmp_path / "run" / "checkpoints" / "last.pt"), "--input",
+                 str(source), "--output", str(tmp_path / "out.txt"), "--beam-size", "1",
+                 "--plot-attention", str(tmp_path / "maps")]) == 0
+    (rows, centers, window), = drawn
+    assert window == 2 and centers is not None and len(centers) == rows     # one p_t per output row
+    assert (tmp_path / "maps" / "00001.png").stat().st_size > 0
