@@ -37,6 +37,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="print the N best as 'line ||| text ||| score' (Moses n-best format)")
     parser.add_argument("--length-penalty", type=float, default=1.0, help="Wu et al. 2016 alpha")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
+    parser.add_argument("--max-length-ratio", type=float, default=1.5, metavar="R",
+                        help="the output may have at most R * source subwords + --max-length-extra")
+    parser.add_argument("--max-length-extra", type=int, default=10, metavar="N")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--plot-attention", metavar="DIR", help="write one heatmap PNG per sentence")
     parser.add_argument("--attention-layer", type=int, default=None,
@@ -166,7 +169,12 @@ def main(argv=None) -> int:
             if len(references) != len(sources):
                 raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
                                f"input has {len(sources)}")
-        translator = Translator.from_checkpoints(args.checkpoint, device=args.device)
+        if args.max_length_ratio < 0 or args.max_length_extra < 0 or \
+                args.max_length_ratio == 0 and args.max_length_extra == 0:
+            raise NmtError("--max-length-ratio and --max-length-extra must be >= 0 and not both 0")
+        translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
+                                                 max_len_ratio=args.max_length_ratio,
+                                                 max_len_extra=args.max_length_extra)
         outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                        batch_size=args.batch_size, length_penalty=args.length_penalty)
         truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]

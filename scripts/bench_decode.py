@@ -14,7 +14,6 @@ import argparse
 import gzip
 import json
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))        # bench_train's git_commit
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -49,17 +49,10 @@ def read_lines(folder: Path, stem: str) -> list[str]:
     sys.exit(f"{folder}/{stem}[.gz] not found; pass --data")
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
     command = "python scripts/bench_decode.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    from bench_train import git_commit
     from nmt.training.validation import score_translations
     from nmt.translator import Translator
 

@@ -234,3 +234,18 @@ def test_plot_attention_draws_local_p_centres(tmp_path, cache_dir, monkeypatch):
     (rows, centers, window), = drawn
     assert window == 2 and centers is not None and len(centers) == rows     # one p_t per output row
     assert (tmp_path / "maps" / "00001.png").stat().st_size > 0
+
+
+def test_max_length_options_bound_the_output(tmp_path, toy_checkpoint, capsys):
+    source = write_lines(tmp_path / "in.txt", SOURCES[:3])
+    out = tmp_path / "out.txt"
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--output", str(out),
+                 "--max-length-ratio", "0", "--max-length-extra", "3", "--beam-size", "2"]) == 0
+    state = torch.load(toy_checkpoint, weights_only=True)
+    from nmt.data.tokenizer import Tokenizer
+    tokenizer = Tokenizer.from_bytes(state["tokenizer"])
+    lengths = [len(tokenizer.encode_tgt(line)) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(lengths) == 3 and max(lengths) <= 2       # 3 positions, the last one for eos
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source,
+                 "--max-length-ratio", "0", "--max-length-extra", "0"]) == 1
+    assert "not both 0" in one_error_line(capsys.readouterr().err)
