@@ -40,6 +40,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-length-ratio", type=float, default=1.5, metavar="R",
                         help="the output may have at most R * source subwords + --max-length-extra")
     parser.add_argument("--max-length-extra", type=int, default=10, metavar="N")
+    parser.add_argument("--min-length", type=int, default=0, metavar="N",
+                        help="no output ends before N subwords (unless the maximum comes first)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--plot-attention", metavar="DIR", help="write one heatmap PNG per sentence")
     parser.add_argument("--attention-layer", type=int, default=None,
@@ -172,11 +174,14 @@ def main(argv=None) -> int:
         if args.max_length_ratio < 0 or args.max_length_extra < 0 or \
                 args.max_length_ratio == 0 and args.max_length_extra == 0:
             raise NmtError("--max-length-ratio and --max-length-extra must be >= 0 and not both 0")
+        if args.min_length < 0:
+            raise NmtError(f"--min-length {args.min_length} must be >= 0")
         translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
                                                  max_len_ratio=args.max_length_ratio,
                                                  max_len_extra=args.max_length_extra)
         outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
-                                       batch_size=args.batch_size, length_penalty=args.length_penalty)
+                                       batch_size=args.batch_size, length_penalty=args.length_penalty,
+                                       min_length=args.min_length)
         truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
         if truncated:
             log.warning("%d input line(s) longer than the model's %d subwords were truncated "

@@ -116,8 +116,11 @@ class Translator:
 
     @torch.no_grad()
     def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1,
-                  batch_size: int = 64, length_penalty: float = 1.0) -> list[Translation]:
-        """One Translation per sentence, in order; an empty line gives an empty one."""
+                  batch_size: int = 64, length_penalty: float = 1.0,
+                  min_length: int = 0) -> list[Translation]:
+        """One Translation per sentence, in order; an empty line gives an empty one.
+        `min_length`: no output ends before that many subwords (unless its
+        length limit, from max_len_ratio and max_len_extra, comes first)."""
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
         results: list[Translation | None] = [None] * len(sentences)
@@ -131,10 +134,12 @@ class Translator:
             src, ids, truncated = self._encode([sentences[i] for i in chunk])
             if beam_size == 1:
                 hyps = [[h] for h in greedy_search(self.model, src, BOS, EOS, self.max_len_ratio,
-                                                   self.max_len_extra, self.max_tgt_len)]
+                                                   self.max_len_extra, self.max_tgt_len, min_length,
+                                                   never=(PAD, BOS))]
             else:
                 hyps = beam_search(self.model, src, BOS, EOS, beam_size, nbest, length_penalty,
-                                   self.max_len_ratio, self.max_len_extra, self.max_tgt_len)
+                                   self.max_len_ratio, self.max_len_extra, self.max_tgt_len, min_length,
+                                   never=(PAD, BOS))
             for j, index in enumerate(chunk):
                 best = hyps[j][0]
                 results[index] = Translation(

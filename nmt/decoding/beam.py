@@ -17,8 +17,13 @@ def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
 @torch.no_grad()
 def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbest: int = 1,
                 alpha: float = 1.0, max_len_ratio: float = 1.5,
-                max_len_extra: int = 10, max_len_cap: int | None = None) -> list[list[Hypothesis]]:
+                max_len_extra: int = 10, max_len_cap: int | None = None,
+                min_len: int = 0, never: tuple[int, ...] = ()) -> list[list[Hypothesis]]:
     """src (B, S) -> per sentence the `nbest` best hypotheses, best first.
+
+    No hypothesis ends before `min_len` output tokens (eos is barred until
+    then), unless its length limit comes first; the ids in `never` (pad,
+    bos) are never output.
 
     Finished beams stay in the beam with their score frozen (they can only
     extend by eos at no cost), so the whole search is tensor operations; the
@@ -48,6 +53,9 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
         log_probs = logits.float().log_softmax(-1)
         V = log_probs.size(-1)
         eos_score = log_probs[:, eos].clone()
+        log_probs[:, list(never)] = float("-inf")                  # e.g. pad and bos: never an output
+        if t < min_len:
+            log_probs[:, eos] = float("-inf")
         at_limit = (t + 1 >= limit) & ~finished
         log_probs[at_limit] = float("-inf")                  # the last step must end
         log_probs[at_limit, eos] = eos_score[at_limit]

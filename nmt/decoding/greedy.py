@@ -21,8 +21,13 @@ def max_output_length(src_lengths: Tensor, ratio: float, extra: int, cap: int | 
 
 @torch.no_grad()
 def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float = 1.5,
-                  max_len_extra: int = 10, max_len_cap: int | None = None) -> list[Hypothesis]:
-    """src (B, S) -> one Hypothesis per sentence, in order."""
+                  max_len_extra: int = 10, max_len_cap: int | None = None,
+                  min_len: int = 0, never: tuple[int, ...] = ()) -> list[Hypothesis]:
+    """src (B, S) -> one Hypothesis per sentence, in order.
+
+    No sentence ends before `min_len` output tokens (eos is barred until then),
+    unless its length limit comes first; the ids in `never` (pad, bos) are
+    never output. Scores stay the model's own log-probabilities."""
     memory, state = model.start(src)
     B, S = src.shape
     src_len = memory.mask[:, 0].sum(-1)                             # (B,)
@@ -34,9 +39,14 @@ def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float =
     for t in range(int(limit.max())):
         logits, state, w = model.decoder.step(y, state, memory)   # (B, V), (B, S)
         log_probs = logits.float().log_softmax(-1)
+        eos_score = log_probs[:, eos].clone()                       # (B,)
+        log_probs[:, list(never)] = float("-inf")                  # e.g. pad and bos: never an output
+        if t < min_len:
+            log_probs[:, eos] = float("-inf")
         y = log_probs.argmax(-1)                                    # (B,)
-        y = torch.where(t + 1 >= limit, torch.full_like(y, eos), y)  # force eos at the limit
-        step_score = log_probs.gather(1, y[:, None])[:, 0]
+        at_limit = t + 1 >= limit
+        y = torch.where(at_limit, torch.full_like(y, eos), y)      # force eos at the limit
+        step_score = torch.where(at_limit, eos_score, log_probs.gather(1, y[:, None])[:, 0])
         scores += torch.where(done, torch.zeros_like(step_score), step_score)
         tokens.append(torch.where(done, torch.full_like(y, eos), y))
         weights.append(w)

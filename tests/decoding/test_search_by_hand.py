@@ -66,3 +66,28 @@ def test_batch_gives_each_sentence_its_own_result():
     assert [h.tokens for h in hyps[0]] == [[B, C], [A]]
     assert [h.tokens for h in hyps[1]] == [[B, C], [A]]
     assert hyps[1][0].attention.shape == (3, 1)   # only the real source token
+
+
+def test_min_length_bars_eos_until_then_by_hand():
+    from tests.decoding.fake_model import X
+    # min_len 2: after a, eos (0.8) is barred, so x (0.2) follows, then eos (1.0):
+    # a x </s> = 0.5 * 0.2 * 1.0 = 0.10; the scores are the model's own log-probabilities
+    hyp = greedy_search(TableModel(), SRC, BOS, EOS, min_len=2)[0]
+    assert hyp.tokens == [A, X]
+    assert hyp.score == pytest.approx(math.log(0.10), abs=1e-5)
+    # beam: the two-token paths are a x (0.10) and b c (0.36), b d (0.04) -> b c wins, a x second
+    hyps = beam_search(TableModel(), SRC, BOS, EOS, beam_size=3, nbest=3, alpha=0.0, min_len=2)[0]
+    assert [h.tokens for h in hyps][:2] == [[B, C], [A, X]]
+    assert hyps[0].score == pytest.approx(math.log(0.36), abs=1e-5)
+    # the length limit still wins over min_len: at most 1 output token plus eos
+    short = greedy_search(TableModel(), SRC, BOS, EOS, max_len_ratio=0.0, max_len_extra=2, min_len=5)[0]
+    assert short.tokens == [A]
+
+
+def test_never_bars_tokens_and_keeps_the_models_scores():
+    # with a barred: bos -> b (0.4) -> c (0.9) -> eos (1.0), score log 0.36 (no renormalising)
+    hyp = greedy_search(TableModel(), SRC, BOS, EOS, never=(A,))[0]
+    assert hyp.tokens == [B, C]
+    assert hyp.score == pytest.approx(math.log(0.36), abs=1e-5)
+    best = beam_search(TableModel(), SRC, BOS, EOS, beam_size=2, alpha=0.0, never=(A,))[0][0]
+    assert best.tokens == [B, C] and best.score == pytest.approx(math.log(0.36), abs=1e-5)
