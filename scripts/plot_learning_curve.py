@@ -1,8 +1,9 @@
 """Validation BLEU against wall-clock minutes of a run, as a PNG.
 
     python scripts/plot_learning_curve.py runs/m30k_transformer_small --out benchmarks/m30k_transformer_small_curve.png
+    python scripts/plot_learning_curve.py runs/m30k_transformer_small runs/m30k_rnn_bahdanau --out benchmarks/m30k_curves.png
 
-Reads RUN/metrics.jsonl (one record per validation). The wall time of each
+Reads RUN/metrics.jsonl (one record per validation); several runs give one line each. The wall time of each
 validation comes from its "validation step N" line in RUN/train.log, counted
 from the log's first line; without the log, the record's train_seconds
 (training time without validation) is used. A run that has not validated yet
@@ -40,39 +41,53 @@ def wall_minutes(log_path: Path) -> dict[int, float]:
     return points
 
 
+def bleu_points(run: Path) -> tuple[list[float], list[dict], str]:
+    """(minutes, metrics records, axis label) of a run's validations."""
+    metrics = run / "metrics.jsonl"
+    records = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] \
+        if metrics.is_file() else []
+    walls = wall_minutes(run / "train.log")
+    xs = [walls.get(r["step"], r["train_seconds"] / 60) for r in records]
+    label = "wall-clock minutes" if all(r["step"] in walls for r in records) else "training minutes"
+    return xs, records, label
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("run", help="a run folder with metrics.jsonl (and train.log)")
-    parser.add_argument("--out", help="PNG path (default RUN/learning_curve.png)")
+    parser.add_argument("runs", nargs="+", metavar="RUN",
+                        help="run folders with metrics.jsonl (and train.log); several share one plot")
+    parser.add_argument("--out", help="PNG path (default RUN/learning_curve.png of the first run)")
     args = parser.parse_args(argv)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    run = Path(args.run)
-    out = Path(args.out) if args.out else run / "learning_curve.png"
-    metrics = run / "metrics.jsonl"
-    records = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] \
-        if metrics.is_file() else []
-    if not records:
-        return plot_training_loss(run, out, argv, plt)
-    walls = wall_minutes(run / "train.log")
-    xs = [walls.get(r["step"], r["train_seconds"] / 60) for r in records]
-    label = "wall-clock minutes" if all(r["step"] in walls for r in records) else "training minutes"
+    runs = [Path(run) for run in args.runs]
+    out = Path(args.out) if args.out else runs[0] / "learning_curve.png"
+    curves = {run: bleu_points(run) for run in runs}
+    if len(runs) == 1 and not curves[runs[0]][1]:
+        return plot_training_loss(runs[0], out, argv, plt)
     print("python scripts/plot_learning_curve.py " + shlex.join(sys.argv[1:] if argv is None else argv))
-    print(f"{'step':>6} {label:>20} {'BLEU':>6} {'chrF':>6} {'val loss':>8}")
-    for x, r in zip(xs, records):
-        print(f"{r['step']:>6} {x:>20.1f} {r['bleu']:>6.2f} {r['chrf']:>6.2f} {r['loss']:>8.3f}")
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-    ax.plot(xs, [r["bleu"] for r in records], marker="o")
-    for x, r in zip(xs, records):
-        ax.annotate(f"step {r['step']}", (x, r["bleu"]), textcoords="offset points", xytext=(4, -12),
-                    fontsize=7)
-    ax.set_xlabel(label)
-    ax.set_ylabel("validation BLEU (greedy)")
-    ax.set_title(f"{run.name}: validation BLEU against time")
+    fig, ax = plt.subplots(figsize=(7.2, 4.4), dpi=120)
+    labels = set()
+    for run, (xs, records, label) in curves.items():
+        if not records:
+            print(f"{run}: no validation in metrics.jsonl yet; left out")
+            continue
+        labels.add(label)
+        print(f"{run}\n{'step':>6} {label:>20} {'BLEU':>6} {'chrF':>6} {'val loss':>8}")
+        for x, r in zip(xs, records):
+            print(f"{r['step']:>6} {x:>20.1f} {r['bleu']:>6.2f} {r['chrf']:>6.2f} {r['loss']:>8.3f}")
+        line, = ax.plot(xs, [r["bleu"] for r in records], marker="o", label=run.name)
+        last_x, last = xs[-1], records[-1]
+        ax.annotate(f"{last['bleu']:.1f} (step {last['step']})", (last_x, last["bleu"]),
+                    textcoords="offset points", xytext=(-10, 6), ha="right", fontsize=8,
+                    color=line.get_color())
+    ax.set_xlabel(" / ".join(sorted(labels)))
+    ax.set_ylabel("validation BLEU (greedy, sacreBLEU)")
+    ax.set_title("validation BLEU against time" if len(runs) > 1 else f"{runs[0].name}: validation BLEU against time")
     ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)

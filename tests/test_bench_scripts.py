@@ -63,6 +63,17 @@ def test_plot_learning_curve(tmp_path, toy_checkpoint):
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_plot_learning_curves_of_several_runs(tmp_path, toy_checkpoint, capsys):
+    plot = load_script("plot_learning_curve")
+    run = Path(toy_checkpoint).parent.parent
+    out = tmp_path / "curves.png"
+    plot.main([str(run), str(tmp_path), "--out", str(out)])     # tmp_path: a run with no validation
+    printed = capsys.readouterr().out
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert f"{tmp_path}: no validation in metrics.jsonl yet; left out" in printed
+    assert printed.count("BLEU") >= 1
+
+
 def test_joeynmt_speed_from_its_log_by_hand():
     compare = load_script("compare_joeynmt")
     line = "{} - INFO - joeynmt.training - Epoch   1, Step: {:>8}, Batch Loss: 1.0, Batch Acc: 0.1, " \
