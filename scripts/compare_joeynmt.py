@@ -38,16 +38,21 @@ PRESETS = ("transformer_small", "rnn_bahdanau")
 SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
 
 
+def shared_arguments(parser: argparse.ArgumentParser, out_name: str) -> None:
+    """The options of both JoeyNMT comparisons (training and decoding)."""
+    parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations of the two sides")
+    parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
+    parser.add_argument("--work", default="/tmp/nmt-joeynmt", help="JoeyNMT data, configs and models")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / out_name))
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
+    shared_arguments(parser, "compare_joeynmt.json")
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--steps", type=int, default=30, help="timed updates per run")
     parser.add_argument("--warmup", type=int, default=5, help="untimed updates first")
-    parser.add_argument("--rounds", type=int, default=1, help="alternations per preset")
-    parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
-    parser.add_argument("--work", default="/tmp/nmt-joeynmt", help="JoeyNMT data, configs and models")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "compare_joeynmt.json"))
     return parser.parse_args(argv)
 
 

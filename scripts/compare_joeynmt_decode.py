@@ -41,16 +41,12 @@ PRESET = "transformer_small"
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
+    joey.shared_arguments(parser, "compare_joeynmt_decode.json")
     parser.add_argument("--updates", type=int, default=20, help="training updates of each model")
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per batch")
     parser.add_argument("--max-length", type=int, default=40, help="L, output subwords at most")
     parser.add_argument("--limit", type=int, default=1000, help="first N test sentences")
-    parser.add_argument("--rounds", type=int, default=1, help="alternations of the two sides")
-    parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
-    parser.add_argument("--work", default="/tmp/nmt-joeynmt", help="JoeyNMT data, configs and models")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "compare_joeynmt_decode.json"))
     return parser.parse_args(argv)
 
 
