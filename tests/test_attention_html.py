@@ -113,6 +113,25 @@ def test_rnn_map_is_the_search_attention(toy_checkpoint):
     assert np.allclose(weights[0, 0], out.attention, atol=1e-3)
 
 
+def test_lstmn_intra_attention_is_a_map_over_its_tape(tmp_path, cache_dir):
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import translate_and_explain
+
+    train(tmp_path, "experiment=quickstart", "model/encoder=lstmn", "trainer.max_steps=2",
+          "trainer.val_every=2", "trainer.val_max_sentences=2", "trainer.heatmap_sentences=0",
+          cache_dir=cache_dir)
+    translator = Translator.from_checkpoint(tmp_path / "checkpoints" / "last.pt", device="cpu")
+    data = translate_and_explain(translator, DATE)
+    intra = {m["name"]: m for m in data["maps"]}["encoder-self"]
+    S = len(data["src_pieces"])
+    assert intra["rows"] == data["src_pieces"] and intra["cols"] == ["<start>"] + data["src_pieces"][:-1]
+    weights = np.array(intra["layers"])[0, 0]                          # (S, S)
+    assert weights.shape == (S, S)
+    assert np.allclose(weights.sum(-1), 1.0, atol=1e-3)                # each row a distribution
+    assert np.all(np.triu(weights, k=1) == 0)                          # only slots before the token
+    assert weights[0, 0] == 1.0                                        # the first token sees the start slot
+
+
 def test_bad_sentences_are_one_line_errors(toy_checkpoint):
     from nmt.errors import NmtError
     from nmt.translator import Translator
@@ -172,6 +191,7 @@ def test_offline_file_works_in_a_browser(transformer_checkpoint, tmp_path):
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.on("request", lambda r: requests.append(r.url))
         page.goto(html.as_uri())
+        form_visible = page.is_visible("#form")          # no server behind the offline page
         page.select_option("#sentence", value="1")
         page.select_option(".map-select", "decoder-self")
         page.select_option(".head-select", "2")
@@ -180,3 +200,4 @@ def test_offline_file_works_in_a_browser(transformer_checkpoint, tmp_path):
         browser.close()
     assert tip.startswith("query (decoder input) \u201c<s>\u201d") and tip.endswith("weight 1.0000")
     assert problems == [] and requests == [html.as_uri()]
+    assert not form_visible
