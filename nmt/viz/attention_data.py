@@ -9,7 +9,9 @@ gives the weights the search used at every step, for every layer and head:
     cross   rows = output subwords (ending "</s>"), columns = source subwords
             Transformer: (L, H, T, S); RNN decoders: one map, plus local-p's
             centres p_t and window half-width D
-    encoder self-attention (Transformer encoders)   (L, H, S, S)
+    encoder self-attention (Transformer encoders)   (L, H, S, S); an LSTMN
+            encoder's intra-attention (1, 1, S, S), columns "<start>" and
+            the source subwords before the row's
     decoder self-attention (Transformer decoders)   (L, H, T, T), rows and
             columns the decoder's inputs: "<s>" then the output subwords
 
@@ -138,8 +140,13 @@ def attention_maps(translator, source: str, out) -> list[dict]:
         enc_self = []
         model.encoder(src, enc.memory.mask, self_weights=enc_self)
         layers = torch.stack(enc_self, 1)[0].float().cpu()[:, :, :S, :S]   # (L, H, S, S)
-        maps.append(_map("encoder-self", "encoder self-attention", out.src_pieces,
-                         out.src_pieces, "query (source)", "key (source)", layers))
+        if getattr(model.encoder, "attends_to_its_tape", False):    # LSTMN: over the tokens before
+            maps.append(_map("encoder-self", "encoder intra-attention (LSTMN: each token over the tape "
+                             "of the ones before it)", out.src_pieces, ["<start>"] + out.src_pieces[:-1],
+                             "token (source)", "tape slot", layers))
+        else:
+            maps.append(_map("encoder-self", "encoder self-attention", out.src_pieces,
+                             out.src_pieces, "query (source)", "key (source)", layers))
     if dec_self:
         layers = torch.stack(dec_self, 1)[0].float().cpu()[:, :, :T, :T]   # (L, H, T, T)
         maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,

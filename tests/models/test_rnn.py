@@ -48,6 +48,23 @@ def test_lstmn_first_step_is_an_lstm_cell_from_zero_state():
     assert torch.allclose(out.memory[0, 0], h[0], atol=1e-6)
 
 
+def test_lstmn_reports_its_tape_attention_without_changing_anything():
+    """v = 0 makes every score equal: row t spreads 1 / (t + 1) over the start
+    slot and the t tokens before it."""
+    torch.manual_seed(2)
+    enc = LSTMNEncoder(10, embed_dim=4, hidden_size=3, dropout=0.0).eval()
+    with torch.no_grad():
+        enc.v.weight.zero_()
+    src = torch.tensor([[5, 6, 7]])
+    plain = enc(src, padding_mask(src, 0))
+    collected = []
+    out = enc(src, padding_mask(src, 0), self_weights=collected)
+    assert torch.equal(plain.memory, out.memory)
+    expected = torch.tensor([[1, 0, 0], [1 / 2, 1 / 2, 0], [1 / 3, 1 / 3, 1 / 3]])
+    assert len(collected) == 1 and collected[0].shape == (1, 1, 3, 3)
+    assert torch.allclose(collected[0][0, 0], expected, atol=1e-6)
+
+
 def test_lstmn_second_step_attends_over_its_tape_by_hand():
     """With v = 0 every score is 0: at t = 2 the tape is {h0 = 0, h1}, so
     hs_2 = (0 + h1) / 2 and cs_2 = (0 + c1) / 2 feed the gates."""

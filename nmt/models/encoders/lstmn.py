@@ -1,6 +1,7 @@
 """Long Short-Term Memory-Network: an LSTM that attends over its own past."""
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt.models.encoders.output import EncoderOutput
@@ -21,7 +22,12 @@ class LSTMNEncoder(nn.Module):
 
     The state update reads the attention summary hs_t where a plain LSTM reads
     h_{t-1} (the seed's SimpleRNN form: h_t = tanh(A [x_t; c_{t-1}] + b)).
+
+    `self_weights`, a list, receives s for every step as one (B, 1, S, S) map:
+    row t over the tape slots [start, h_1, ..., h_{S-1}], zero right of slot t.
     """
+
+    attends_to_its_tape = True      # the explorer labels the key axis "<start>", then the tokens
 
     def __init__(self, vocab_size: int, embed_dim: int = 256, hidden_size: int = 256,
                  dropout: float = 0.1, pad_id: int = 0, positional=None):
@@ -36,17 +42,19 @@ class LSTMNEncoder(nn.Module):
         self.hidden_size = hidden_size
         self.output_size = hidden_size
 
-    def forward(self, src: Tensor, src_mask: Tensor) -> EncoderOutput:
+    def forward(self, src: Tensor, src_mask: Tensor, self_weights: list | None = None) -> EncoderOutput:
         B, S = src.shape
         x = self.dropout(self.embed(src))                          # (B, S, E)
         x_proj = self.w_x(x)                                       # (B, S, H)
         zeros = x.new_zeros(B, 1, self.hidden_size)
         h_tape, c_tape, hproj_tape = zeros, zeros, zeros           # (B, t, H)
         h_summary = x.new_zeros(B, self.hidden_size)               # hs_{t-1}
-        outputs = []
+        outputs, weight_rows = [], []
         for t in range(S):
             scores = self.v(torch.tanh(hproj_tape + (x_proj[:, t] + self.w_s(h_summary))[:, None]))
             s = scores.softmax(dim=1)                              # (B, t, 1)
+            if self_weights is not None:
+                weight_rows.append(F.pad(s[..., 0], (0, S - s.size(1))))   # (B, S)
             h_summary = (s * h_tape).sum(1)                        # (B, H)
             c_summary = (s * c_tape).sum(1)                        # (B, H)
             i, f, o, g = self.gates(torch.cat([x[:, t], h_summary], -1)).chunk(4, -1)
@@ -57,6 +65,8 @@ class LSTMNEncoder(nn.Module):
             c_tape = torch.cat([c_tape, c[:, None]], 1)
             hproj_tape = torch.cat([hproj_tape, self.w_h(h)[:, None]], 1)
         memory = torch.stack(outputs, 1)                           # (B, S, H)
+        if self_weights is not None:
+            self_weights.append(torch.stack(weight_rows, 1)[:, None])     # (B, 1, S, S)
         # Pad positions come after every real one, so they never enter a real
         # token's tape; zero them so nothing downstream sees them.
         memory = memory * src_mask[:, 0, :, None]
