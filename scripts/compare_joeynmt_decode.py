@@ -64,7 +64,7 @@ def timed(command: list[str], stdin_path: Path | None = None, stdout_path: Path 
 
 
 def train_ours(data: Path, work: Path, updates: int) -> Path:
-    run_dir = work / "ours_decode_model"
+    run_dir = work / f"ours_decode_model_{updates}"
     checkpoint = run_dir / "checkpoints" / "last.pt"
     if not checkpoint.is_file():
         joey.run([sys.executable, "-m", "nmt.train", f"experiment={PRESET}", f"data.path={data}",
