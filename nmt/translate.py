@@ -8,6 +8,7 @@ an existing file as it was.
 
 import argparse
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -126,10 +127,11 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
         if not single:
             title += f", mean of {len(translator.members)} models"
         centers = window = None
-        if single:
-            layers, centers = layers_and_centers(translator, source, out.tokens)
+        attention = getattr(translator.model.decoder, "attention", None)
+        if single and (layer is not None or head is not None or getattr(attention, "scope", None) == "local_p"):
+            layers, centers = layers_and_centers(translator, source, out.tokens)   # a second forward pass
             if centers is not None:
-                window = getattr(translator.model.decoder.attention, "window", None)
+                window = getattr(attention, "window", None)
             if layer is not None or head is not None:
                 if layers is None:
                     raise NmtError("--attention-layer/--attention-head need a Transformer decoder")
@@ -156,6 +158,11 @@ def main(argv=None) -> int:
         from nmt.translator import Translator
         from nmt.training.validation import score_translations
 
+        if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
+                args.max_length_extra < 0 or args.max_length_ratio == 0 and args.max_length_extra == 0:
+            raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
+        if args.min_length < 0:
+            raise NmtError(f"--min-length {args.min_length} must be >= 0")
         if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
             raise NmtError("--attention-layer/--attention-head draw one model's layers; "
                            "give one --checkpoint")
@@ -171,11 +178,6 @@ def main(argv=None) -> int:
             if len(references) != len(sources):
                 raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
                                f"input has {len(sources)}")
-        if args.max_length_ratio < 0 or args.max_length_extra < 0 or \
-                args.max_length_ratio == 0 and args.max_length_extra == 0:
-            raise NmtError("--max-length-ratio and --max-length-extra must be >= 0 and not both 0")
-        if args.min_length < 0:
-            raise NmtError(f"--min-length {args.min_length} must be >= 0")
         translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
                                                  max_len_ratio=args.max_length_ratio,
                                                  max_len_extra=args.max_length_extra)

@@ -84,8 +84,7 @@ def train_theirs(python: Path, work: Path, spm_path: Path, vocab_path: Path, upd
     config["testing"].update({"beam_size": args.beam_size, "batch_size": args.batch_size,
                               "batch_type": "sentence", "max_output_length": args.max_length,
                               "min_output_length": args.max_length, "n_best": 1,
-                              "load_model": str(Path(joey.joey_config(PRESET, work, spm_path, vocab_path,
-                                                                      updates)["model_dir"]) / "latest.ckpt")})
+                              "load_model": str(Path(config["model_dir"]) / "latest.ckpt")})
     path = work / f"joey_{PRESET}_decode.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path

@@ -35,7 +35,7 @@ def token_losses(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) 
 def smoothed_loss(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) -> tuple[Tensor, int]:
     """Mean label-smoothed loss over real target tokens, and their count."""
     n_tokens = int((labels != pad_id).sum())
-    return token_nll(logits, labels, pad_id, smoothing).sum() / max(1, n_tokens), n_tokens
+    return token_losses(logits, labels, pad_id, smoothing)[0].sum() / max(1, n_tokens), n_tokens
 
 
 def reinforce_loss(log_prob: Tensor, token_loss: Tensor, labels: Tensor, pad_id: int,
