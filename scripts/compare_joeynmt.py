@@ -134,7 +134,9 @@ def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updat
                  "encoder": layer(enc), "decoder": layer(dec)}
     elif preset == "rnn_bahdanau":
         model = {"tied_embeddings": True, "tied_softmax": False,
-                 "encoder": {"type": "recurrent", "rnn_type": "gru", "hidden_size": int(enc.hidden_size),
+                 "encoder": {"type": "recurrent", "rnn_type": "gru",
+                             # JoeyNMT's hidden_size is per direction; ours is the state size
+                             "hidden_size": int(enc.hidden_size) // (2 if enc.bidirectional else 1),
                              "num_layers": int(enc.layers), "bidirectional": bool(enc.bidirectional),
                              "dropout": float(enc.dropout),
                              "embeddings": {"embedding_dim": int(enc.embed_dim), "dropout": float(enc.dropout)}},

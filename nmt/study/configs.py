@@ -72,11 +72,11 @@ class StudyConfig:
 
 def rnn_overrides(s: Sizes, attention: str, scope: str = "global", encoder: str = "gru",
                   bridge: str = "last") -> tuple[str, ...]:
-    states = 2 * s.enc_hidden
+    states = 2 * s.enc_hidden   # a bidirectional encoder's hidden_size is its state size
     if encoder == "lstmn":   # one direction: give it the bi-GRU's state size
         enc = [f"model.encoder.hidden_size={states}"]
     else:
-        enc = [f"model.encoder.hidden_size={s.enc_hidden}", "model.encoder.bidirectional=true",
+        enc = [f"model.encoder.hidden_size={states}", "model.encoder.bidirectional=true",
                "model.encoder.layers=1"]
     return (f"model/encoder={encoder}", "model/decoder=gru", f"model/attention={attention}",
             f"model/bridge={bridge}", "model/positional=none",

@@ -18,7 +18,8 @@ import torch
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
+READS_VERSIONS = (1, 2)     # version 1 is read by doubling that size (per direction in 1)
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
 MODEL_TARGET_PREFIX = "nmt.models."
 
@@ -92,9 +93,9 @@ def load_checkpoint(path, map_location="cpu") -> dict:
                        f"({type(error).__name__}); use another one, e.g. last.pt or best.pt") from None
     if not isinstance(state, dict) or any(k not in state for k in REQUIRED_KEYS):
         raise NmtError(f"checkpoint {path} is not an nmt checkpoint (missing model, config or tokenizer)")
-    if state["format_version"] != FORMAT_VERSION:
+    if state["format_version"] not in READS_VERSIONS:
         raise NmtError(f"checkpoint {path} has format version {state['format_version']}; "
-                       f"this nmt reads version {FORMAT_VERSION}")
+                       f"this nmt reads versions {', '.join(map(str, READS_VERSIONS))}")
     if not state["tokenizer"]:
         raise NmtError(f"checkpoint {path} holds no sentencepiece model; it cannot translate")
     config = state["config"]
@@ -105,6 +106,10 @@ def load_checkpoint(path, map_location="cpu") -> dict:
         raise NmtError(f"checkpoint {path} was refused: its model config names {str(foreign[0])[:80]!r}, "
                        "which is not a model class of this nmt; load only checkpoints written by "
                        "nmt.train (of this version)")
+    if state["format_version"] == 1 and isinstance(config.get("model"), dict):
+        from nmt.models.encoders.rnn import sizes_from_format_1
+
+        state["config"] = dict(config, model=sizes_from_format_1(config["model"]))
     return state
 
 

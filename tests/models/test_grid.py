@@ -9,8 +9,8 @@ from nmt.models.build import build_model
 from tests.helpers import make_config
 
 SMALL = {
-    "gru": ["model.encoder.embed_dim=8", "model.encoder.hidden_size=8"],
-    "lstm": ["model.encoder.embed_dim=8", "model.encoder.hidden_size=8"],
+    "gru": ["model.encoder.embed_dim=8", "model.encoder.hidden_size=16"],   # 8 per direction
+    "lstm": ["model.encoder.embed_dim=8", "model.encoder.hidden_size=16"],
     "lstmn": ["model.encoder.embed_dim=8", "model.encoder.hidden_size=16"],
     "transformer": ["model.encoder.d_model=16", "model.encoder.heads=2", "model.encoder.layers=1",
                     "model.encoder.ff_size=32"],
@@ -80,8 +80,9 @@ def test_every_positional_encoding_in_a_model(positional):
      "works with RNN decoders only"),
     (["model/decoder=transformer", "model/bridge=structured"], "model/bridge=zero"),
     (["model/positional=rotary"], "needs a Transformer"),
-    (["model/attention=luong_dot", "model.encoder.hidden_size=8", "model.decoder.hidden_size=8"],
+    (["model/attention=luong_dot", "model.encoder.hidden_size=8", "model.decoder.hidden_size=16"],
      "luong_general"),
+    (["model/encoder=gru", "model.encoder.hidden_size=9"], "must be even for a bidirectional"),
 ])
 def test_impossible_combinations_are_one_clear_line(overrides, message):
     cfg = make_config("data=toy", *overrides)

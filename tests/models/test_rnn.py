@@ -25,7 +25,29 @@ def test_padding_costs_nothing_and_changes_nothing(cell, bidirectional):
     assert torch.allclose(a.memory[0], b.memory[0, :3], atol=1e-6)
     assert torch.allclose(a.last[0], b.last[0], atol=1e-6)
     assert torch.all(b.memory[0, 3:] == 0)          # padded positions carry nothing
-    assert enc.output_size == 6 * (2 if bidirectional else 1)
+    assert enc.output_size == 6 and b.memory.shape == (2, 5, 6) and b.last.shape == (2, 6)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_bidirectional_encoder_splits_its_hidden_size_over_the_directions(cell):
+    """hidden_size 6, bidirectional: 3 units per direction, states [h->; h<-] of 6,
+    the decoder's size; `last` is [h_S-> ; h_1<-]."""
+    torch.manual_seed(0)
+    enc = RNNEncoder(20, cell, 8, 6, bidirectional=True, dropout=0.0).eval()
+    assert enc.rnn.hidden_size == 3 and enc.rnn.bidirectional
+    src = torch.tensor([[5, 6, 7, 0]])
+    out = enc(src, padding_mask(src, 0))
+    assert out.memory.shape == (1, 4, 6)
+    assert torch.allclose(out.last[0, :3], out.memory[0, 2, :3], atol=1e-6)   # forward, last real token
+    assert torch.allclose(out.last[0, 3:], out.memory[0, 0, 3:], atol=1e-6)   # backward, first token
+
+
+def test_odd_bidirectional_hidden_size_is_one_clear_error():
+    from nmt.errors import NmtError
+
+    with pytest.raises(NmtError, match=r"hidden_size=7 must be even .* use 8 or model.encoder.bidirectional=false"):
+        RNNEncoder(20, "gru", 8, 7, bidirectional=True)
+    assert RNNEncoder(20, "gru", 8, 7, bidirectional=False).output_size == 7
 
 
 def test_lstmn_first_step_is_an_lstm_cell_from_zero_state():

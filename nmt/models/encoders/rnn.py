@@ -4,6 +4,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from nmt.errors import NmtError
 from nmt.models.encoders.output import EncoderOutput
 
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
@@ -14,6 +15,12 @@ class RNNEncoder(nn.Module):
 
     Bahdanau, Cho & Bengio 2015 (bidirectional annotations h_j = [h_j->; h_j<-]);
     Luong, Pham & Manning 2015 (stacked unidirectional LSTM).
+
+    `hidden_size` is the size of the states it outputs, either way: a
+    bidirectional encoder gives each direction hidden_size // 2 units, so
+    h_j = [h_j-> ; h_j<-] has hidden_size entries (OpenNMT-py's convention)
+    and matches a decoder of the same hidden size, which the dot and
+    scaled-dot scores need. A bidirectional hidden_size must be even.
     """
 
     def __init__(self, vocab_size: int, cell: str = "lstm", embed_dim: int = 256,
@@ -21,15 +28,19 @@ class RNNEncoder(nn.Module):
                  dropout: float = 0.1, pad_id: int = 0, positional=None):
         super().__init__()
         if cell not in CELLS:
-            from nmt.errors import NmtError
             raise NmtError(f"cell={cell!r} unknown; choose one of {sorted(CELLS)}")
+        if bidirectional and hidden_size % 2:
+            raise NmtError(f"model.encoder.hidden_size={hidden_size} must be even for a bidirectional "
+                           f"encoder: each direction gets half of it; use {hidden_size + 1} or "
+                           "model.encoder.bidirectional=false")
+        per_direction = hidden_size // 2 if bidirectional else hidden_size
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
-        self.rnn = CELLS[cell](embed_dim, hidden_size, num_layers=layers,
+        self.rnn = CELLS[cell](embed_dim, per_direction, num_layers=layers,
                                bidirectional=bidirectional, batch_first=True,
                                dropout=dropout if layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
         self.bidirectional = bidirectional
-        self.output_size = hidden_size * (2 if bidirectional else 1)
+        self.output_size = hidden_size                        # [forward; backward] when bidirectional
 
     def forward(self, src: Tensor, src_mask: Tensor) -> EncoderOutput:
         lengths = src_mask[:, 0, :].sum(-1)                   # (B,)
@@ -38,10 +49,20 @@ class RNNEncoder(nn.Module):
                                       enforce_sorted=False)
         out, final = self.rnn(packed)
         memory, _ = pad_packed_sequence(out, batch_first=True,
-                                        total_length=src.size(1))  # (B, S, De)
-        hidden = final[0] if isinstance(final, tuple) else final   # (layers*dirs, B, H)
+                                        total_length=src.size(1))  # (B, S, H)
+        hidden = final[0] if isinstance(final, tuple) else final   # (layers*dirs, B, H/dirs)
         if self.bidirectional:
-            last = torch.cat([hidden[-2], hidden[-1]], dim=-1)     # (B, 2H)
+            last = torch.cat([hidden[-2], hidden[-1]], dim=-1)     # (B, H)
         else:
             last = hidden[-1]                                      # (B, H)
         return EncoderOutput(self.dropout(memory), last)
+
+
+def sizes_from_format_1(model_config: dict) -> dict:
+    """A checkpoint of format 1 gave a bidirectional RNN encoder's hidden_size
+    per direction; from format 2 it is the state size. Returns the model
+    config with that size doubled, so the old weights fit (a plain dict)."""
+    encoder = dict(model_config.get("encoder") or {})
+    if encoder.get("_target_") == f"{__name__}.RNNEncoder" and encoder.get("bidirectional", True):
+        encoder["hidden_size"] = 2 * int(encoder.get("hidden_size", 256))
+    return dict(model_config, encoder=encoder)
