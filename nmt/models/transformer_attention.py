@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from nmt.models.attention.normalisers import check_normaliser, masked_normalise
 from nmt.models.positional.base import AttentionPositions
 
 
@@ -15,15 +16,18 @@ class MultiHeadAttention(nn.Module):
 
     Vaswani et al. 2017, Attention Is All You Need, arXiv:1706.03762, Sec. 3.2:
 
-        head_h = softmax(Q W_h^Q (K W_h^K)^T / sqrt(Dh) + bias) V W_h^V
+        head_h = softmax((Q W_h^Q (K W_h^K)^T + bias) / sqrt(Dh)) V W_h^V
         out    = concat(head_1 .. head_H) W^O,   Dh = D / H
 
-    `position` (rotary, Shaw relative, or nothing) rotates queries and keys,
-    adds a bias to the logits and a term to the context; see
-    nmt.models.positional.base. Fast path: F.scaled_dot_product_attention
-    (bool mask, True = may attend; the key bias as a float mask). Explicit
-    path, when weights are asked for or the position needs them: softmax
-    written out. Rows with nothing to attend to give weights 0, context 0.
+    `position` (rotary, Shaw relative, ALiBi, or nothing) rotates queries
+    and keys, adds a bias to the logits and a term to the context; see
+    nmt.models.positional.base. `normaliser` replaces the softmax:
+    "softmax", "sparsemax" or "entmax15" (nmt.models.attention.normalisers).
+    Fast path, softmax only: F.scaled_dot_product_attention (bool mask,
+    True = may attend; the key bias as a float mask). Explicit path, when
+    weights are asked for, the position needs them or the normaliser is
+    sparse: the normaliser written out. Masked keys get weight exactly 0;
+    rows with nothing to attend to give weights 0, context 0.
 
     Use it in three calls so a decoder can cache keys and values:
 
@@ -39,8 +43,10 @@ class MultiHeadAttention(nn.Module):
         dropout: float = 0.0,
         kv_dim: Optional[int] = None,
         position: Optional[AttentionPositions] = None,
+        normaliser: str = "softmax",
     ):
         super().__init__()
+        self.normaliser = check_normaliser(normaliser)
         assert d_model % heads == 0, "callers check d_model % heads"
         self.heads = heads
         self.d_head = d_model // heads
@@ -89,7 +95,7 @@ class MultiHeadAttention(nn.Module):
             bias = self.position.bias(q, q_pos, k_pos)   # (B, H, T, S) or None
         scale = 1.0 / math.sqrt(self.d_head)
         p = self.dropout if self.training else 0.0
-        explicit = need_weights or self.position.needs_weights
+        explicit = need_weights or self.position.needs_weights or self.normaliser != "softmax"
 
         weights = None
         if not explicit:
@@ -101,8 +107,8 @@ class MultiHeadAttention(nn.Module):
             scores = q @ k.transpose(-2, -1)             # (B, H, T, S)
             if bias is not None:
                 scores = scores + bias
-            scores = (scores * scale).masked_fill(~safe, float("-inf"))
-            weights = scores.softmax(dim=-1) * visible   # fully masked rows -> 0
+            weights = masked_normalise(scores * scale, safe, self.normaliser)
+            weights = weights * visible                  # fully masked rows -> 0
             dropped = F.dropout(weights, p, training=self.training)
             context = dropped @ v                        # (B, H, T, Dh)
             extra = self.position.values(dropped, q_pos, k_pos) if q_pos is not None else None

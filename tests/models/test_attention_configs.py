@@ -29,7 +29,8 @@ def test_every_option_has_a_yaml():
 def test_yaml_holds_target_scope_window_and_own_keys(name):
     cfg = OmegaConf.load(ATTENTION / f"{name}.yaml")
     assert cfg.scope == "global" and cfg.window == 5
-    assert set(cfg) == {"_target_", "scope", "window", *OWN_KEYS.get(name, {})}
+    assert cfg.normaliser == "softmax"
+    assert set(cfg) == {"_target_", "scope", "window", "normaliser", *OWN_KEYS.get(name, {})}
     for key, value in OWN_KEYS.get(name, {}).items():
         assert cfg[key] == value
 

@@ -137,7 +137,7 @@ def test_none_changes_nothing():
     assert NoPositions().attention_layer(2).bias(x, torch.arange(3), torch.arange(3)) is None
 
 
-@pytest.mark.parametrize("kind", ["sinusoidal", "learned", "relative", "rotary", "none"])
+@pytest.mark.parametrize("kind", ["sinusoidal", "learned", "relative", "rotary", "alibi", "none"])
 def test_yaml_builds_its_kind(kind):
     cfg = OmegaConf.load(CONFIGS / "model" / "positional" / f"{kind}.yaml")
     spec = instantiate(cfg)

@@ -12,6 +12,7 @@ from nmt.errors import NmtError
 from nmt.models.decoders.transformer import TransformerDecoder
 from nmt.models.encoders.transformer import TransformerEncoder
 from nmt.models.memory import Memory
+from nmt.models.positional.alibi import AlibiPositions
 from nmt.models.positional.learned import LearnedPositions
 from nmt.models.positional.none import NoPositions
 from nmt.models.positional.relative import RelativePositions
@@ -27,6 +28,7 @@ KINDS = {
     "relative": RelativePositions(max_relative=2),
     "relative_keys_only": RelativePositions(max_relative=2, values=False),
     "rotary": RotaryPositions(),
+    "alibi": AlibiPositions(),
     "none": NoPositions(),
 }
 # Two sentences: the second padded. bos = 2, eos = 3.

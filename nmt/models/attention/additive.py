@@ -23,8 +23,8 @@ class AdditiveAttention(Attention):
     """
 
     def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
-                 hidden_dim: int = 256):
-        super().__init__(query_dim, key_dim, scope, window)
+                 hidden_dim: int = 256, normaliser: str = "softmax"):
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
         self.w_a = nn.Linear(query_dim, hidden_dim, bias=False)
         self.u_a = nn.Linear(key_dim, hidden_dim, bias=False)
         self.v_a = nn.Linear(hidden_dim, 1, bias=False)
@@ -51,8 +51,8 @@ class ConcatAttention(Attention):
     """
 
     def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
-                 hidden_dim: int = 256):
-        super().__init__(query_dim, key_dim, scope, window)
+                 hidden_dim: int = 256, normaliser: str = "softmax"):
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
         self.w_a = nn.Linear(query_dim + key_dim, hidden_dim, bias=False)
         self.v_a = nn.Linear(hidden_dim, 1, bias=False)
 

@@ -17,8 +17,9 @@ from torch import Tensor, nn
 from nmt.errors import NmtError
 from nmt.models.attention.hard import global_scope, hard_scope
 from nmt.models.attention.local import CentrePredictor, local_m, local_p
+from nmt.models.attention.normalisers import check_normaliser, masked_normalise
 
-# scope -> function(scores (B, H, T, S), mask, centers, window, training)
+# scope -> function(scores (B, H, T, S), mask, centers, window, training, normaliser)
 SCOPES = {"global": global_scope, "local_m": local_m, "local_p": local_p, "hard": hard_scope}
 
 
@@ -39,11 +40,16 @@ class Attention(nn.Module):
 
     scope: "global" | "local_m" | "local_p" | "hard" (see local.py, hard.py);
     window: D, the half-width of local windows (unused by global and hard).
+    normaliser: "softmax" | "sparsemax" | "entmax15" (see normalisers.py),
+    what turns scores into weights in every scope; `normalise()` applies it
+    for a subclass that builds its own distribution.
     local_p adds the centre predictor's parameters W_p, v_p to the module.
     """
 
-    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
+                 normaliser: str = "softmax"):
         super().__init__()
+        self.normaliser = check_normaliser(normaliser)
         if scope not in SCOPES:
             raise NmtError(f"model.attention.scope={scope!r} unknown; "
                            f"choose one of {sorted(SCOPES)}")
@@ -63,6 +69,11 @@ class Attention(nn.Module):
 
     def score(self, query: Tensor, prepared) -> Tensor:
         raise NotImplementedError
+
+    def normalise(self, scores: Tensor, mask: Tensor) -> Tensor:
+        """scores (..., S), mask bool broadcastable, True = real -> weights
+        (..., S) by this attention's normaliser, exactly 0 where mask is False."""
+        return masked_normalise(scores, mask, self.normaliser)
 
     def read(self, attn: Tensor, values: Tensor) -> Tensor:
         """attn (B, 1, T, S), values (B, S, Dv) -> context (B, T, Dv)."""
@@ -96,9 +107,9 @@ class Attention(nn.Module):
         elif self.scope == "local_p":
             centers = center = self.predictor(query, mask)            # (B, T)
         attn, weights, log_prob = SCOPES[self.scope](scores, mask, centers, self.window,
-                                                     self.training)
+                                                     self.training, self.normaliser)
         return attn, weights, log_prob, center
 
     def extra_repr(self) -> str:
         return (f"query_dim={self.query_dim}, key_dim={self.key_dim}, scope={self.scope}, "
-                f"window={self.window}")
+                f"window={self.window}, normaliser={self.normaliser}")

@@ -31,10 +31,11 @@ class CosineAttention(Attention):
     """
 
     def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
-                 sharpness: float = 10.0, learn_sharpness: bool = True):
+                 sharpness: float = 10.0, learn_sharpness: bool = True,
+                 normaliser: str = "softmax"):
         if sharpness <= 0:
             raise NmtError(f"model.attention.sharpness={sharpness} must be > 0")
-        super().__init__(query_dim, key_dim, scope, window)
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
         self.project = (nn.Identity() if query_dim == key_dim
                         else nn.Linear(query_dim, key_dim, bias=False))
         log_beta = torch.tensor(math.log(sharpness))

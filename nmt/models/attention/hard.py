@@ -1,7 +1,7 @@
 """Hard (stochastic) attention and the plain global scope.
 
 Both follow the scope signature described in local.py:
-scope(scores (B, H, T, S), mask (B, 1, S), centers, window, training)
+scope(scores (B, H, T, S), mask (B, 1, S), centers, window, training, normaliser)
     -> (read (B, H, T, S), weights (B, H, T, S), log_prob (B, T) or None)
 """
 
@@ -9,19 +9,22 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from nmt.models.attention.scores import masked_log_softmax, masked_softmax
+from nmt.models.attention.normalisers import masked_normalise
+from nmt.models.attention.scores import masked_log_softmax
 
 
-def global_scope(scores: Tensor, mask: Tensor, centers, window: int, training: bool):
+def global_scope(scores: Tensor, mask: Tensor, centers, window: int, training: bool,
+                 normaliser: str = "softmax"):
     """Soft attention over every real source token (Luong et al. 2015, Sec. 3.1):
 
         a_t = softmax over real s of score(h_t, h_s),   c_t = sum_s a_t(s) h_s
     """
-    weights = masked_softmax(scores, mask[:, None])                   # (B, H, T, S)
+    weights = masked_normalise(scores, mask[:, None], normaliser)     # (B, H, T, S)
     return weights, weights, None
 
 
-def hard_scope(scores: Tensor, mask: Tensor, centers, window: int, training: bool):
+def hard_scope(scores: Tensor, mask: Tensor, centers, window: int, training: bool,
+               normaliser: str = "softmax"):
     """Stochastic hard attention.
 
     Xu et al. 2015, Show, Attend and Tell: Neural Image Caption Generation
@@ -40,15 +43,26 @@ def hard_scope(scores: Tensor, mask: Tensor, centers, window: int, training: boo
     Departures: no entropy bonus and no mixing in of the expected context
     (Xu et al.'s variance-reduction tricks); log_prob is also returned in
     eval mode, for the argmax.
+
+    With normaliser sparsemax or entmax15, alpha is that sparse distribution
+    and s_t is drawn from it, so a position of weight exactly 0 is never
+    chosen; log_prob = log alpha_t[s_t] is then taken of the chosen entry
+    only (finite, and its gradient d alpha / alpha never meets a zero).
     """
     S = scores.size(-1)
-    log_alpha = masked_log_softmax(scores, mask[:, None])             # (B, H, T, S)
-    alpha = log_alpha.exp()
+    if normaliser == "softmax":
+        log_alpha = masked_log_softmax(scores, mask[:, None])         # (B, H, T, S)
+        alpha = log_alpha.exp()
+    else:
+        alpha = masked_normalise(scores, mask[:, None], normaliser)   # (B, H, T, S)
     if training:
         flat = alpha.detach().float().reshape(-1, S)                  # (B*H*T, S)
         index = torch.multinomial(flat, 1).view(alpha.shape[:-1])     # (B, H, T)
     else:
         index = alpha.argmax(-1)                                      # (B, H, T)
     read = F.one_hot(index, S).to(scores.dtype)                       # (B, H, T, S)
-    log_prob = log_alpha.gather(-1, index[..., None]).squeeze(-1)     # (B, H, T)
+    if normaliser == "softmax":
+        log_prob = log_alpha.gather(-1, index[..., None]).squeeze(-1)  # (B, H, T)
+    else:
+        log_prob = alpha.gather(-1, index[..., None]).squeeze(-1).log()  # (B, H, T)
     return read, alpha, log_prob.sum(1)                               # (B, T)

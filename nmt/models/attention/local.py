@@ -7,18 +7,20 @@ Source positions s count from 0. Every scope function here and in hard.py
 has the signature
 
     scope(scores (B, H, T, S), mask (B, 1, S), centers (B, T) float or None,
-          window D, training) -> (read, weights, log_prob)
+          window D, training, normaliser) -> (read, weights, log_prob)
 
 where `read` (B, H, T, S) combines the values, `weights` (B, H, T, S) is the
 distribution shown in heatmaps and `log_prob` (B, T) or None. H = 1 for
-single-head scores.
+single-head scores. `normaliser` (softmax, sparsemax, entmax15; see
+normalisers.py) turns the scores of the allowed positions into weights;
+"softmax" in the formulas below stands for it.
 """
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from nmt.models.attention.scores import masked_softmax
+from nmt.models.attention.normalisers import masked_normalise
 
 
 def window_mask(centers: Tensor, mask: Tensor, window: int) -> Tensor:
@@ -43,27 +45,31 @@ def gaussian(centers: Tensor, length: int, sigma: float) -> Tensor:
     return torch.exp(-((s - centers.float()[..., None]) ** 2) / (2 * sigma**2))
 
 
-def local_m(scores: Tensor, mask: Tensor, centers: Tensor, window: int, training: bool):
+def local_m(scores: Tensor, mask: Tensor, centers: Tensor, window: int, training: bool,
+            normaliser: str = "softmax"):
     """Monotonic local attention: p_t = t, softmax over [p_t - D, p_t + D].
 
         a_t(s) = softmax over real s in the window of score(h_t, h_s), else 0
     """
     allowed = window_mask(centers, mask, window)[:, None]             # (B, 1, T, S)
-    weights = masked_softmax(scores, allowed)                         # (B, H, T, S)
+    weights = masked_normalise(scores, allowed, normaliser)           # (B, H, T, S)
     return weights, weights, None
 
 
-def local_p(scores: Tensor, mask: Tensor, centers: Tensor, window: int, training: bool):
+def local_p(scores: Tensor, mask: Tensor, centers: Tensor, window: int, training: bool,
+            normaliser: str = "softmax"):
     """Predictive local attention, sigma = D / 2:
 
         a_t(s) = softmax_window(score(h_t, h_s)) * exp(-(s - p_t)^2 / (2 sigma^2))
 
     As in the paper the weights are not renormalised after the Gaussian, so
-    they sum to less than 1.
+    they sum to less than 1. With sparsemax or entmax the window's zeros
+    stay zeros under the Gaussian.
     """
     allowed = window_mask(centers, mask, window)[:, None]             # (B, 1, T, S)
     bump = gaussian(centers, scores.size(-1), window / 2)[:, None]    # (B, 1, T, S)
-    weights = masked_softmax(scores, allowed) * bump.to(scores.dtype)  # (B, H, T, S)
+    weights = masked_normalise(scores, allowed, normaliser)           # (B, H, T, S)
+    weights = weights * bump.to(scores.dtype)
     return weights, weights, None
 
 

@@ -22,8 +22,8 @@ class LocationAttention(Attention):
     """
 
     def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
-                 max_len: int = 256):
-        super().__init__(query_dim, key_dim, scope, window)
+                 max_len: int = 256, normaliser: str = "softmax"):
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
         self.max_len = max_len
         self.w_a = nn.Linear(query_dim, max_len, bias=False)
 

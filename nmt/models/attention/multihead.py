@@ -30,11 +30,11 @@ class MultiHeadDotAttention(Attention):
     """
 
     def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
-                 heads: int = 4):
+                 heads: int = 4, normaliser: str = "softmax"):
         if heads < 1 or key_dim % heads:
             raise NmtError(f"model.attention.heads={heads} must divide the encoder state size "
                            f"{key_dim}; choose a divisor of {key_dim}")
-        super().__init__(query_dim, key_dim, scope, window)
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
         self.heads, self.head_dim = heads, key_dim // heads
         self.w_q = nn.Linear(query_dim, key_dim, bias=False)
         self.w_k = nn.Linear(key_dim, key_dim, bias=False)

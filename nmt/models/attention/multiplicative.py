@@ -17,9 +17,10 @@ class DotAttention(Attention):
     No parameters; needs query_dim == key_dim (else use luong_general).
     """
 
-    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
+                 normaliser: str = "softmax"):
         require_same_dims("luong_dot", query_dim, key_dim)
-        super().__init__(query_dim, key_dim, scope, window)
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
 
     def score(self, query: Tensor, prepared: Tensor) -> Tensor:
         return dot_score(query, prepared)                              # (B, T, S)
@@ -37,8 +38,9 @@ class GeneralAttention(Attention):
     W_a h_s, computed once per sentence.
     """
 
-    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
-        super().__init__(query_dim, key_dim, scope, window)
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
+                 normaliser: str = "softmax"):
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
         self.w_a = nn.Linear(key_dim, query_dim, bias=False)
 
     def prepare(self, keys: Tensor) -> Tensor:
@@ -59,9 +61,10 @@ class ScaledDotAttention(Attention):
     Needs query_dim == key_dim (else use luong_general or multihead).
     """
 
-    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5):
+    def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
+                 normaliser: str = "softmax"):
         require_same_dims("scaled_dot", query_dim, key_dim)
-        super().__init__(query_dim, key_dim, scope, window)
+        super().__init__(query_dim, key_dim, scope, window, normaliser)
 
     def score(self, query: Tensor, prepared: Tensor) -> Tensor:
         return scaled_dot_score(query, prepared)                       # (B, T, S)

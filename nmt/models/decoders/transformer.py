@@ -51,11 +51,14 @@ class TransformerDecoderLayer(nn.Module):
     Pre- or post-norm around each sub-layer, as in TransformerEncoderLayer.
     """
 
-    def __init__(self, d_model, memory_dim, heads, ff_size, dropout, norm_first, position):
+    def __init__(self, d_model, memory_dim, heads, ff_size, dropout, norm_first, position,
+                 normaliser="softmax"):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position)
-        self.cross_attn = MultiHeadAttention(d_model, heads, dropout, kv_dim=memory_dim)
+        self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position,
+                                            normaliser=normaliser)
+        self.cross_attn = MultiHeadAttention(d_model, heads, dropout, kv_dim=memory_dim,
+                                             normaliser=normaliser)
         self.ff = nn.Sequential(
             nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
         )
@@ -116,6 +119,9 @@ class TransformerDecoder(nn.Module):
     `attention_layer`, averaged over heads, or head `attention_head`.
     `attention` (RNN attention from the config) is accepted and ignored.
     Cross-attention projects keys and values from memory_dim to d_model.
+    `normaliser` (softmax, sparsemax, entmax15) serves self- and
+    cross-attention, in forward() and in cached step() alike; the yaml takes
+    it from model.attention.normaliser.
     """
 
     def __init__(
@@ -134,6 +140,7 @@ class TransformerDecoder(nn.Module):
         tie_embeddings: bool = True,
         attention_layer: int = -1,
         attention_head: Optional[int] = None,
+        normaliser: str = "softmax",
     ):
         super().__init__()
         check_sizes(d_model, heads, "decoder")
@@ -160,7 +167,7 @@ class TransformerDecoder(nn.Module):
         self.layers = nn.ModuleList(
             TransformerDecoderLayer(
                 d_model, memory_dim, heads, ff_size, dropout, norm_first,
-                positional.attention_layer(d_model // heads),
+                positional.attention_layer(d_model // heads), normaliser,
             )
             for _ in range(layers)
         )

@@ -30,10 +30,12 @@ class TransformerEncoderLayer(nn.Module):
     FFN(x) = max(0, x W_1 + b_1) W_2 + b_2
     """
 
-    def __init__(self, d_model, heads, ff_size, dropout, norm_first, position):
+    def __init__(self, d_model, heads, ff_size, dropout, norm_first, position,
+                 normaliser="softmax"):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position)
+        self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position,
+                                            normaliser=normaliser)
         self.ff = nn.Sequential(
             nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
         )
@@ -68,6 +70,8 @@ class TransformerEncoder(nn.Module):
     Departure: pre-norm by default (norm_first=True), which trains without
     warm-up tricks on small data; norm_first=False is the paper's post-norm.
     `last` is the state at each sentence's last real token, for bridges.
+    `normaliser` (softmax, sparsemax, entmax15) turns self-attention scores
+    into weights; the yaml takes it from model.attention.normaliser.
     """
 
     def __init__(
@@ -81,6 +85,7 @@ class TransformerEncoder(nn.Module):
         norm_first: bool = True,
         positional: Optional[PositionalSpec] = None,
         pad_id: int = 0,
+        normaliser: str = "softmax",
     ):
         super().__init__()
         check_sizes(d_model, heads, "encoder")
@@ -95,7 +100,7 @@ class TransformerEncoder(nn.Module):
         self.layers = nn.ModuleList(
             TransformerEncoderLayer(
                 d_model, heads, ff_size, dropout, norm_first,
-                positional.attention_layer(d_model // heads),
+                positional.attention_layer(d_model // heads), normaliser,
             )
             for _ in range(layers)
         )

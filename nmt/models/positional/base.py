@@ -10,7 +10,7 @@ Each Transformer then builds its own parameters from the spec, in two places:
         added to the scaled token embeddings (sinusoidal, learned)
     positional.attention_layer(d_head)  -> AttentionPositions, once per
         self-attention layer: acts on queries, keys and logits
-        (rotary, Shaw relative)
+        (rotary, Shaw relative, ALiBi)
 
 The bases below do nothing, so a kind overrides only the hooks it needs.
 """
@@ -31,7 +31,7 @@ class InputPositions(nn.Module):
 
 
 class AttentionPositions(nn.Module):
-    """Changes nothing in attention; the base of rotary and relative.
+    """Changes nothing in attention; the base of rotary, relative and ALiBi.
 
     Positions are absolute indices: q_pos (T,) of the queries, k_pos (S,) of
     the keys, so incremental decoding passes q_pos = [t], k_pos = 0 .. t.
