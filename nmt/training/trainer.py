@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import random
+import shlex
 import signal
 import time
 from contextlib import nullcontext
@@ -17,6 +18,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
@@ -205,8 +207,11 @@ class Trainer:
         """Train until max_steps or max_epochs; returns the process exit code."""
         with RunDirLock(self.run_dir) if self.dist.is_main else nullcontext():
             try:
-                code = self._fit()
+                with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
+                    code = self._fit()
                 self.dist.barrier()            # the other ranks wait while rank 0 writes
+                if code == 0 and getattr(self, "finish_lines", None):
+                    print("\n".join(self.finish_lines), flush=True)   # after the bar is closed
                 return code
             finally:
                 self.dist.close()
@@ -317,6 +322,8 @@ class Trainer:
                    "metric": self.tc.metric, "skipped_updates": self.skipped,
                    "bleu_signature": m["bleu_signature"]}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        self.finish_lines = finish_lines(self.run_dir, self.tc.metric, summary["best"], self.step,
+                                         self.valid_pairs[0][0] if self.valid_pairs else None)
 
     def _speed(self) -> float:
         """Target tokens per second of training time since the run began."""
@@ -402,6 +409,24 @@ class _EarlyStop(Stop):
 
 class _BudgetSpent(Stop):
     pass
+
+
+def finish_lines(run_dir: Path, metric: str, best: float, step: int, example: str | None) -> list[str]:
+    """The end-of-run summary: the best validation score, where best.pt is, and
+    the next commands with the real paths, quoted for a POSIX shell."""
+    run_dir = Path(run_dir).resolve()
+    best_pt = run_dir / "checkpoints" / "best.pt"
+    if not best_pt.exists():               # no validation scored (a non-finite score)
+        best_pt = best_pt.with_name("last.pt")
+    name = {"bleu": "BLEU", "chrf": "chrF", "loss": "loss"}[metric]
+    checkpoint = shlex.quote(str(best_pt))
+    echo = f"echo {shlex.quote(example)} | " if example else ""
+    return [f"nmt: finished at step {step}; best validation {name} {best:.2f}",
+            f"  {best_pt.stem} checkpoint: {best_pt}",
+            "  next:",
+            f"    {echo}python -m nmt.translate --checkpoint {checkpoint}",
+            f"    tensorboard --logdir {shlex.quote(str(run_dir / 'tensorboard'))}",
+            f"    python -m nmt.explore --checkpoint {checkpoint}"]
 
 
 def _as_python_state(state):
