@@ -204,6 +204,7 @@ def test_a_checkpoint_of_format_1_loads_with_its_per_direction_size(dot_run, tmp
     sentence = "monday the first of may two thousand"
     expected = Translator.from_checkpoint(best, device="cpu").translate([sentence])[0].text
     assert Translator.from_checkpoint(old, device="cpu").translate([sentence])[0].text == expected
-    result = run_cli("nmt.translate", "--checkpoint", str(old), input=(sentence + "\n").encode(),
-                     env={"OMP_NUM_THREADS": "1"})
-    assert result.returncode == 0 and result.stdout.decode().strip() == expected
+    through_cli = [run_cli("nmt.translate", "--checkpoint", str(path), input=(sentence + "\n").encode(),
+                           env={"OMP_NUM_THREADS": "1"}) for path in (best, old)]
+    assert [r.returncode for r in through_cli] == [0, 0]
+    assert through_cli[0].stdout == through_cli[1].stdout and through_cli[1].stdout.strip()
