@@ -37,6 +37,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--nbest", type=positive_int, default=1,
                         help="print the N best as 'line ||| text ||| score' (Moses n-best format)")
     parser.add_argument("--length-penalty", type=float, default=1.0, help="Wu et al. 2016 alpha")
+    parser.add_argument("--coverage-penalty", type=float, default=0.0, metavar="BETA",
+                        help="Wu et al. 2016 beta: beam hypotheses ranked by log P / lp + beta * "
+                             "sum over source tokens of log(min(attention received, 1)); 0 = off")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
     parser.add_argument("--max-length-ratio", type=float, default=1.5, metavar="R",
                         help="the output may have at most R * source subwords + --max-length-extra")
@@ -163,6 +166,10 @@ def main(argv=None) -> int:
             raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
         if args.min_length < 0:
             raise NmtError(f"--min-length {args.min_length} must be >= 0")
+        if not 0 <= args.coverage_penalty < math.inf:
+            raise NmtError(f"--coverage-penalty {args.coverage_penalty} must be a finite number >= 0")
+        if args.coverage_penalty and args.beam_size == 1:
+            raise NmtError("--coverage-penalty re-ranks the beam's hypotheses; use --beam-size 2 or more")
         if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
             raise NmtError("--attention-layer/--attention-head draw one model's layers; "
                            "give one --checkpoint")
@@ -183,7 +190,8 @@ def main(argv=None) -> int:
                                                  max_len_extra=args.max_length_extra)
         outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                        batch_size=args.batch_size, length_penalty=args.length_penalty,
-                                       min_length=args.min_length)
+                                       min_length=args.min_length,
+                                       coverage_penalty=args.coverage_penalty)
         truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
         if truncated:
             log.warning("%d input line(s) longer than the model's %d subwords were truncated "

@@ -117,12 +117,18 @@ class Translator:
     @torch.no_grad()
     def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1,
                   batch_size: int = 64, length_penalty: float = 1.0,
-                  min_length: int = 0) -> list[Translation]:
+                  min_length: int = 0, coverage_penalty: float = 0.0) -> list[Translation]:
         """One Translation per sentence, in order; an empty line gives an empty one.
         `min_length`: no output ends before that many subwords (unless its
-        length limit, from max_len_ratio and max_len_extra, comes first)."""
+        length limit, from max_len_ratio and max_len_extra, comes first).
+        `coverage_penalty`: Wu et al.'s beta (nmt.decoding.beam.coverage_penalty),
+        0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1."""
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        if not (coverage_penalty >= 0 and coverage_penalty != float("inf")):
+            raise NmtError(f"the coverage penalty beta={coverage_penalty} must be a finite number >= 0")
+        if coverage_penalty and beam_size == 1:
+            raise NmtError("the coverage penalty re-ranks a beam's hypotheses; use a beam size > 1")
         results: list[Translation | None] = [None] * len(sentences)
         order = sorted((i for i, s in enumerate(sentences) if s.strip()),
                        key=lambda i: len(sentences[i]))
@@ -139,7 +145,7 @@ class Translator:
             else:
                 hyps = beam_search(self.model, src, BOS, EOS, beam_size, nbest, length_penalty,
                                    self.max_len_ratio, self.max_len_extra, self.max_tgt_len, min_length,
-                                   never=(PAD, BOS))
+                                   never=(PAD, BOS), beta=coverage_penalty)
             for j, index in enumerate(chunk):
                 best = hyps[j][0]
                 results[index] = Translation(

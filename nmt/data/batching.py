@@ -28,6 +28,8 @@ class Batch:
     tgt: Tensor            # (B, T+1) long: bos ... eos, padded with 0
     n_src_tokens: int      # real source tokens
     n_tgt_tokens: int      # real labels, tgt[:, 1:] != pad: subwords + eos
+    alignment: Tensor | None = None   # (B, T, S) float guided-alignment target G of each label
+                                      # (rows sum to 1, or 0 without a link); None without a file
 
     @property
     def src_mask(self) -> Tensor:
@@ -53,8 +55,10 @@ class Batch:
         return self.src.size(0)
 
 
-def make_batch(examples: list[tuple[list[int], list[int]]]) -> Batch:
-    """Pad (src_ids, tgt_ids) pairs into one Batch; tgt gets bos and eos."""
+def make_batch(examples: list[tuple[list[int], list[int]]], guides: list | None = None) -> Batch:
+    """Pad (src_ids, tgt_ids) pairs into one Batch; tgt gets bos and eos.
+    guides: per example the (target subword, source subword, weight) entries
+    of its guided-alignment target (nmt.data.alignments), or None."""
     B = len(examples)
     S = max(len(s) for s, _ in examples)
     T1 = max(len(t) for _, t in examples) + 2                 # bos + subwords + eos
@@ -63,9 +67,16 @@ def make_batch(examples: list[tuple[list[int], list[int]]]) -> Batch:
     for row, (s, t) in enumerate(examples):
         src[row, :len(s)] = s
         tgt[row, :len(t) + 2] = [BOS_ID, *t, EOS_ID]
+    alignment = None
+    if guides is not None:
+        guide = np.zeros((B, T1 - 1, S), dtype=np.float32)   # (B, T, S), row t = label t
+        for row, entries in enumerate(guides):
+            for t, s, w in entries:
+                guide[row, t, s] = w
+        alignment = torch.from_numpy(guide)
     return Batch(torch.from_numpy(src), torch.from_numpy(tgt),                 # (B, S), (B, T+1)
                  n_src_tokens=sum(len(s) for s, _ in examples),
-                 n_tgt_tokens=sum(len(t) + 1 for _, t in examples))
+                 n_tgt_tokens=sum(len(t) + 1 for _, t in examples), alignment=alignment)
 
 
 class TokenBatcher:
@@ -77,10 +88,14 @@ class TokenBatcher:
     (sorted by length) for validation.
     """
 
-    def __init__(self, examples, batch_tokens: int, shuffle: bool = True, seed: int = 0):
+    def __init__(self, examples, batch_tokens: int, shuffle: bool = True, seed: int = 0,
+                 guides: list | None = None):
         if int(batch_tokens) < 1:
             raise NmtError(f"data.batch_tokens={batch_tokens} must be a positive number of tokens")
         self.examples = [(list(s) or [UNK_ID], list(t)) for s, t in examples]
+        if guides is not None and len(guides) != len(self.examples):
+            raise ValueError(f"{len(guides)} alignment guides for {len(self.examples)} examples")
+        self.guides = guides        # per example, nmt.data.alignments.train_guides; or None
         self.batch_tokens, self.shuffle, self.seed = int(batch_tokens), bool(shuffle), int(seed)
         self.src_len = np.array([len(s) for s, _ in self.examples], dtype=np.int64)
         self.tgt_len = np.array([len(t) + 2 for _, t in self.examples], dtype=np.int64)   # T+1 row length
@@ -121,7 +136,8 @@ class TokenBatcher:
         """
         if world_size < 1 or not 0 <= rank < world_size:
             raise NmtError(f"rank={rank} must lie in [0, world_size={world_size})")
-        return [make_batch([self.examples[i] for i in indices])
+        return [make_batch([self.examples[i] for i in indices],
+                           None if self.guides is None else [self.guides[i] for i in indices])
                 for indices in self.plan(epoch)[rank::world_size]]
 
     def padding_ratio(self, epoch: int = 0) -> float:

@@ -69,6 +69,9 @@ def encode_train(pairs: Pairs, tokenizer: Tokenizer, max_len: int):
 def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     """Load the corpus, learn (or reuse) the vocabulary, filter and batch the training data."""
     cfg = config_dict(data_cfg)
+    if cfg.get("streaming") and cfg.get("train_alignments"):
+        raise NmtError("data.train_alignments (guided alignment) is not supported with data.streaming; "
+                       "use data=files, which holds the training pairs in memory")
     if cfg.get("streaming"):               # corpora larger than memory
         from nmt.data.streaming import prepare_streaming
 
@@ -93,7 +96,12 @@ def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     if not examples:
         raise NmtError(f"{corpus.name}: every training pair is longer than data.max_len={max_len} "
                        "subwords; raise data.max_len")
-    batcher = TokenBatcher(examples, batch_tokens, shuffle=True, seed=seed)
+    guides = None
+    if cfg.get("train_alignments"):        # guided alignment: one Pharaoh line per training pair
+        from nmt.data.alignments import train_guides
+
+        guides = train_guides(cfg["train_alignments"], corpus.train, tokenizer, max_len)
+    batcher = TokenBatcher(examples, batch_tokens, shuffle=True, seed=seed, guides=guides)
 
     stats = {
         "corpus": corpus.name,

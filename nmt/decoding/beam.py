@@ -14,11 +14,31 @@ def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
     return ((5.0 + lengths.float()) / 6.0) ** alpha
 
 
+COVERAGE_FLOOR = 1e-9   # min(coverage, 1) of a source token never attended (sparsemax): log stays finite
+
+
+def coverage_penalty(coverage: Tensor, mask: Tensor, beta: float) -> Tensor:
+    """Wu et al. 2016, Google's NMT System, Sec. 7:
+
+        cp(X; Y) = beta * sum over source i of log(min(sum over t of a_t,i, 1.0))
+
+    coverage (N, S) the summed attention sum_t a_t,i of each hypothesis,
+    mask (N, S) bool True on real source tokens -> (N,), <= 0; beta = 0
+    turns the penalty off. A source token with coverage exactly 0 (a sparse
+    normaliser) counts as 1e-9 rather than -inf.
+    """
+    if beta == 0:
+        return coverage.new_zeros(coverage.size(0))
+    capped = coverage.float().clamp(min=COVERAGE_FLOOR, max=1.0).log()     # (N, S)
+    return beta * capped.masked_fill(~mask, 0.0).sum(-1)
+
+
 @torch.no_grad()
 def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbest: int = 1,
                 alpha: float = 1.0, max_len_ratio: float = 1.5,
                 max_len_extra: int = 10, max_len_cap: int | None = None,
-                min_len: int = 0, never: tuple[int, ...] = ()) -> list[list[Hypothesis]]:
+                min_len: int = 0, never: tuple[int, ...] = (),
+                beta: float = 0.0) -> list[list[Hypothesis]]:
     """src (B, S) -> per sentence the `nbest` best hypotheses, best first.
 
     No hypothesis ends before `min_len` output tokens (eos is barred until
@@ -27,7 +47,14 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
 
     Finished beams stay in the beam with their score frozen (they can only
     extend by eos at no cost), so the whole search is tensor operations; the
-    final ranking divides each log-probability by the length penalty.
+    final ranking is Wu et al.'s s(Y, X) = log P(Y | X) / lp(Y) + cp(X; Y):
+    the length penalty (alpha) and the coverage penalty (beta, 0 = off).
+    Like the length penalty, cp ranks the beam's final hypotheses; it does
+    not prune during the search. Each hypothesis sums the attention its
+    decoder reports at every step (an RNN's attention; a Transformer's
+    cross-attention of model.decoder.attention_layer, by default the last,
+    averaged over heads or the chosen attention_head; an ensemble's mean);
+    the sum stops growing once the hypothesis has output eos.
     """
     B, S = src.shape
     W = beam_size
@@ -46,6 +73,7 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     lengths = torch.zeros(B * W, dtype=torch.long, device=src.device)
     history = torch.empty(B * W, 0, dtype=torch.long, device=src.device)  # (B*W, t)
     attention = torch.empty(B * W, 0, S, device=src.device)               # (B*W, t, S)
+    coverage = torch.zeros(B * W, S, device=src.device)                   # (B*W, S) sum_t a_t
     offsets = (torch.arange(B, device=src.device) * W)[:, None]           # (B, 1)
 
     for t in range(int(limit.max())):
@@ -73,11 +101,13 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
         scores = top_scores.view(-1)
         history = torch.cat([history[origin], tokens[:, None]], 1)
         attention = torch.cat([attention[origin], weights.float()[origin][:, None]], 1)
+        coverage = coverage[origin] + weights.float()[origin].masked_fill(was_finished[:, None], 0.0)
         y = tokens
         if bool(finished.all()):
             break
 
-    normalised = (scores / length_penalty(lengths, alpha)).view(B, W)    # (B, W)
+    normalised = scores / length_penalty(lengths, alpha)                  # (B*W,)
+    normalised = (normalised + coverage_penalty(coverage, memory.mask[:, 0], beta)).view(B, W)
     order = normalised.argsort(dim=-1, descending=True)
     history, attention, lengths = history.tolist(), attention.cpu(), lengths.tolist()
     results = []

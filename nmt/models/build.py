@@ -35,6 +35,9 @@ def check_combination(model_cfg: DictConfig, positional_kind: str) -> None:
     if transformer_decoder and scope != "global":
         raise NmtError(f"model.attention.scope={scope} works with RNN decoders only; a Transformer "
                        "decoder uses global multi-head cross-attention (use model/decoder=lstm or gru)")
+    if transformer_decoder and model_cfg.attention.get("_target_", "").endswith(".CoverageAttention"):
+        raise NmtError("model/attention=coverage works with RNN decoders only (the coverage vector is "
+                       "part of their state); use model/decoder=lstm or gru, or another attention")
     if transformer_decoder and model_cfg.bridge._target_ not in BRIDGES_WITHOUT_EFFECT:
         raise NmtError("model/bridge starts RNN decoders; a Transformer decoder reads the encoder "
                        "through cross-attention: use model/bridge=zero with model/decoder=transformer")

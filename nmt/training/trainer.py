@@ -27,7 +27,8 @@ from nmt.models.build import build_model, count_parameters
 from nmt.training.checkpoints import load_checkpoint, prune_step_checkpoints, save_checkpoint
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
-from nmt.training.loss import reinforce_loss, token_losses
+from nmt.training.loss import (coverage_loss, guided_alignment_loss, reinforce_loss,
+                               supervised_attention, token_losses)
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint
 from nmt.training.tensorboard import log_attention_images
 from nmt.training.validation import validate
@@ -73,6 +74,7 @@ class Trainer:
         self.schedule = instantiate(cfg.schedule)(optimizer=self.optimizer)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.tc.precision == "fp16")
         self.translator = Translator(self.model, self.tokenizer, self.device, **length_limits(cfg))
+        self._attention_losses(cfg)
 
         valid = self.data.valid
         if self.tc.val_max_sentences:
@@ -90,6 +92,28 @@ class Trainer:
         self.skipped, self.stop_signal = 0, None
 
     # -- set-up helpers ------------------------------------------------------
+    def _attention_losses(self, cfg: DictConfig) -> None:
+        """Weights of the coverage loss (model.attention.coverage_loss_weight, coverage
+        attention only) and of guided alignment (trainer.guided_alignment), checked."""
+        self.coverage_weight = 0.0
+        if getattr(self.model.decoder, "coverage", False):
+            self.coverage_weight = _weight(cfg.model.attention.get("coverage_loss_weight", 0.0),
+                                           "model.attention.coverage_loss_weight")
+        beta = self.tc.get("coverage_penalty", 0.0)
+        self.coverage_penalty = _weight(beta, "trainer.coverage_penalty")
+        if self.coverage_penalty and int(self.tc.val_beam_size) < 2:
+            raise NmtError(f"trainer.coverage_penalty={beta} re-ranks the validation beam's hypotheses; "
+                           "set trainer.val_beam_size to 2 or more")
+        guided = self.tc.get("guided_alignment") or {}
+        self.guided_weight = _weight(guided.get("weight", 0.0), "trainer.guided_alignment.weight")
+        self.guided_layer, self.guided_head = guided.get("layer", -2), guided.get("head", 0)
+        if self.guided_weight:
+            if getattr(self.data.train, "guides", None) is None:
+                raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
+                               "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
+                               "FILE writes the toy task's)")
+            supervised_attention(self.model.decoder, None, self.guided_layer, self.guided_head)  # checks
+
     @staticmethod
     def _seed(seed: int) -> None:
         random.seed(seed)
@@ -160,6 +184,8 @@ class Trainer:
         # ranks together; DDP averages gradients over ranks, so `ranks` turns that into a sum.
         n_tokens, n_sentences = map(int, self.dist.sum(
             sum(int((b.tgt[:, 1:] != PAD).sum()) for b in batches), sum(len(b.src) for b in batches)))
+        if self.guided_weight:                 # target positions with a link, the update's |T|
+            (n_linked,) = map(int, self.dist.sum(sum(int((b.alignment.sum(-1) > 0).sum()) for b in batches)))
         ranks = self.dist.world_size
         total_loss, total_nll, finite = 0.0, 0.0, True
         self.optimizer.zero_grad(set_to_none=True)
@@ -168,9 +194,20 @@ class Trainer:
             labels = tgt[:, 1:]
             with self.dist.no_sync(self.parallel, last=i == len(batches) - 1):
                 with self._autocast():
-                    out, penalty = self.forward(src, tgt[:, :-1])
+                    if self.guided_weight:     # every layer's cross-attention (Transformer)
+                        out, penalty = self.forward(src, tgt[:, :-1], need_weights=True)
+                    else:
+                        out, penalty = self.forward(src, tgt[:, :-1])
                 smoothed, nll = token_losses(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T) each
                 loss = smoothed.sum() / n_tokens + penalty * len(batch.src) / n_sentences
+                if self.coverage_weight:       # See et al. 2017: lambda * sum_i min(a_t,i, c_t,i)
+                    loss = loss + self.coverage_weight * coverage_loss(out.weights, out.coverage, labels,
+                                                                       PAD) / n_tokens
+                if self.guided_weight:         # Garg et al. 2019: -1/|T| sum G log a
+                    attention = supervised_attention(self.model.decoder, out, self.guided_layer,
+                                                     self.guided_head)                 # (B, T, S)
+                    guided, _ = guided_alignment_loss(attention, batch.alignment)
+                    loss = loss + self.guided_weight * guided / max(1, n_linked)
                 if out.log_prob is not None:   # hard attention: score-function term
                     surrogate, reward = reinforce_loss(out.log_prob, nll, labels, PAD, self.baseline)
                     loss = loss + surrogate * len(batch.src) / n_sentences
@@ -357,7 +394,7 @@ class Trainer:
         result, value = None, math.nan
         if self.dist.is_main:
             result = validate(self.model, self.translator, self.valid_batches, self.valid_pairs,
-                              self.device, int(self.tc.val_beam_size))
+                              self.device, int(self.tc.val_beam_size), self.coverage_penalty)
             value = {"bleu": result.bleu, "chrf": result.chrf, "loss": result.loss}[self.tc.metric]
         (value,) = self.dist.broadcast(value)  # the other ranks wait for rank 0's score
         score = METRIC_SIGN[self.tc.metric] * value
@@ -427,6 +464,17 @@ def finish_lines(run_dir: Path, metric: str, best: float, step: int, example: st
             f"    {echo}python -m nmt.translate --checkpoint {checkpoint}",
             f"    tensorboard --logdir {shlex.quote(str(run_dir / 'tensorboard'))}",
             f"    python -m nmt.explore --checkpoint {checkpoint}"]
+
+
+def _weight(value, key: str) -> float:
+    """A loss weight or penalty from the config: a finite number >= 0."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not 0 <= number < math.inf:
+        raise NmtError(f"{key}={value!r} must be a finite number >= 0 (0 = off)")
+    return number
 
 
 def _as_python_state(state):

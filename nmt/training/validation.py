@@ -46,11 +46,13 @@ def validation_loss(model, batches, device, pad_id: int = 0) -> float:
     return total / max(1, count)
 
 
-def validate(model, translator, batches, pairs, device, beam_size: int = 1) -> ValidationResult:
+def validate(model, translator, batches, pairs, device, beam_size: int = 1,
+             coverage_penalty: float = 0.0) -> ValidationResult:
     loss = validation_loss(model, batches, device)
     was_training = model.training
     model.eval()
-    outputs = translator.translate([src for src, _ in pairs], beam_size=beam_size)
+    outputs = translator.translate([src for src, _ in pairs], beam_size=beam_size,
+                                   coverage_penalty=coverage_penalty)
     model.train(was_training)
     hypotheses = [o.text for o in outputs]
     bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, [tgt for _, tgt in pairs])

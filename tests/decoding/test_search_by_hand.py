@@ -91,3 +91,49 @@ def test_never_bars_tokens_and_keeps_the_models_scores():
     assert hyp.score == pytest.approx(math.log(0.36), abs=1e-5)
     best = beam_search(TableModel(), SRC, BOS, EOS, beam_size=2, alpha=0.0, never=(A,))[0][0]
     assert best.tokens == [B, C] and best.score == pytest.approx(math.log(0.36), abs=1e-5)
+
+
+def test_coverage_penalty_formula():
+    from nmt.decoding.beam import coverage_penalty
+    # beta 0.5, coverage (1.6, 0.2, 0.5) with the last token padding:
+    # 0.5 * (log min(1.6, 1) + log 0.2) = 0.5 * (0 - 1.6094) = -0.8047
+    cov = torch.tensor([[1.6, 0.2, 0.5]])
+    mask = torch.tensor([[True, True, False]])
+    assert coverage_penalty(cov, mask, 0.5).item() == pytest.approx(0.5 * math.log(0.2), abs=1e-6)
+    assert coverage_penalty(cov, mask, 0.0).item() == 0.0
+
+
+def test_coverage_penalty_changes_the_choice_as_the_formula_says():
+    from tests.decoding.fake_model import attention_table
+    model = TableModel(attention_table())
+    # Summed attention (fake_model.attention_table; eos steps count, they output eos):
+    #   a </s>:   bos (0.8, 0.1, 0.1) + a (0.8, 0.1, 0.1)                 = (1.6, 0.2, 0.2)
+    #             cp = beta * (log 1 + 2 log 0.2)  = beta * -3.2189
+    #   b c </s>: bos (0.8, 0.1, 0.1) + b (0.05, 0.9, 0.05) + c (0.05, 0.05, 0.9)
+    #                                                                     = (0.9, 1.05, 1.05)
+    #             cp = beta * (log 0.9 + 0 + 0)    = beta * -0.1054
+    # alpha 0: s(a) = -0.9163 + beta * -3.2189, s(b c) = -1.0217 + beta * -0.1054;
+    # they tie at beta = (1.0217 - 0.9163) / (3.2189 - 0.1054) = 0.1054 / 3.1135 = 0.0339.
+    tie = (math.log(0.40) - math.log(0.36)) / (math.log(0.9) - 2 * math.log(0.2))
+    assert tie == pytest.approx(0.0339, abs=1e-4)
+    for beta, winner in ((0.0, [A]), (0.033, [A]), (0.035, [B, C]), (0.2, [B, C])):
+        best = beam_search(model, SRC, BOS, EOS, beam_size=2, alpha=0.0, beta=beta)[0][0]
+        assert best.tokens == winner, beta
+    nbest = beam_search(model, SRC, BOS, EOS, beam_size=2, nbest=2, alpha=0.0, beta=0.2)[0]
+    assert [h.tokens for h in nbest] == [[B, C], [A]]
+    assert nbest[0].score == pytest.approx(math.log(0.36) + 0.2 * math.log(0.9), abs=1e-4)
+    assert nbest[1].score == pytest.approx(math.log(0.40) + 0.2 * 2 * math.log(0.2), abs=1e-4)
+    # with the length penalty too (alpha 1): s = log P / ((5 + |Y|) / 6) + cp
+    both = beam_search(model, SRC, BOS, EOS, beam_size=2, nbest=2, alpha=1.0, beta=0.2)[0]
+    assert both[0].score == pytest.approx(math.log(0.36) / (8 / 6) + 0.2 * math.log(0.9), abs=1e-4)
+
+
+def test_coverage_of_a_finished_hypothesis_stays_frozen():
+    from tests.decoding.fake_model import attention_table
+    # "a </s>" finishes at step 2 while "b c </s>" runs a third step; the eos
+    # that carries "a </s>" on adds no attention, so its cp stays 0.2 * (2 log 0.2)
+    # (were step 3's uniform (1/3, 1/3, 1/3) added, it would be 0.2 * 2 log(0.5333)).
+    nbest = beam_search(TableModel(attention_table()), SRC, BOS, EOS, beam_size=2, nbest=2,
+                        alpha=0.0, beta=0.2)[0]
+    assert nbest[1].tokens == [A]
+    assert nbest[1].score == pytest.approx(math.log(0.40) + 0.2 * 2 * math.log(0.2), abs=1e-5)

@@ -11,3 +11,4 @@ class DecoderOutput(NamedTuple):
     layers: Optional[Tensor] = None     # (B, L, H, T, S) every layer and head
     log_prob: Optional[Tensor] = None   # (B, T) hard attention samples
     center: Optional[Tensor] = None     # (B, T) local-p centres p_t
+    coverage: Optional[Tensor] = None   # (B, T, S) coverage attention: c_t before each step

@@ -26,6 +26,12 @@ class RNNDecoder(nn.Module):
         ht_t = tanh(W_c [c_t; h_t])                  attentional vector
         p(y_t) = softmax(W_s ht_t)
 
+    With coverage attention (attention.uses_coverage, model/attention=coverage)
+    the state also holds the coverage vector c_t = sum over t' < t of a_t'
+    (B, S), passed to every attention call and reordered with the beams;
+    teacher forcing then runs step by step (also for Luong without input
+    feeding) and returns every c_t in DecoderOutput.coverage.
+
     The state is a dict of batch-first tensors, so beams reorder it generically.
     """
 
@@ -40,6 +46,7 @@ class RNNDecoder(nn.Module):
         if style not in STYLES:
             raise NmtError(f"model.decoder.style={style!r} unknown; choose one of {list(STYLES)}")
         self.style, self.cell = style, cell
+        self.coverage = bool(getattr(attention, "uses_coverage", False))
         self.input_feeding = input_feeding and style == "luong"
         self.attention = attention
         context_size = attention.output_size
@@ -73,6 +80,8 @@ class RNNDecoder(nn.Module):
             state["c"] = torch.zeros_like(state["h"])
         if self.input_feeding:
             state["feed"] = init.new_zeros(B, self.hidden_size)
+        if self.coverage:
+            state["coverage"] = torch.zeros(B, memory.states.size(1), device=init.device)  # (B, S)
         return state
 
     def reorder_state(self, state: dict, index: Tensor) -> dict:
@@ -93,9 +102,10 @@ class RNNDecoder(nn.Module):
         B = emb.size(0)
         positions = torch.full((B, 1), state["t"], dtype=torch.long, device=emb.device)
         new = dict(state, t=state["t"] + 1)
+        extra = {"coverage": state["coverage"][:, None]} if self.coverage else {}   # (B, 1, S)
         if self.style == "bahdanau":
             query = state["h"][:, -1:, :]                            # (B, 1, Dd) = s_{i-1}
-            att = self.attention(query, state["keys"], memory.states, memory.mask, positions)
+            att = self.attention(query, state["keys"], memory.states, memory.mask, positions, **extra)
             x = torch.cat([emb, att.context[:, 0]], -1)[:, None]    # (B, 1, E + Dc)
             out, new["h"], c = self._rnn(x, state)
             out = out[:, 0]                                          # (B, Dd)
@@ -103,12 +113,14 @@ class RNNDecoder(nn.Module):
         else:
             x = torch.cat([emb, state["feed"]], -1) if self.input_feeding else emb
             out, new["h"], c = self._rnn(x[:, None], state)         # (B, 1, Dd)
-            att = self.attention(out, state["keys"], memory.states, memory.mask, positions)
+            att = self.attention(out, state["keys"], memory.states, memory.mask, positions, **extra)
             vec = torch.tanh(self.readout(torch.cat([att.context[:, 0], out[:, 0]], -1)))
             if self.input_feeding:
                 new["feed"] = vec
         if c is not None:
             new["c"] = c
+        if self.coverage:
+            new["coverage"] = state["coverage"] + att.weights[:, 0].float()   # c_{t+1} (B, S)
         return self.dropout(vec), new, att
 
     def step(self, y_prev: Tensor, state: dict, memory: Memory):
@@ -120,10 +132,12 @@ class RNNDecoder(nn.Module):
     def forward(self, tgt_in: Tensor, state: dict, memory: Memory,
                 need_weights: bool = False) -> DecoderOutput:
         emb = self.dropout(self.embed(tgt_in))                       # (B, T, E)
-        if self.style == "luong" and not self.input_feeding:
+        if self.style == "luong" and not self.input_feeding and not self.coverage:
             return self._forward_parallel(emb, state, memory)
-        vecs, weights, log_probs, centers = [], [], [], []
+        vecs, weights, log_probs, centers, coverage = [], [], [], [], []
         for t in range(tgt_in.size(1)):
+            if self.coverage:
+                coverage.append(state["coverage"])                   # c_t (B, S)
             vec, state, att = self._step(emb[:, t], state, memory)
             vecs.append(vec)
             weights.append(att.weights)
@@ -135,6 +149,7 @@ class RNNDecoder(nn.Module):
             None,
             None if log_probs[0] is None else torch.cat(log_probs, 1),
             None if centers[0] is None else torch.cat(centers, 1),
+            torch.stack(coverage, 1) if coverage else None,          # (B, T, S)
         )
 
     def _forward_parallel(self, emb: Tensor, state: dict, memory: Memory) -> DecoderOutput:
