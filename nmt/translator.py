@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from nmt.data.tokenizer import Tokenizer
+from nmt.data.tokenizer import Tokenizer, check_same_vocabulary
 from nmt.decoding.beam import beam_search
 from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
@@ -89,9 +89,7 @@ class Translator:
             return members[0]
         first = members[0].tokenizer.to_bytes()
         for path, member in zip(paths[1:], members[1:]):
-            if member.tokenizer.to_bytes() != first:
-                raise NmtError(f"checkpoints {paths[0]} and {path} use different vocabularies; an "
-                               "ensemble needs models trained with the same sentencepiece model")
+            check_same_vocabulary(paths[0], first, path, member.tokenizer.to_bytes(), "an ensemble")
         tables = [m.max_tgt_len for m in members if m.max_tgt_len]
         ensemble = cls(Ensemble([m.model for m in members]), members[0].tokenizer, members[0].device,
                        max_src_len=min(m.max_src_len for m in members),

@@ -1,0 +1,99 @@
+"""python -m nmt.average: the element-wise mean, by hand; checkpoints of
+another vocabulary or model config are refused in one line, nothing written."""
+
+import pytest
+import torch
+
+from nmt.average import config_difference, main
+from nmt.data.tokenizer import Tokenizer
+from nmt.data.toy import make_toy_corpus
+from tests.helpers import one_thread  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def _variant(tmp_path, toy_checkpoint, name, fill=None, **changes):
+    """A copy of the toy checkpoint: every float tensor set to `fill`, and
+    top-level entries replaced by `changes`."""
+    state = torch.load(toy_checkpoint, weights_only=True)
+    if fill is not None:
+        state["model"] = {k: torch.full_like(v, fill) if v.is_floating_point() else v
+                          for k, v in state["model"].items()}
+    state.update(changes)
+    path = tmp_path / name
+    torch.save(state, path)
+    return path
+
+
+def test_mean_by_hand(tmp_path, toy_checkpoint, capsys):
+    # weights 1, 2 and 6 everywhere: (1 + 2 + 6) / 3 = 3
+    paths = [_variant(tmp_path, toy_checkpoint, f"{v}.pt", fill=float(v)) for v in (1, 2, 6)]
+    out = tmp_path / "averaged.pt"
+    assert main([*map(str, paths), "--output", str(out)]) == 0
+    averaged = torch.load(out, weights_only=True)
+    for name, tensor in averaged["model"].items():
+        assert tensor.dtype == torch.float32 and torch.equal(tensor, torch.full_like(tensor, 3.0)), name
+    assert averaged["averaged_from"] == [str(p) for p in paths]
+    assert "optimizer" not in averaged
+    assert "averaged 3 checkpoints" in capsys.readouterr().out
+
+
+def test_the_average_translates(tmp_path, toy_checkpoint):
+    from nmt.translator import Translator
+
+    out = tmp_path / "averaged.pt"
+    assert main([str(toy_checkpoint), str(toy_checkpoint), "--output", str(out)]) == 0
+    # the mean of a model with itself is that model: the same translation
+    ours = Translator.from_checkpoint(toy_checkpoint, device="cpu").translate(["one two three"])
+    theirs = Translator.from_checkpoint(out, device="cpu").translate(["one two three"])
+    assert ours[0].text == theirs[0].text
+
+
+def _refused(capsys, out, *paths):
+    assert main([*map(str, paths), "--output", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("nmt: error:") and "\n" not in err, err
+    assert str(paths[0]) in err and str(paths[-1]) in err, err
+    assert not out.exists()
+    return err
+
+
+def test_another_vocabulary_is_refused(tmp_path, toy_checkpoint, capsys):
+    """Same vocabulary size, so the same shapes: before this check the two were
+    averaged into a model whose ids meant different subwords."""
+    ours = Tokenizer.from_bytes(torch.load(toy_checkpoint, weights_only=True)["tokenizer"])
+    other = Tokenizer.train(make_toy_corpus(300, 1, 0, seed=9).train, ours.src_vocab_size,
+                            model_type="bpe")
+    assert other.src_vocab_size == ours.src_vocab_size and other.to_bytes() != ours.to_bytes()
+    foreign = _variant(tmp_path, toy_checkpoint, "foreign.pt", tokenizer=other.to_bytes())
+    err = _refused(capsys, tmp_path / "averaged.pt", toy_checkpoint, foreign)
+    assert "different vocabularies" in err and "source and target sentencepiece" in err
+
+
+def test_another_model_config_is_refused(tmp_path, toy_checkpoint, capsys):
+    """Same tensors, another model config: refused whatever key differs, since
+    a config that differs can give the same tensors another meaning."""
+    state = torch.load(toy_checkpoint, weights_only=True)
+    config = dict(state["config"], model=dict(state["config"]["model"]))
+    config["model"]["decoder"] = dict(config["model"]["decoder"], dropout=0.5)
+    other = _variant(tmp_path, toy_checkpoint, "other.pt", config=config)
+    err = _refused(capsys, tmp_path / "averaged.pt", toy_checkpoint, other)
+    assert "different model configs (model.decoder.dropout: 0.0 vs 0.5)" in err
+
+
+def test_another_shape_is_refused(tmp_path, toy_checkpoint, capsys):
+    state = torch.load(toy_checkpoint, weights_only=True)
+    name = next(iter(state["model"]))
+    model = dict(state["model"], **{name: torch.zeros(1)})
+    other = _variant(tmp_path, toy_checkpoint, "other.pt", model=model)
+    err = _refused(capsys, tmp_path / "averaged.pt", toy_checkpoint, other)
+    assert "different model shapes" in err
+
+
+def test_config_difference_names_the_first_key():
+    a = {"encoder": {"layers": 2, "heads": [4, 4]}, "decoder": {"dropout": 0.1}}
+    assert config_difference(a, a) is None
+    assert config_difference(a, {**a, "decoder": {"dropout": 0.3}}) == "model.decoder.dropout: 0.1 vs 0.3"
+    assert config_difference(a, {**a, "encoder": {"layers": 2, "heads": [4, 8]}}) == \
+        "model.encoder.heads[1]: 4 vs 8"
+    assert config_difference(a, {"encoder": a["encoder"]}) == "model.decoder only in the first"
