@@ -205,6 +205,7 @@ RULES: dict[str, Rule] = {
     "trainer.metric": Choice(options=("bleu", "chrf", "loss")),
     "trainer.patience": Int(low=0, hint="0 never stops early"),
     "trainer.keep_last": Int(low=0, hint="0 keeps no step checkpoints"),
+    "trainer.average_last": Int(low=0, hint="0 turns averaging off"),
     "trainer.val_beam_size": POSITIVE,
     "trainer.val_max_sentences": Int(low=1, null=True, hint="null validates on all sentences"),
     "trainer.heatmap_sentences": COUNT,

@@ -2,6 +2,7 @@
 validation with BLEU and chrF, checkpoints, exact resume, TensorBoard;
 data-parallel over the ranks torchrun starts (`distributed.py`)."""
 
+import copy
 import json
 import logging
 import math
@@ -20,6 +21,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from nmt.average import average_checkpoints
 from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
 from nmt.errors import NmtError
@@ -357,10 +359,42 @@ class Trainer:
                    "tokens_per_s": self._speed(), "wall_s": time.perf_counter() - started,
                    "train_seconds": self.train_seconds, "best": METRIC_SIGN[self.tc.metric] * self.best,
                    "metric": self.tc.metric, "skipped_updates": self.skipped,
-                   "bleu_signature": m["bleu_signature"]}
+                   "bleu_signature": m["bleu_signature"], **self._average_last()}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
         self.finish_lines = finish_lines(self.run_dir, self.tc.metric, summary["best"], self.step,
                                          self.valid_pairs[0][0] if self.valid_pairs else None)
+
+    def _average_last(self) -> dict:
+        """trainer.average_last=N: the last N step checkpoints averaged into
+        checkpoints/averaged.pt (nmt.average, which refuses checkpoints of
+        another vocabulary or model config), validated as best.pt is; its
+        scores for summary.json, also in TensorBoard under averaged/."""
+        n = int(self.tc.get("average_last", 0))
+        steps = sorted(self.ckpt_dir.glob("step_*.pt"), key=lambda p: int(p.stem.split("_")[1]))[-n:]
+        if n <= 0 or not steps:
+            return {}
+        if len(steps) < n:
+            log.warning("trainer.average_last=%d: the run wrote %d step checkpoints; averaging those",
+                        n, len(steps))
+        try:
+            state = average_checkpoints(steps)
+        except NmtError as error:     # e.g. a resume_force'd run changed its vocabulary
+            log.warning("no averaged.pt: %s", error)
+            return {}
+        model = copy.deepcopy(self.model)
+        model.load_state_dict(state["model"])
+        translator = Translator(model, self.tokenizer, self.device, **length_limits(self.cfg))
+        result = validate(model, translator, self.valid_batches, self.valid_pairs, self.device,
+                          int(self.tc.val_beam_size), self.coverage_penalty)
+        path = save_checkpoint(state, self.ckpt_dir / "averaged.pt")
+        for tag in ("loss", "perplexity", "bleu", "chrf"):
+            self.writer.add_scalar(f"averaged/{tag}", getattr(result, tag), self.step)
+        log.info("averaged %d checkpoints (steps %s) into %s | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f",
+                 len(steps), ", ".join(p.stem.split("_")[1] for p in steps), path, result.loss,
+                 result.perplexity, result.bleu, result.chrf)
+        return {"averaged_bleu": result.bleu, "averaged_chrf": result.chrf, "averaged_loss": result.loss,
+                "averaged_perplexity": result.perplexity,
+                "averaged_steps": [int(p.stem.split("_")[1]) for p in steps]}
 
     def _speed(self) -> float:
         """Target tokens per second of training time since the run began."""
@@ -430,9 +464,10 @@ class Trainer:
         self.save("last.pt")
         if improved:
             self.save("best.pt")
-        if int(self.tc.keep_last) > 0:
+        keep = max(int(self.tc.keep_last), int(self.tc.get("average_last", 0)))   # averaging needs N
+        if keep > 0:
             self.save(f"step_{self.step}.pt")
-            prune_step_checkpoints(self.ckpt_dir, int(self.tc.keep_last))
+            prune_step_checkpoints(self.ckpt_dir, keep)
         self.final_metrics = record
         if final:
             self.writer.add_hparams(_hparams(self.cfg), {
