@@ -14,6 +14,8 @@ gives the weights the search used at every step, for every layer and head:
             the source subwords before the row's
     decoder self-attention (Transformer decoders)   (L, H, T, T), rows and
             columns the decoder's inputs: "<s>" then the output subwords
+    coverage (coverage attention, RNN decoders)     (1, 1, T, S), row t the
+            coverage vector c_t the score saw (`value_name`, `legend`)
 
 A map is a dict: name, title, row/column labels and axis names, `layers`
 nested lists [L][H][rows][cols] rounded to 4 decimals, `center` and `window`.
@@ -136,6 +138,14 @@ def attention_maps(translator, source: str, out) -> list[dict]:
         maps.append(_map("cross", "attention (decoder -> source)", out.tgt_pieces,
                          out.src_pieces, "target", "source", weights[None, None], center, window))
         maps[-1]["scope"] = scope
+        if result.coverage is not None:                              # coverage attention: c_t
+            coverage = result.coverage[0].float().cpu()[:T, :S]      # (T, S)
+            maps.append(_map("coverage", "coverage c_t (attention received before each step)",
+                             out.tgt_pieces, out.src_pieces, "target", "source", coverage[None, None]))
+            maps[-1]["value_name"] = "coverage"
+            maps[-1]["legend"] = ("row t: c_t = a_1 + ... + a_(t-1), what each source token had "
+                                  "received before target token t was chosen (Tu et al. 2016; "
+                                  "See et al. 2017); the coverage loss adds sum_i min(a_t,i, c_t,i)")
     if _takes(model.encoder, "self_weights"):
         enc_self = []
         model.encoder(src, enc.memory.mask, self_weights=enc_self)

@@ -161,3 +161,21 @@ def test_coverage_loss_weight_must_be_a_number(tmp_path, cache_dir):
     with pytest.raises(NmtError, match=r"model.attention.coverage_loss_weight=-1 must be a finite"):
         train(tmp_path, "experiment=quickstart", *SMALL, "model.attention.coverage_loss_weight=-1",
               "data.n_train=50", cache_dir=cache_dir)
+
+
+def test_the_explorer_shows_the_coverage_vector(coverage_checkpoint):
+    import numpy as np
+
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import translate_and_explain
+
+    translator = Translator.from_checkpoint(coverage_checkpoint, device="cpu")
+    result = translate_and_explain(translator, "monday the third of june two thousand", beam_size=3)
+    maps = {m["name"]: m for m in result["maps"]}
+    assert list(maps) == ["cross", "coverage"]
+    cross = np.array(maps["cross"]["layers"][0][0])                     # (T, S)
+    coverage = np.array(maps["coverage"]["layers"][0][0])
+    assert coverage.shape == cross.shape == (len(result["tgt_pieces"]), len(result["src_pieces"]))
+    # row t is c_t = a_1 + ... + a_(t-1): zero first, then the running sum of the attention rows
+    assert np.allclose(coverage, np.cumsum(cross, 0) - cross, atol=1e-3)
+    assert maps["coverage"]["value_name"] == "coverage" and "c_t" in maps["coverage"]["legend"]
