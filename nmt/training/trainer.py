@@ -190,6 +190,7 @@ class Trainer:
             (n_linked,) = map(int, self.dist.sum(sum(int((b.alignment.sum(-1) > 0).sum()) for b in batches)))
         ranks = self.dist.world_size
         total_loss, total_nll, finite = 0.0, 0.0, True
+        aux = {}                               # unweighted coverage / guided-alignment loss of the update
         self.optimizer.zero_grad(set_to_none=True)
         for i, batch in enumerate(batches):
             src, tgt = batch.src.to(self.device), batch.tgt.to(self.device)
@@ -203,13 +204,16 @@ class Trainer:
                 smoothed, nll = token_losses(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T) each
                 loss = smoothed.sum() / n_tokens + penalty * len(batch.src) / n_sentences
                 if self.coverage_weight:       # See et al. 2017: lambda * sum_i min(a_t,i, c_t,i)
-                    loss = loss + self.coverage_weight * coverage_loss(out.weights, out.coverage, labels,
-                                                                       PAD) / n_tokens
+                    covered = coverage_loss(out.weights, out.coverage, labels, PAD) / n_tokens
+                    loss = loss + self.coverage_weight * covered
+                    aux["coverage_loss"] = aux.get("coverage_loss", 0.0) + float(covered.detach())
                 if self.guided_weight:         # Garg et al. 2019: -1/|T| sum G log a
                     attention = supervised_attention(self.model.decoder, out, self.guided_layer,
                                                      self.guided_head)                 # (B, T, S)
                     guided, _ = guided_alignment_loss(attention, batch.alignment)
-                    loss = loss + self.guided_weight * guided / max(1, n_linked)
+                    guided = guided / max(1, n_linked)
+                    loss = loss + self.guided_weight * guided
+                    aux["guided_alignment_loss"] = aux.get("guided_alignment_loss", 0.0) + float(guided.detach())
                 if out.log_prob is not None:   # hard attention: score-function term
                     surrogate, reward = reinforce_loss(out.log_prob, nll, labels, PAD, self.baseline)
                     loss = loss + surrogate * len(batch.src) / n_sentences
@@ -234,9 +238,11 @@ class Trainer:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.schedule.step_update()
+        if aux and self.dist.enabled:          # every rank's share of the update
+            aux = dict(zip(aux, self.dist.sum(*aux.values())))
         return {"finite": True, "loss": total_loss, "nll": total_nll / max(1, n_tokens),
                 "grad_norm": grad_norm, "tgt_tokens": n_tokens,
-                "src_tokens": sum(int((b.src != PAD).sum()) for b in batches)}
+                "src_tokens": sum(int((b.src != PAD).sum()) for b in batches), "aux": aux}
 
     # -- the loop --------------------------------------------------------------
     def _handle_signal(self, signum, frame):
@@ -420,6 +426,8 @@ class Trainer:
                            ("train/lr", lr), ("train/grad_norm", result["grad_norm"]),
                            ("train/tokens_per_s", speed)):
             self.writer.add_scalar(tag, value, self.step)
+        for name, value in result.get("aux", {}).items():   # coverage / guided alignment, this update
+            self.writer.add_scalar(f"train/{name}", value, self.step)
 
     def _validate_and_save(self, window_speed: float, final: bool = False) -> None:
         if final and getattr(self, "_last_validated", None) == self.step:

@@ -128,6 +128,16 @@ def coverage_checkpoint(tmp_path_factory, cache_dir):
     return run_dir / "checkpoints" / "best.pt"
 
 
+def test_the_coverage_loss_is_logged_to_tensorboard(coverage_checkpoint):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(coverage_checkpoint.parents[1] / "tensorboard"))
+    events.Reload()
+    values = [e.value for e in events.Scalars("train/coverage_loss")]
+    # per target token, sum_i min(a_t,i, c_t,i) lies in [0, 1] (the a_t sum to 1)
+    assert values and all(0 <= v <= 1 for v in values)
+
+
 def test_coverage_trains_and_translates_through_the_cli(coverage_checkpoint):
     source = b"the first of may nineteen ten\nmonday the third of june two thousand\n"
     result = run_cli("nmt.translate", "--checkpoint", str(coverage_checkpoint), "--beam-size", "3",

@@ -203,3 +203,10 @@ def test_the_supervised_attention_learns_the_true_alignment(tmp_path, toy_alignm
     plain = train(tmp_path / "p", *common, cache_dir=cache_dir)
     with_guide, without = agreement(guided, 0, 1), agreement(plain, 0, 1)
     assert with_guide > 0.9 and with_guide > without + 0.2, (with_guide, without)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tmp_path / "g" / "tensorboard"))
+    events.Reload()
+    logged = [e.value for e in events.Scalars("train/guided_alignment_loss")]
+    assert logged[-1] < logged[0]                                         # it learns the alignment
+    assert "train/guided_alignment_loss" not in EventAccumulator(str(tmp_path / "p" / "tensorboard")).Reload().Tags()["scalars"]
