@@ -192,6 +192,31 @@ def test_hard_attention_samples_only_where_the_weight_is_not_zero(normaliser):
     assert torch.allclose(out.log_prob[0], expected)
 
 
+@pytest.mark.parametrize("scope", ["global", "local_m", "local_p"])
+@pytest.mark.parametrize("normaliser", SPARSE)
+def test_rnn_decoder_step_by_step_equals_teacher_forcing(normaliser, scope):
+    from nmt.models.attention.multiplicative import GeneralAttention
+    from nmt.models.decoders.rnn import RNNDecoder
+    torch.manual_seed(0)
+    attention = GeneralAttention(6, 4, scope=scope, window=1, normaliser=normaliser)
+    dec = RNNDecoder(12, memory_dim=4, attention=attention, cell="lstm", style="luong",
+                     embed_dim=5, hidden_size=6, dropout=0.0).eval()
+    with torch.no_grad():
+        attention.w_a.weight.mul_(5.0)                # sharper scores: some weights cut to 0
+    mask = torch.tensor([[[True, True, True, False]], [[True, True, True, True]]])
+    memory = Memory(torch.randn(2, 4, 4), mask)
+    tgt = torch.tensor([[2, 5, 6, 7, 8], [2, 8, 9, 3, 4]])
+    init = torch.randn(2, 6)
+    full = dec(tgt, dec.init_state(memory, init), memory)
+    state = dec.init_state(memory, init)
+    for t in range(tgt.size(1)):
+        logits, state, weights = dec.step(tgt[:, t], state, memory)
+        assert torch.allclose(logits, full.logits[:, t], atol=1e-5)
+        assert torch.allclose(weights, full.weights[:, t], atol=1e-6)
+    assert bool((full.weights[0, :, 3] == 0).all())                 # the padded position
+    assert bool((full.weights[:, :, :3] == 0).any())                # and some real ones
+
+
 # -- Transformer ----------------------------------------------------------------
 V, DM, PAD = 13, 8, 0
 SRC = torch.tensor([[4, 5, 6, 7, 3], [8, 9, 3, PAD, PAD]])
