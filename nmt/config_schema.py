@@ -323,17 +323,28 @@ def as_plain(cfg) -> dict:
     return cfg
 
 
+def _check(node: dict, prefix: str) -> None:
+    for key, value in node.items():
+        if str(key).startswith("_"):
+            continue
+        path = f"{prefix}{key}"
+        rule = RULES.get(path)
+        if rule is None:
+            if isinstance(value, dict):
+                _check(value, path + ".")
+            continue
+        if isinstance(value, str) and value == MISSING:
+            continue                    # ??? (a required path): the data loader names it
+        message = rule.message(path, value)
+        if message:
+            raise NmtError(message)
+
+
 def validate(cfg) -> None:
     """Raise NmtError naming the first value outside its rule (the `hydra` node is Hydra's)."""
     plain = as_plain(cfg)
     plain = {k: v for k, v in plain.items() if k != "hydra"}
-    for key, value in leaves(plain):
-        rule = RULES.get(key)
-        if rule is None or value == MISSING:
-            continue                    # ??? (a required path): the data loader names it
-        message = rule.message(key, value)
-        if message:
-            raise NmtError(message)
+    _check(plain, "")
     data = plain.get("data", {})
     if data.get("src_lang") is not None and data.get("src_lang") == data.get("tgt_lang"):
         raise NmtError(f"data.src_lang and data.tgt_lang are both {data['src_lang']}; "

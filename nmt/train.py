@@ -22,25 +22,33 @@ class JobFailed(CompactHydraException):
     reports this one-line message with the job's overrides at the end."""
 
 
-def check_config(cfg: DictConfig) -> None:
-    """Mistakes the config alone reveals, found before any data is read."""
-    from nmt.models.build import check_combination
+def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
+    """Mistakes the config alone reveals, found before any data is read: every
+    value against its rule (nmt/config_schema.py), then the model (its parts'
+    settings, their combination, and a build on the meta device).
+    `choices` is Hydra's runtime.choices, to name options in messages."""
+    from nmt.config_schema import validate
+    from nmt.models.build import check_model_config
 
+    validate(cfg)
     positional = str(cfg.model.positional.get("kind", "none"))
-    check_combination(cfg.model, positional)
     if positional == "learned":
-        try:
-            table, max_len = int(cfg.model.positional.max_len), int(cfg.data.get("max_len", 100))
-        except (TypeError, ValueError):
-            return                          # not numbers: the parts that read them say so
+        table, max_len = int(cfg.model.positional.max_len), int(cfg.data.get("max_len", 100))
         if table < max_len + 1:             # the decoder reads <s> plus up to max_len subwords
             raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
                            f"(data.max_len={max_len} subwords, +1 for <s>); set "
                            f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
+    check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
+
+
+_owns_folder = False    # True once this job holds its run folder: only then may it write there
 
 
 def _log_to_file(message: str) -> None:
-    """The error goes into train.log; the terminal gets only the `nmt: error:` line."""
+    """The error goes into train.log; the terminal gets only the `nmt: error:` line.
+    A run refused before it held its folder writes nothing there (another run's log)."""
+    if not _owns_folder:
+        return
     record = log.makeRecord(log.name, logging.ERROR, __file__, 0, message, None, None)
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.FileHandler):
@@ -49,15 +57,22 @@ def _log_to_file(message: str) -> None:
 
 @hydra.main(config_path="../configs", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
-    from nmt.training.run_dir import RunDirLock
+    global _owns_folder
+    from nmt.training.run_dir import RunDirLock, is_fresh, write_hydra_record
 
+    _owns_folder = False
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        check_config(cfg)
-        # A second run on this folder refuses before reading data. Under torchrun
-        # every rank runs this function; the folder belongs to rank 0.
-        lock = RunDirLock(run_dir) if int(os.environ.get("RANK", "0")) == 0 else nullcontext()
+        check_config(cfg, HydraConfig.get().runtime.choices)
+        # A second run on this folder refuses before reading data, and before writing
+        # anything there. Under torchrun every rank runs this function; the folder
+        # belongs to rank 0.
+        main_rank = int(os.environ.get("RANK", "0")) == 0
+        lock = RunDirLock(run_dir, fresh=is_fresh(cfg.trainer.resume)) if main_rank else nullcontext()
         with lock:
+            _owns_folder = main_rank
+            if main_rank:
+                write_hydra_record(run_dir, cfg)
             from nmt.training.trainer import Trainer  # heavy imports after Hydra parsed the command line
 
             trainer = Trainer(cfg, run_dir)

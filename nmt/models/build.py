@@ -1,8 +1,13 @@
 """Config in, model out: every part built with hydra.utils.instantiate."""
 
+import inspect
+from pathlib import Path
+
+import torch
 from hydra.errors import InstantiationException
+from hydra.utils import get_class
 from hydra.utils import instantiate as hydra_instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
 from nmt.errors import NmtError
@@ -44,6 +49,82 @@ def check_combination(model_cfg: DictConfig, positional_kind: str) -> None:
     if not uses_transformer and positional_kind != "none":
         raise NmtError(f"model/positional={positional_kind} needs a Transformer encoder or decoder; "
                        "RNNs read positions from their order (use model/positional=none)")
+
+
+# What the builder passes itself: never a key of the YAML.
+BUILDER_ARGUMENTS = {"self", "vocab_size", "memory_dim", "attention", "positional", "pad_id", "query_dim",
+                     "key_dim", "enc_dim", "dec_dim"}
+PARTS = ("encoder", "decoder", "attention", "bridge", "positional")
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def _settings(target: str) -> set[str] | None:
+    """The keyword arguments the class `target` of nmt.models takes (None: any, or unknown)."""
+    if not str(target).startswith("nmt.models."):
+        return None
+    try:
+        parameters = inspect.signature(get_class(str(target)).__init__).parameters.values()
+    except Exception:  # noqa: BLE001 - a target that does not import: instantiate says so
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters} - BUILDER_ARGUMENTS
+
+
+def _preset_keys(preset: str, part: str) -> set[str]:
+    """The model.<part> keys the experiment preset sets itself."""
+    path = CONFIGS / "experiment" / f"{preset}.yaml"
+    try:
+        node = OmegaConf.select(OmegaConf.load(path), f"model.{part}")
+    except Exception:  # noqa: BLE001 - no such file: nothing to name
+        return set()
+    return set(node.keys()) if isinstance(node, DictConfig) else set()
+
+
+def check_settings(model_cfg: DictConfig, choices: dict | None = None) -> None:
+    """Every key of model.encoder/decoder/attention/bridge/positional is one its class takes.
+
+    A preset that sets keys for one option and a command line that picks
+    another (experiment=quickstart model/encoder=transformer) would otherwise
+    fail in the constructor with "unexpected keyword argument 'embed_dim'".
+    `choices` is Hydra's runtime.choices (group -> option), for the message.
+    """
+    choices = dict(choices or {})
+    for part in PARTS:
+        node = model_cfg.get(part)
+        if not isinstance(node, DictConfig):
+            continue
+        takes = _settings(node.get("_target_", ""))
+        if takes is None:
+            continue
+        foreign = [key for key in node.keys() if not str(key).startswith("_") and key not in takes]
+        if not foreign:
+            continue
+        option = choices.get(f"model/{part}")
+        named = f"model/{part}={option}" if option else str(node._target_).rsplit(".", 1)[-1]
+        keys = ", ".join(f"model.{part}.{key}" for key in foreign)
+        its = f"its settings are {', '.join(sorted(takes))}" if takes else "it has no settings"
+        preset = choices.get("experiment")
+        if preset and set(foreign) & _preset_keys(str(preset), part):
+            raise NmtError(f"experiment={preset} sets {keys} for its own {part}, which {named} does "
+                           f"not take ({its}); drop model/{part}={option} to use the preset's {part}, "
+                           f"or drop experiment={preset} and set model.{part}.* yourself")
+        raise NmtError(f"{keys}: not a setting of {named} ({its}); remove it or choose the "
+                       f"model/{part} option it belongs to")
+
+
+def check_model_config(model_cfg: DictConfig, vocab_size: int, choices: dict | None = None) -> None:
+    """Every mistake building the model would find, before any data is read.
+
+    The combinations that cannot work, the settings each part takes, then
+    the model itself built on the meta device (shapes only, no memory, no
+    data): a constructor's own check (heads dividing d_model, an odd
+    bidirectional hidden_size, ...) answers here, not after the data.
+    """
+    check_combination(model_cfg, str(model_cfg.positional.get("kind", "none")))
+    check_settings(model_cfg, choices)
+    with torch.device("meta"):
+        build_model(model_cfg, vocab_size, vocab_size)
 
 
 def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,

@@ -8,6 +8,7 @@ cannot make `Translator.from_checkpoint` call `os.system` (nor reach it
 through a module, as in `nmt.models.build.os.system`).
 """
 
+import hashlib
 import importlib
 import io
 import pickle
@@ -111,6 +112,58 @@ def load_checkpoint(path, map_location="cpu") -> dict:
 
         state["config"] = dict(config, model=sizes_from_format_1(config["model"]))
     return state
+
+
+# data keys that change how the sentences are batched, not which sentences or vocabulary
+BATCHING_KEYS = ("batch_tokens", "buffer_pairs")
+
+
+def data_fingerprint(data_cfg, tokenizer_protos: dict) -> dict:
+    """What a model was trained on: the data settings (corpus, languages, files,
+    length limit, vocabulary settings; not the batch size) and a SHA-256 of
+    its sentencepiece models. Stored in every checkpoint as "fingerprint"."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(data_cfg, DictConfig):
+        data_cfg = OmegaConf.to_container(data_cfg, resolve=True, throw_on_missing=False)
+    settings = {str(k): v for k, v in sorted(dict(data_cfg or {}).items()) if k not in BATCHING_KEYS}
+    digest = hashlib.sha256()
+    for side in sorted(tokenizer_protos or {}):
+        digest.update(side.encode() + b"\0" + bytes(tokenizer_protos[side]) + b"\0")
+    return {"data": settings, "tokenizer": digest.hexdigest()}
+
+
+def checkpoint_fingerprint(state: dict) -> dict:
+    """The checkpoint's fingerprint; for one written before fingerprints, worked
+    out from its config and tokenizer (the same thing)."""
+    stored = state.get("fingerprint")
+    if isinstance(stored, dict) and "data" in stored and "tokenizer" in stored:
+        return stored
+    return data_fingerprint((state.get("config") or {}).get("data", {}), state.get("tokenizer", {}))
+
+
+def _settings_text(settings: dict, keys) -> str:
+    return ", ".join(f"data.{key}={settings.get(key, 'unset')}" for key in keys)
+
+
+def check_fingerprint(state: dict, current: dict, path, force: bool = False) -> None:
+    """Refuse to resume from a checkpoint trained on other data or another
+    vocabulary, in one line naming both; `force` (trainer.resume_force=true)
+    lets it through."""
+    saved = checkpoint_fingerprint(state)
+    keys = sorted(k for k in set(saved["data"]) | set(current["data"])
+                  if saved["data"].get(k, "unset") != current["data"].get(k, "unset"))
+    same_tokenizer = saved["tokenizer"] == current["tokenizer"]
+    if force or (not keys and same_tokenizer):
+        return
+    ours = f"tokenizer {saved['tokenizer'][:12]}"
+    theirs = f"tokenizer {current['tokenizer'][:12]}"
+    if keys:
+        ours = f"{_settings_text(saved['data'], keys)}, {ours}"
+        theirs = f"{_settings_text(current['data'], keys)}, {theirs}"
+    raise NmtError(f"cannot resume from {path}: it was trained on other data or another vocabulary "
+                   f"(checkpoint: {ours}; this config: {theirs}); resume with the checkpoint's data "
+                   "settings, or set trainer.resume_force=true to continue anyway")
 
 
 def prune_step_checkpoints(folder: Path, keep: int) -> None:

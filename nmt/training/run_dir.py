@@ -1,40 +1,96 @@
-"""One run per folder: a lock, and where `trainer.resume=auto` looks."""
+"""A run folder belongs to one run: a lock, the refusals that change nothing,
+the `.hydra/` record written only by the run that owns the folder, and where
+`trainer.resume=auto` looks.
+
+Hydra would write `.hydra/config.yaml`, `hydra.yaml` and `overrides.yaml`
+before `nmt.train` could refuse a folder that another run is using, or that
+already holds a finished run. So `configs/config.yaml` sets
+`hydra.output_subdir: null` (Hydra writes nothing), the file log opens only
+at its first record (`delay: true`), and `nmt.train` writes the `.hydra/`
+files itself once `RunDirLock` holds the folder (`write_hydra_record`).
+`RunDirCheck`, a Hydra callback, refuses a `hydra.run.dir` that is a file
+before Hydra tries to create it.
+"""
 
 import fcntl
+import json
 import os
+import sys
 from pathlib import Path
 
+from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
+from omegaconf import OmegaConf
+
+from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 
-
+HYDRA_SUBDIR = ".hydra"
 _held: dict[Path, int] = {}     # lock file -> how many RunDirLocks of this process hold it
+
+
+def holds_a_run(run_dir: Path) -> bool:
+    """True when the folder has a run's checkpoint (one to continue, not to overwrite)."""
+    return (Path(run_dir) / "checkpoints" / "last.pt").exists()
+
+
+def _holds_a_run_error(run_dir: Path) -> NmtError:
+    return NmtError(f"{Path(run_dir) / 'checkpoints'} already holds a run; continue it with "
+                    "trainer.resume=auto or choose another hydra.run.dir")
+
+
+def not_a_folder(run_dir: Path) -> Path | None:
+    """The run folder itself or the first of its parents that is a file, else None."""
+    for path in (Path(run_dir), *Path(run_dir).parents):
+        if path.exists() and not path.is_dir():
+            return path
+    return None
+
+
+def _not_a_folder_error(run_dir: Path, blocker: Path) -> NmtError:
+    what = "is a file" if blocker == Path(run_dir) else f"is inside {blocker}, which is a file"
+    return NmtError(f"hydra.run.dir={run_dir} {what}, not a folder; choose another hydra.run.dir")
 
 
 class RunDirLock:
     """An exclusive lock on the run folder for the lifetime of a run.
 
     A second run pointed at the same folder refuses at once instead of
-    overwriting the first one's checkpoints. Re-entrant within a process:
-    `nmt.train` takes it before reading any data and `Trainer.fit` again.
+    overwriting the first one's checkpoints; with `fresh=True` (no
+    trainer.resume) a folder that already holds a run's last.pt is refused
+    too. A refusal changes nothing in the folder. Re-entrant within a
+    process: `nmt.train` takes it before reading any data and `Trainer.fit`
+    again.
     """
 
-    def __init__(self, run_dir: Path):
-        self.path = Path(run_dir) / ".lock"
+    def __init__(self, run_dir: Path, fresh: bool = False):
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / ".lock"
+        self.fresh = fresh
         self.handle = None
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        blocker = not_a_folder(self.run_dir)
+        if blocker is not None:
+            raise _not_a_folder_error(self.run_dir, blocker)
         key = self.path.resolve()
         if _held.get(key):
             _held[key] += 1
             return self
+        if self.fresh and holds_a_run(self.run_dir):   # checked before the lock file is touched
+            raise _holds_a_run_error(self.run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         handle = open(self.path, "a+")     # not "w": the holder's pid stays readable
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
-            raise NmtError(f"another run is using {self.path.parent}; wait for it or choose "
+            raise NmtError(f"another run is using {self.run_dir}; wait for it or choose "
                            "another hydra.run.dir") from None
+        if self.fresh and holds_a_run(self.run_dir):   # a run that finished meanwhile
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+            raise _holds_a_run_error(self.run_dir)
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -52,12 +108,53 @@ class RunDirLock:
         return False
 
 
+def write_hydra_record(run_dir: Path, task_cfg) -> None:
+    """`.hydra/config.yaml`, `hydra.yaml` and `overrides.yaml`, as Hydra writes them,
+    by the run that holds the folder (call it inside RunDirLock)."""
+    hydra_cfg = HydraConfig.get()
+    folder = Path(run_dir) / HYDRA_SUBDIR
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, node in (("config.yaml", task_cfg),
+                           ("hydra.yaml", OmegaConf.create({"hydra": hydra_cfg})),
+                           ("overrides.yaml", hydra_cfg.overrides.task)):
+            atomic_write(folder / name, OmegaConf.to_yaml(node).encode("utf-8"))
+    except OSError as error:
+        raise NmtError(f"cannot write {folder}: {error.strerror or error}; "
+                       "choose another hydra.run.dir") from None
+
+
+class RunDirCheck(Callback):
+    """Hydra callback (configs/config.yaml, hydra.callbacks): a `hydra.run.dir`
+    that is a file, or lies inside one, is one `nmt: error:` line before Hydra
+    tries to create the folder (which is a traceback)."""
+
+    # Hydra turns a callback's exception into a warning and goes on, so the
+    # callback says the line itself and ends the process.
+    def on_run_start(self, config, **kwargs) -> None:
+        run_dir = Path(str(OmegaConf.select(config, "hydra.run.dir")))
+        blocker = not_a_folder(run_dir)
+        if blocker is not None:
+            _refuse(str(_not_a_folder_error(run_dir, blocker)))
+
+    def on_multirun_start(self, config, **kwargs) -> None:
+        sweep_dir = Path(str(OmegaConf.select(config, "hydra.sweep.dir")))
+        blocker = not_a_folder(sweep_dir)
+        if blocker is not None:
+            _refuse(str(_not_a_folder_error(sweep_dir, blocker)).replace("hydra.run.dir", "hydra.sweep.dir"))
+
+
+def _refuse(message: str) -> None:
+    print(f"nmt: error: {message}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
 def find_resume_checkpoint(resume, run_dir: Path) -> Path | None:
     """trainer.resume: null (fresh run), auto, or a checkpoint path.
 
-    auto continues the run folder's own last.pt when it has one, otherwise the
-    newest last.pt under the outputs root (the run folder's grandparent, e.g.
-    outputs/ for outputs/DATE/TIME); with none anywhere it starts fresh.
+    auto continues this run folder's own checkpoints/last.pt, or starts fresh
+    when it has none; it never looks in another folder (a checkpoint there
+    may come from other data, another vocabulary or another model).
     """
     if resume in (None, "", "null", False):
         return None
@@ -67,8 +164,40 @@ def find_resume_checkpoint(resume, run_dir: Path) -> Path | None:
             raise NmtError(f"trainer.resume={resume}: no such checkpoint file")
         return path
     own = Path(run_dir) / "checkpoints" / "last.pt"
-    if own.is_file():
-        return own
-    root = Path(run_dir).parent.parent
-    candidates = [p for p in root.glob("*/*/checkpoints/last.pt") if p.is_file()]
-    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
+    return own if own.is_file() else None
+
+
+def is_fresh(resume) -> bool:
+    """True when trainer.resume asks for a new run (null)."""
+    return resume in (None, "", "null", False)
+
+
+def drop_metrics_after(path: Path, step: int) -> dict | None:
+    """Keep the metrics.jsonl records of steps <= `step` (where a run resumes; 0
+    when it starts over), so that after a kill and a resume each step is
+    written once. A line that is not a whole JSON record (a write cut by the
+    kill) is dropped too. Returns the record of `step` itself when there is
+    one: the run validated there before it stopped, and need not again."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    kept, dropped, same = [], 0, None
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+            keep = int(record["step"]) <= step
+        except (ValueError, TypeError, KeyError):
+            keep, record = False, None
+        if keep:
+            kept.append(line)
+            if int(record["step"]) == step:
+                same = record
+        else:
+            dropped += 1
+    if dropped:
+        try:
+            atomic_write(path, "".join(line + "\n" for line in kept).encode("utf-8"), durable=True)
+        except OSError as error:
+            raise NmtError(f"cannot rewrite {path}: {error.strerror or error}; "
+                           "free disk space or choose another hydra.run.dir") from None
+    return same

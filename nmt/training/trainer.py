@@ -26,12 +26,13 @@ from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
 from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
-from nmt.training.checkpoints import load_checkpoint, prune_step_checkpoints, save_checkpoint
+from nmt.training.checkpoints import (check_fingerprint, data_fingerprint, load_checkpoint,
+                                      prune_step_checkpoints, save_checkpoint)
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
 from nmt.training.loss import (coverage_loss, guided_alignment_loss, reinforce_loss,
                                supervised_attention, token_losses)
-from nmt.training.run_dir import RunDirLock, find_resume_checkpoint
+from nmt.training.run_dir import RunDirLock, drop_metrics_after, find_resume_checkpoint
 from nmt.training.tensorboard import log_attention_images
 from nmt.training.validation import validate
 from nmt.translator import Translator, length_limits
@@ -40,6 +41,7 @@ log = logging.getLogger("nmt.train")
 PAD = 0
 PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # the trainer maximises sign * metric
+FINAL_KEYS = {"bleu", "chrf", "perplexity", "loss", "bleu_signature"}   # of a metrics.jsonl record
 
 
 class Stop(Exception):
@@ -137,6 +139,7 @@ class Trainer:
         return {
             "config": OmegaConf.to_container(self.cfg, resolve=True),
             "tokenizer": self.tokenizer.to_bytes(),
+            "fingerprint": data_fingerprint(self.cfg.data, self.tokenizer.to_bytes()),  # checked on resume
             "samples": [src for src, _ in self.valid_pairs[:20]],   # for the explorer
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
@@ -153,6 +156,8 @@ class Trainer:
 
     def resume(self, path: Path) -> None:
         state = load_checkpoint(path)
+        check_fingerprint(state, data_fingerprint(self.cfg.data, self.tokenizer.to_bytes()), path,
+                          force=bool(self.tc.get("resume_force", False)))
         try:
             self.model.load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])
@@ -273,7 +278,11 @@ class Trainer:
         self.writer = self.metrics_file = None  # rank 0 alone writes
         if self.dist.is_main:
             self.writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.step or None)
+            validated = drop_metrics_after(self.run_dir / "metrics.jsonl", self.step)   # each step once
             self.metrics_file = open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8")
+        validated = self.dist.broadcast_object(validated if self.dist.is_main else None)
+        if self.step and validated and FINAL_KEYS <= validated.keys():   # not validated twice at one step
+            self._last_validated, self.final_metrics = self.step, validated
         params = count_parameters(self.model)
         log.info("model: %s parameters on %s; data: %s", f"{params:,}", self.device,
                  ", ".join(f"{k}={v}" for k, v in self.data.stats.items()))

@@ -1,0 +1,241 @@
+"""Every config value is checked before any data is read (nmt/config_schema.py).
+
+The tree test composes the default config, every experiment preset and every
+option of every group, and asks of every leaf: does RULES name it? A key
+added to a YAML later without a rule fails here. Then every leaf gets a wrong
+type and, where its rule has a range, a value outside it: each must be one
+`key=value: ...` line. A few real `python -m nmt.train` runs check the route
+end to end: exit 1, one line, no traceback, and no data read (the cache and
+run folders stay empty).
+"""
+
+import math
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from nmt.config_schema import (RULES, Bool, Choice, Float, Int, Pair, Text, as_plain, leaves,
+                               validate)
+from nmt.errors import NmtError
+from nmt.models.build import check_model_config
+from tests.helpers import CONFIGS, run_cli
+
+GROUPS = ["data", "model/encoder", "model/decoder", "model/attention", "model/bridge",
+          "model/positional", "optimizer", "schedule", "trainer", "experiment"]
+# data=files and files_streaming need their paths; any text will do for the schema
+FILES = ["data.train_src=a", "data.train_tgt=b", "data.valid_src=c", "data.valid_tgt=d"]
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (Path(CONFIGS) / group).glob("*.yaml"))
+
+
+def compose_config(*overrides: str):
+    with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+def every_config() -> dict[str, object]:
+    """name -> composed config: the default and each option of each group."""
+    configs = {"default": compose_config()}
+    for group in GROUPS:
+        for option in options(group):
+            extra = FILES if group == "data" and option.startswith("files") else []
+            configs[f"{group}={option}"] = compose_config(f"{group}={option}", *extra)
+    return configs
+
+
+@pytest.fixture(scope="module")
+def configs():
+    return every_config()
+
+
+@pytest.fixture(scope="module")
+def tree(configs):
+    """dotted key -> (a config that has it, its value there)."""
+    found = {}
+    for name, cfg in configs.items():
+        for key, value in leaves(as_plain(cfg)):
+            found.setdefault(key, (cfg, value))
+    return found
+
+
+def test_every_group_has_options():
+    for group in GROUPS:
+        assert options(group), group
+
+
+def test_every_leaf_of_every_option_has_a_rule(tree):
+    # a key added to any YAML without a rule in nmt/config_schema.py fails here
+    assert len(tree) > 80
+    missing = sorted(key for key in tree if key not in RULES)
+    assert not missing, f"add a rule to nmt/config_schema.py RULES for: {missing}"
+
+
+def test_no_rule_without_a_key(tree):
+    # a rule for a key no YAML has is a leftover (or a typo that checks nothing)
+    stale = sorted(key for key in RULES if key not in tree)
+    assert not stale, stale
+
+
+def test_every_shipped_config_is_valid(configs):
+    for name, cfg in configs.items():
+        validate(cfg)           # no false refusals of what we ship
+
+
+def test_every_model_option_builds_before_any_data(configs):
+    # the meta-device build of check_model_config works for every shipped part
+    transformer = ["model/encoder=transformer", "model/decoder=transformer", "model/bridge=zero"]
+    cases = [["experiment=" + o] for o in options("experiment")] + [[]]
+    cases += [[f"model/encoder={o}"] for o in options("model/encoder")]
+    cases += [[f"model/attention={o}"] for o in options("model/attention")]
+    cases += [[f"model/bridge={o}"] for o in options("model/bridge")]
+    cases += [[*transformer, f"model/positional={o}"] for o in options("model/positional")]
+    for overrides in cases:
+        cfg = compose_config(*overrides)
+        check_model_config(cfg.model, int(cfg.data.vocab_size))
+
+
+def wrong_values(rule) -> list:
+    """A value of the wrong type, and values outside the rule's range."""
+    if isinstance(rule, (Int, Float)):
+        bad = ["abc", [1, 2]] + ([1.5] if isinstance(rule, Int) else [math.nan, math.inf])
+        if rule.low is not None:
+            bad.append(rule.low if rule.low_open else rule.low - (1 if isinstance(rule, Int) else 0.5))
+        if rule.high is not None:
+            bad.append(rule.high if rule.high_open else rule.high + 1)
+        if not rule.null:
+            bad.append(None)
+        return bad
+    if isinstance(rule, Choice):
+        return ["not_an_option", 7, True] + ([] if rule.null else [None])
+    if isinstance(rule, Bool):
+        return ["maybe", 2, "true"] + ([] if rule.null else [None])
+    if isinstance(rule, Pair):
+        return ["abc", [0.9], [0.9, 1.5], [-0.1, 0.9], ["a", "b"]]
+    if isinstance(rule, Text):
+        return [[1, 2], {"a": 1}] + ([] if rule.null else [None])
+    raise AssertionError(f"no wrong values for {rule!r}")
+
+
+def test_every_leaf_refuses_a_wrong_type_and_an_out_of_range_value(tree):
+    checked = 0
+    for key, (cfg, good) in sorted(tree.items()):
+        rule = RULES[key]
+        for bad in wrong_values(rule):
+            broken = cfg.copy()
+            OmegaConf.update(broken, key, bad, merge=False)
+            with pytest.raises(NmtError) as caught:
+                validate(broken)
+            message = str(caught.value)
+            assert message.startswith(f"{key}="), (key, bad, message)
+            assert "\n" not in message and ": must be " in message, message
+            checked += 1
+        if isinstance(rule, (Int, Float)) and rule.low is None and rule.high is None:
+            continue
+        assert rule.problem(good) is None, (key, good)
+    assert checked > 300
+
+
+@pytest.mark.parametrize("override, message", [
+    ("trainer.max_steps=abc", "trainer.max_steps=abc: must be a whole number >= 1"),
+    ("trainer.max_steps=0", "trainer.max_steps=0: must be >= 1"),
+    ("trainer.max_steps=-5", "trainer.max_steps=-5: must be >= 1"),
+    ("trainer.val_every=0", "trainer.val_every=0: must be >= 1"),
+    ("optimizer.lr=-1", "optimizer.lr=-1: must be > 0"),
+    ("trainer.grad_clip=-1", "trainer.grad_clip=-1: must be >= 0 (0 turns clipping off)"),
+    ("trainer.label_smoothing=1.0", "trainer.label_smoothing=1.0: must be in [0, 1) (0 turns smoothing off)"),
+    ("trainer.label_smoothing=-0.1", "trainer.label_smoothing=-0.1: must be in [0, 1) (0 turns smoothing off)"),
+    ("trainer.accumulate=0", "trainer.accumulate=0: must be >= 1"),
+    ("trainer.log_every=0", "trainer.log_every=0: must be >= 1"),
+    ("trainer.patience=-1", "trainer.patience=-1: must be >= 0 (0 never stops early)"),
+    ("trainer.max_steps=1e3", "trainer.max_steps=1000.0: must be a whole number, e.g. 1000"),
+    ("trainer.max_minutes=nan", "trainer.max_minutes=nan: must be a finite number > 0 (null = no time budget)"),
+    ("model.encoder.dropout=1", "model.encoder.dropout=1: must be in [0, 1)"),
+    ("optimizer.betas=[0.9,1.5]", "optimizer.betas=[0.9,1.5]: must be two numbers [a,b], each in [0, 1)"),
+    ("trainer.precision=fp64", "trainer.precision=fp64: must be one of fp32, bf16, fp16"),
+    ("trainer.compile=yes", "trainer.compile=yes: must be true or false"),
+])
+def test_named_cases(override, message):
+    with pytest.raises(NmtError) as caught:
+        validate(compose_config(override))
+    assert str(caught.value) == message
+
+
+def test_cuda_device_numbers_are_allowed():
+    validate(compose_config("trainer.device=cuda:1"))
+
+
+def test_same_languages_are_refused():
+    with pytest.raises(NmtError, match="data.src_lang and data.tgt_lang are both en"):
+        validate(compose_config("data.src_lang=en"))
+
+
+# -- combinations that cannot work ---------------------------------------------
+
+def test_a_preset_with_another_encoder_says_which_keys_conflict():
+    # the preset sets embed_dim and hidden_size for its GRU; a Transformer encoder takes neither
+    cfg = compose_config("experiment=quickstart", "model/encoder=transformer")
+    with pytest.raises(NmtError) as caught:
+        check_model_config(cfg.model, 240, {"experiment": "quickstart", "model/encoder": "transformer"})
+    assert str(caught.value) == (
+        "experiment=quickstart sets model.encoder.embed_dim, model.encoder.hidden_size for its own "
+        "encoder, which model/encoder=transformer does not take (its settings are d_model, dropout, "
+        "ff_size, heads, layers, norm_first, normaliser); drop model/encoder=transformer to use the "
+        "preset's encoder, or drop experiment=quickstart and set model.encoder.* yourself")
+
+
+def test_a_key_of_another_option_is_named():
+    cfg = compose_config("model/encoder=lstmn", "+model.encoder.layers=2")
+    with pytest.raises(NmtError, match=r"^model.encoder.layers: not a setting of LSTMNEncoder"):
+        check_model_config(cfg.model, 240)
+
+
+# -- end to end: python -m nmt.train -------------------------------------------
+
+def refused(tmp_path, *overrides, multirun=False):
+    """Run nmt.train on the toy task; assert one error line, exit 1, nothing read or written."""
+    cache, run_dir = tmp_path / "cache", tmp_path / "run"
+    cache.mkdir()
+    where = [f"hydra.sweep.dir={tmp_path / 'sweep'}"] if multirun else [f"hydra.run.dir={run_dir}"]
+    done = run_cli("nmt.train", *(["--multirun"] if multirun else []), "data=toy", *overrides,
+                   f"cache_dir={cache}", *where, env={"OMP_NUM_THREADS": "1"})
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("nmt: error: ")]
+    assert errors and len(set(errors)) == 1, stderr
+    assert list(cache.iterdir()) == []                  # no data read, no vocabulary trained
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "multirun.yaml"]
+    assert written == [], written                       # no .hydra, no train.log, no checkpoint
+    return errors[0].removeprefix("nmt: error: "), stderr
+
+
+def test_cli_grad_clip(tmp_path):
+    message, stderr = refused(tmp_path, "trainer.grad_clip=-1")
+    assert message == "trainer.grad_clip=-1: must be >= 0 (0 turns clipping off)"
+    assert stderr.strip() == f"nmt: error: {message}"     # the one line, nothing else
+
+
+def test_cli_max_steps_not_a_number(tmp_path):
+    message, _ = refused(tmp_path, "trainer.max_steps=abc")
+    assert message == "trainer.max_steps=abc: must be a whole number >= 1"
+
+
+def test_cli_multirun_negative_learning_rate(tmp_path):
+    message, _ = refused(tmp_path, "optimizer.lr=-1", multirun=True)
+    assert message == "optimizer.lr=-1: must be > 0"
+
+
+def test_cli_preset_with_another_encoder(tmp_path):
+    message, _ = refused(tmp_path, "experiment=quickstart", "model/encoder=transformer")
+    assert message.startswith("experiment=quickstart sets model.encoder.embed_dim, "
+                              "model.encoder.hidden_size for its own encoder")
+
+
+def test_cli_heads_must_divide_d_model_before_data(tmp_path):
+    message, _ = refused(tmp_path, "experiment=transformer_small", "model.encoder.heads=3")
+    assert message == ("model.encoder.d_model=256 is not divisible by model.encoder.heads=3; "
+                       "pick sizes with d_model % heads == 0")
