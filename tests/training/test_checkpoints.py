@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from nmt.errors import NmtError
-from nmt.training.checkpoints import load_checkpoint, prune_step_checkpoints, save_checkpoint
+from nmt.training.checkpoints import (check_fingerprint, data_fingerprint, load_checkpoint,
+                                      prune_step_checkpoints, save_checkpoint)
 
 
 def minimal_state(value=1.0):
@@ -139,3 +140,55 @@ def test_prune_keeps_the_newest(tmp_path):
         (tmp_path / f"step_{step}.pt").write_bytes(b"x")
     prune_step_checkpoints(tmp_path, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["step_100.pt", "step_20.pt"]
+
+
+# -- the data fingerprint checked on resume ----------------------------------------
+
+DATA = {"kind": "toy", "n_train": 8000, "max_len": 32, "batch_tokens": 1024, "vocab_size": 240}
+PROTOS = {"src": b"model-a", "tgt": b"model-a"}
+
+
+def test_fingerprint_by_hand():
+    import hashlib
+
+    found = data_fingerprint(DATA, PROTOS)
+    # batch_tokens says how sentences are batched, not which: left out
+    assert found["data"] == {"kind": "toy", "max_len": 32, "n_train": 8000, "vocab_size": 240}
+    # sha256 over "src\0model-a\0tgt\0model-a\0", sides in sorted order
+    assert found["tokenizer"] == hashlib.sha256(b"src\0model-a\0tgt\0model-a\0").hexdigest()
+    assert data_fingerprint(dict(DATA, batch_tokens=9), PROTOS) == found
+
+
+def test_fingerprint_round_trips_a_checkpoint(tmp_path):
+    state = dict(minimal_state(), fingerprint=data_fingerprint(DATA, PROTOS))
+    loaded = load_checkpoint(save_checkpoint(state, tmp_path / "last.pt"))   # weights_only=True
+    check_fingerprint(loaded, data_fingerprint(DATA, PROTOS), "last.pt")     # same: no error
+
+
+def test_other_data_settings_are_one_line_naming_both():
+    state = {"fingerprint": data_fingerprint(DATA, PROTOS)}
+    now = data_fingerprint(dict(DATA, vocab_size=200, n_train=500), PROTOS)
+    digest = now["tokenizer"][:12]
+    with pytest.raises(NmtError) as caught:
+        check_fingerprint(state, now, "run/checkpoints/last.pt")
+    assert str(caught.value) == (
+        "cannot resume from run/checkpoints/last.pt: it was trained on other data or another vocabulary "
+        f"(checkpoint: data.n_train=8000, data.vocab_size=240, tokenizer {digest}; this config: "
+        f"data.n_train=500, data.vocab_size=200, tokenizer {digest}); resume with the checkpoint's data "
+        "settings, or set trainer.resume_force=true to continue anyway")
+    check_fingerprint(state, now, "last.pt", force=True)                      # forced: no error
+
+
+def test_another_tokenizer_alone_is_refused():
+    state = {"fingerprint": data_fingerprint(DATA, PROTOS)}
+    now = data_fingerprint(DATA, {"src": b"model-b", "tgt": b"model-b"})
+    with pytest.raises(NmtError, match=r"\(checkpoint: tokenizer [0-9a-f]{12}; this config: tokenizer "):
+        check_fingerprint(state, now, "last.pt")
+
+
+def test_a_checkpoint_without_fingerprint_is_checked_from_its_config():
+    # written before fingerprints: its config's data and its tokenizer give the same thing
+    state = {"config": {"data": DATA}, "tokenizer": PROTOS}
+    check_fingerprint(state, data_fingerprint(DATA, PROTOS), "old.pt")
+    with pytest.raises(NmtError, match="data.max_len=32.*data.max_len=50"):
+        check_fingerprint(state, data_fingerprint(dict(DATA, max_len=50), PROTOS), "old.pt")
