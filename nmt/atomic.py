@@ -4,6 +4,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from nmt import signals
+
 
 def atomic_write(path, data: bytes, durable: bool = False) -> None:
     """Write `data` to `path` through a temporary file beside it and a rename.
@@ -21,6 +23,8 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp_name = tmp
+    signals.temporary_files.add(tmp)       # a stop signal now removes it (nmt.signals)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -33,3 +37,4 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        signals.temporary_files.discard(tmp_name)

@@ -1,7 +1,13 @@
 """python -m nmt.train [overrides]: config in, trainer out, nothing else."""
 
+if __name__ == "__main__":      # first of all: Ctrl-C during the seconds of imports below is one line too
+    from nmt import signals
+
+    signals.install("before training started; no checkpoint was written")
+
 import logging
 import os
+import signal
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -12,6 +18,7 @@ from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from nmt import signals
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
@@ -83,12 +90,11 @@ def main(cfg: DictConfig) -> float:
         if HydraConfig.get().mode == RunMode.MULTIRUN:
             raise JobFailed(f"nmt: error: {error}") from None
         sys.exit(1)
-    except KeyboardInterrupt:            # before the training loop took over Ctrl-C
-        print("nmt: interrupted before training started; this run wrote no checkpoint",
-              file=sys.stderr, flush=True)
+    except KeyboardInterrupt:            # Ctrl-C when main() is called without signals.install()
+        signals.report(signal.SIGINT, "before training started; no checkpoint was written")
         sys.exit(130)
     metrics = getattr(trainer, "final_metrics", None)
-    if code or metrics is None:         # 130 after Ctrl-C; 0 after SIGTERM, before any validation
+    if code or metrics is None:         # 130 after Ctrl-C, 143 after SIGTERM
         sys.exit(code)
     return float(metrics["bleu"])
 

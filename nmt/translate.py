@@ -6,6 +6,11 @@ whatever the locale; --output is replaced atomically, so a failed run leaves
 an existing file as it was.
 """
 
+if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
+    from nmt import signals
+
+    signals.install("; an --output file is written whole or not at all")
+
 import argparse
 import logging
 import math

@@ -211,22 +211,23 @@ def wait_for_training(child, log, timeout=120):
         time.sleep(0.1)
 
 
-def stop(child, signum):
+def stop(child, signum, log):
+    """The exit code, stdout and the `nmt: stopped` line (on stderr)."""
     child.send_signal(signum)
     stdout, _ = child.communicate(timeout=120)
-    return child.returncode, stdout.decode()
+    (line,) = [line for line in log.read_text().splitlines() if line.startswith("nmt: stopped")]
+    return child.returncode, stdout.decode(), line
 
 
 def test_signals_write_a_checkpoint_and_resume_continues(tmp_path, cache_dir):
     run_dir, log = tmp_path / "run", tmp_path / "stderr.txt"
     last = run_dir / "checkpoints" / "last.pt"
 
-    # SIGTERM (a scheduler stopping the job): checkpoint, exit 0, one line naming it
+    # SIGTERM (a scheduler stopping the job): checkpoint, exit 143, one line naming it
     child = start_training(run_dir, cache_dir, log)
     wait_for_training(child, log)
-    code, stdout = stop(child, signal.SIGTERM)
-    assert code == 0, log.read_text()
-    (line,) = [line for line in stdout.splitlines() if line.startswith("nmt: stopped")]
+    code, stdout, line = stop(child, signal.SIGTERM, log)
+    assert code == 143, log.read_text()
     first = load_checkpoint(last)["progress"]["step"]
     assert first >= 1
     assert line == (f"nmt: stopped by SIGTERM at step {first}; checkpoint {last} "
@@ -246,10 +247,9 @@ def test_signals_write_a_checkpoint_and_resume_continues(tmp_path, cache_dir):
     assert load_checkpoint(last)["progress"]["step"] == first
 
     # SIGINT (Ctrl-C): checkpoint, exit 130, one line naming it
-    code, stdout = stop(child, signal.SIGINT)
+    code, stdout, line = stop(child, signal.SIGINT, log)
     assert code == 130, log.read_text()
     assert f"resumed from {last} at step {first}" in stdout
-    (line,) = [line for line in stdout.splitlines() if line.startswith("nmt: stopped")]
     step = load_checkpoint(last)["progress"]["step"]
     assert step > first
     assert line.startswith(f"nmt: stopped by SIGINT at step {step}; checkpoint {last} ")

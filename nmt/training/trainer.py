@@ -21,6 +21,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from nmt import signals
 from nmt.average import average_checkpoints
 from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
@@ -286,7 +287,7 @@ class Trainer:
         params = count_parameters(self.model)
         log.info("model: %s parameters on %s; data: %s", f"{params:,}", self.device,
                  ", ".join(f"{k}={v}" for k, v in self.data.stats.items()))
-        previous = {s: signal.signal(s, self._handle_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        previous = {s: signal.signal(s, self._handle_signal) for s in signals.STOP_SIGNALS}
         self.model.train()
         bar = tqdm(total=int(self.tc.max_steps), initial=self.step, desc="train", unit="step",
                    dynamic_ncols=True, mininterval=1.0, disable=not self.dist.is_main)
@@ -349,19 +350,20 @@ class Trainer:
             self._write_summary(started)
         except Stop:
             if self.stop_signal is not None and self.dist.is_main:
-                path = self.save("last.pt")
-                name = signal.Signals(self.stop_signal).name
-                bar.close()
-                print(f"nmt: stopped by {name} at step {self.step}; checkpoint {path} "
-                      f"(continue with trainer.resume=auto hydra.run.dir={self.run_dir})", flush=True)
-            code = 130 if self.stop_signal == signal.SIGINT else 0
+                self.save("last.pt")
         finally:
             bar.close()
+            signals.set_context(f"after training; checkpoints in {self.ckpt_dir}")
             for s, handler in previous.items():
                 signal.signal(s, handler)
             if self.dist.is_main:
                 self.writer.close()
                 self.metrics_file.close()
+        if self.stop_signal is not None:       # also a signal during the final validation
+            code = signals.exit_code(self.stop_signal)
+            if self.dist.is_main:
+                signals.report(self.stop_signal, f"at step {self.step}; checkpoint {self.ckpt_dir / 'last.pt'} "
+                               f"(continue with trainer.resume=auto hydra.run.dir={self.run_dir})")
         return code
 
     def _write_summary(self, started: float) -> None:

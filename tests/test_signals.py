@@ -1,0 +1,220 @@
+"""Ctrl-C (SIGINT) and SIGTERM at any moment of `python -m nmt.train` and
+`python -m nmt.translate`: exit 130 or 143, exactly one line on stderr, no
+traceback, and nothing half-written.
+
+Each run is a real process interrupted at one moment: many fixed delays after
+nmt's first line installed its handlers (imports of Hydra and torch, Hydra's
+composition, data preparation, the model build), and moments found from the
+run's own output (the model built, the first update, a validation with its
+checkpoint writes). The delays count from when the child catches SIGTERM,
+which /proc/PID/status shows: before that Python itself is still starting
+(its first hundredths of a second), and no program can answer a signal there.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from nmt.training.checkpoints import load_checkpoint
+from tests.helpers import ROOT
+
+ENV = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+TRAIN = ("experiment=quickstart", "trainer.max_steps=100000", "trainer.val_every=6",
+         "trainer.val_max_sentences=4", "trainer.heatmap_sentences=1", "trainer.keep_last=1",
+         "trainer.log_every=5")
+BAR = re.compile(r"^train:\s+\d+%|^train:\s+\d+(it|step)")   # tqdm's progress bar on stderr
+STARTUP = "before training started; no checkpoint was written"
+
+
+class Child:
+    """A running `python -m MODULE`, its output read as it comes."""
+
+    def __init__(self, module: str, *args: str, stdin=subprocess.DEVNULL):
+        self.process = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=ENV,
+                                        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.out, self.err = bytearray(), bytearray()
+        self.readers = [threading.Thread(target=self._read, args=(pipe, buffer), daemon=True)
+                        for pipe, buffer in ((self.process.stdout, self.out), (self.process.stderr, self.err))]
+        for reader in self.readers:
+            reader.start()
+
+    @staticmethod
+    def _read(pipe, buffer):
+        for chunk in iter(lambda: pipe.read1(65536), b""):
+            buffer.extend(chunk)
+
+    def wait_for(self, ready, timeout=90.0):
+        """Until `ready()` is true; fails if the process ended first."""
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert self.process.poll() is None, self.stderr
+            assert time.monotonic() < deadline, f"timed out waiting; stderr: {self.stderr}"
+            time.sleep(0.005)
+
+    def handles_sigterm(self) -> bool:
+        """nmt's handlers are installed: SigCgt in /proc/PID/status has SIGTERM's bit."""
+        try:
+            with open(f"/proc/{self.process.pid}/status") as status:
+                caught = next(line for line in status if line.startswith("SigCgt:"))
+        except (OSError, StopIteration):
+            return False
+        return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+
+    def stop(self, signum):
+        self.process.send_signal(signum)
+        code = self.process.wait(timeout=90)
+        for reader in self.readers:
+            reader.join(timeout=10)
+        return code
+
+    @property
+    def stdout(self) -> str:
+        return self.out.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.err.decode("utf-8", "replace")
+
+
+def stderr_lines(text: str) -> list[str]:
+    """stderr's lines without the progress bar's redraws (split on \\r too)."""
+    return [line for line in re.split(r"[\r\n]", text) if line.strip() and not BAR.match(line)]
+
+
+def one_stop_line(child: Child, code: int, signum) -> str:
+    expected = 128 + signum
+    assert code == expected, f"exit {code}, not {expected}; stderr: {child.stderr}"
+    for text in (child.stdout, child.stderr):
+        assert "Traceback" not in text and "Exception ignored" not in text, text
+    lines = stderr_lines(child.stderr)
+    assert len(lines) == 1, child.stderr
+    assert lines[0].startswith(f"nmt: stopped by {signal.Signals(signum).name}"), lines
+    return lines[0]
+
+
+def no_partial_files(folder):
+    """No temporary file of an atomic write is left behind."""
+    left = [str(p) for p in folder.rglob("*") if p.name.endswith(".tmp")]
+    assert not left, left
+
+
+def train(run_dir, cache_dir) -> Child:
+    return Child("nmt.train", *TRAIN, f"cache_dir={cache_dir}", f"hydra.run.dir={run_dir}")
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """The toy task's sentencepiece model, trained once so that every run
+    below reaches its data, model and training phases at the same pace."""
+    cache = tmp_path_factory.mktemp("signals_cache")
+    child = train(tmp_path_factory.mktemp("warm") / "run", cache)
+    child.wait_for(lambda: "model:" in child.stdout)
+    child.stop(signal.SIGINT)
+    return cache
+
+
+# The moment to signal: seconds after nmt's handlers are in place (imports,
+# Hydra, data, model), or a line of the run's output, signalled at once.
+STARTUP_DELAYS = [0.0, 0.01, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.4, 0.55, 0.7, 0.85, 1.0,
+                  1.2, 1.4, 1.7, 2.0, 2.4]
+MARKERS = {  # output -> what the run is doing then
+    "toy:": "data prepared, the model being built",
+    "model:": "in fit, just before the first update",
+    "train:": "the first updates",
+    "validation step": "writing checkpoints after a validation",
+}
+MOMENTS = ([(signal.SIGINT, d) for d in STARTUP_DELAYS]
+           + [(signal.SIGTERM, d) for d in (0.0, 0.25, 0.8, 1.6)]
+           + [(signal.SIGINT, m) for m in MARKERS] + [(signal.SIGTERM, "model:"), (signal.SIGTERM, "validation step")])
+
+
+def interrupt(tmp_path, cache, signum, when):
+    run_dir = tmp_path / f"run-{signal.Signals(signum).name}-{MOMENTS.index((signum, when))}"
+    child = train(run_dir, cache)
+    child.wait_for(child.handles_sigterm)
+    if isinstance(when, float):
+        time.sleep(when)
+    else:
+        child.wait_for(lambda: when in child.stdout + child.stderr)
+    return run_dir, child, child.stop(signum)
+
+
+def check_stop(run_dir, child, code, signum) -> str:
+    """Before training: the start-up line and no checkpoint. Once training has
+    begun: last.pt to continue from, named in the line."""
+    line = one_stop_line(child, code, signum)
+    last = run_dir / "checkpoints" / "last.pt"
+    if line == f"nmt: stopped by {signum.name} {STARTUP}":
+        assert not last.exists()
+    else:
+        step = load_checkpoint(last)["progress"]["step"]
+        assert step >= 1
+        assert line == (f"nmt: stopped by {signum.name} at step {step}; checkpoint {last} "
+                        f"(continue with trainer.resume=auto hydra.run.dir={run_dir})")
+    if run_dir.exists():
+        no_partial_files(run_dir)
+    return line
+
+
+def test_train_stops_at_any_moment(tmp_path, warm_cache):
+    """28 moments, two runs at a time to keep the test short."""
+    def one(moment):
+        signum, when = moment
+        line = check_stop(*interrupt(tmp_path, warm_cache, signum, when), signum)
+        if when == "toy:":              # the model build takes far longer than a signal
+            assert line.endswith(STARTUP), line
+        if when in ("train:", "validation step"):
+            assert not line.endswith(STARTUP), line
+        return line
+
+    with ThreadPoolExecutor(2) as pool:
+        lines = list(pool.map(one, MOMENTS))
+    assert sum(line.endswith(STARTUP) for line in lines) >= len(STARTUP_DELAYS), lines
+
+
+# -- nmt.translate ---------------------------------------------------------------
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2, 0.5, 1.0, 1.5])
+def test_translate_stops_while_loading_or_reading_stdin(tmp_path, toy_checkpoint, signum, delay):
+    """stdin stays open (a user still typing): the signal lands while torch
+    loads, the checkpoint loads, or the read waits for input."""
+    output = tmp_path / "out.txt"
+    output.write_text("an older translation\n")
+    child = Child("nmt.translate", "--checkpoint", str(toy_checkpoint), "--output", str(output),
+                  stdin=subprocess.PIPE)
+    child.wait_for(child.handles_sigterm)
+    time.sleep(delay)
+    code = child.stop(signum)
+    child.process.stdin.close()
+    assert one_stop_line(child, code, signum).startswith(f"nmt: stopped by {signum.name}; ")
+    assert output.read_text() == "an older translation\n"         # untouched
+    no_partial_files(tmp_path)
+
+
+def test_translate_stops_while_decoding(tmp_path, toy_checkpoint):
+    # How long loading takes on this machine now: an empty input, then exit.
+    empty = Child("nmt.translate", "--checkpoint", str(toy_checkpoint))
+    empty.wait_for(empty.handles_sigterm)
+    started = time.monotonic()
+    assert empty.process.wait(timeout=90) == 0
+    loading = time.monotonic() - started
+    source = tmp_path / "in.txt"
+    source.write_text("monday the twenty first of march nineteen eighty four\n" * 4000)
+    output = tmp_path / "out.txt"
+    child = Child("nmt.translate", "--checkpoint", str(toy_checkpoint), "--input", str(source),
+                  "--output", str(output), "--beam-size", "5")
+    child.wait_for(child.handles_sigterm)
+    time.sleep(loading + 1.0)             # decoding: 4,000 beam-5 lines take many seconds
+    assert child.process.poll() is None
+    code = child.stop(signal.SIGINT)
+    one_stop_line(child, code, signal.SIGINT)
+    assert not output.exists()            # nothing, rather than a part
+    no_partial_files(tmp_path)
