@@ -2,14 +2,15 @@
 
 import csv
 import json
+import shutil
 
 import numpy as np
 import pytest
 
 from nmt.study.__main__ import parse_args
 from nmt.study.configs import FAMILIES, select, study_configs
-from nmt.study.metrics import diagonal_reference, entropy, peak_hits, word_index
-from nmt.study.report import aggregate, seed_spread
+from nmt.study.metrics import entropy, steps_to_target
+from nmt.study.report import aggregate, clearly_different, seed_spread
 from tests.helpers import run_cli
 
 
@@ -20,23 +21,9 @@ def test_entropy_by_hand():
     assert np.allclose(entropy(w), [0.0, 1.3863, 0.6931], atol=1e-4)
 
 
-def test_diagonal_reference_by_hand():
-    # T=4, S=8: t*S/T = 0, 2, 4, 6
-    assert diagonal_reference(4, 8) == [0, 2, 4, 6]
-    # T=4, S=3: 0, 0.75, 1.5, 2.25 -> rounded halves up: 0, 1, 2, 2
-    assert diagonal_reference(4, 3) == [0, 1, 2, 2]
-    # T=3, S=1: everything on the only source position
-    assert diagonal_reference(3, 1) == [0, 0, 0]
-
-
-def test_peak_hits_by_hand():
-    w = np.array([[0.7, 0.2, 0.1],
-                  [0.1, 0.3, 0.6],
-                  [0.2, 0.5, 0.3]])               # peaks 0, 2, 1
-    assert peak_hits(w, [0, 1, 1]) == 2            # rows 0 and 2 hit
-    # pieces "_a", "b", "_c": words 0, 0, 1; peaks -> words 0, 1, 0
-    assert word_index(["\u2581a", "b", "\u2581c"]) == [0, 0, 1]
-    assert peak_hits(w, [0, 1, 1], src_words=[0, 0, 1]) == 2
+def test_steps_to_target():
+    records = [{"step": 25, "bleu": 40.0}, {"step": 50, "bleu": 95.0}, {"step": 75, "bleu": 99.0}]
+    assert steps_to_target(records, 95.0) == 50 and steps_to_target(records, 99.5) is None
 
 
 def test_configurations_cover_the_issue():
@@ -57,50 +44,74 @@ def test_configurations_cover_the_issue():
 def test_study_overrides_on_the_command_line():
     args = parse_args(["study.budget_minutes=1", "study.seeds=2", "trainer.device=cpu"])
     assert (args.budget_minutes, args.seeds, args.overrides) == (1.0, 2, ["trainer.device=cpu"])
+    toy = parse_args(["--data", "toy"])       # the toy profile's measured defaults
+    assert (toy.budget_steps, toy.val_every, toy.seeds, toy.target_bleu) == (1000, 25, 3, 95.0)
     with pytest.raises(SystemExit):
         parse_args(["--budget-minutes", "1", "--budget-steps", "5"])
 
 
 def test_seed_spread_pools_the_variances():
-    runs = [{"name": n, "family": "score", "eval": {"test_bleu": b}} for n, b in
+    runs = [{"name": n, "family": "score", "eval": {"test_bleu": b, "final_step": 10}} for n, b in
             [("a", 10.0), ("a", 12.0), ("b", 5.0), ("b", 5.0), ("c", 1.0)]]
     table = aggregate(runs)
     assert table["a"]["stats"]["test_bleu"] == (11.0, pytest.approx(2 ** 0.5))
     spread, names = seed_spread(table)
     # variances 2 and 0 -> pooled sqrt(1) = 1; c has one seed and does not count
     assert spread == pytest.approx(1.0) and names == ["a", "b"]
+    # a - b = 6; standard error sqrt(2/2 + 0/2) = 1: 6 > 2 -> clear; c has one seed -> None
+    assert clearly_different(table["a"], table["b"], "test_bleu") is True
+    assert clearly_different(table["a"], table["c"], "test_bleu") is None
 
 
-def test_study_on_the_toy_task(tmp_path, cache_dir):
-    """The README's command, cut to two configurations, a step budget and a second seed of one."""
-    out, runs = tmp_path / "report", tmp_path / "runs"
-    result = run_cli("nmt.study", "--data", "toy", "--budget-steps", "20", "--val-every", "10",
-                     "--val-sentences", "20", "--test-sentences", "40", "--only", "bahdanau,luong_dot",
-                     "--spread", "luong_dot", "--out", str(out), "--runs-dir", str(runs),
-                     "--cache-dir", str(cache_dir), "model.attention.window=3", timeout=240)
+def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
+    """The README's command, cut to two configurations and a tiny budget: stopped
+    after one run (--max-runs 1), then continued without training that run again."""
+    out, runs = tmp_path / "report" / "toy", tmp_path / "runs"
+    common = ["--data", "toy", "--budget-steps", "20", "--val-every", "10", "--val-sentences", "20",
+              "--test-sentences", "30", "--seeds", "1", "--spread", "luong_dot",
+              "--only", "luong_dot,transformer-sinusoidal",
+              "--out", str(out), "--runs-dir", str(runs), "--cache-dir", str(cache_dir)]
+    result = run_cli("nmt.study", *common, "--max-runs", "1", timeout=240)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert "3 runs, 0 already finished (not rerun); 1 runs ×" in result.stdout.decode()
+    first = out / "runs" / "luong_dot" / "seed1.json"
+    assert first.exists() and not (out / "runs" / "luong_dot" / "seed2.json").exists()
+    trained = (runs / "luong_dot" / "seed1" / "study_train.out").stat().st_mtime_ns
+    record = first.read_bytes()
+
+    result = run_cli("nmt.study", *common, "--jobs", "2", timeout=240)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert "3 runs, 1 already finished (not rerun); 2 runs ×" in result.stdout.decode()
+    assert "luong_dot seed 1" not in result.stdout.decode()                     # not trained again
+    assert (runs / "luong_dot" / "seed1" / "study_train.out").stat().st_mtime_ns == trained
+    assert first.read_bytes() == record
+
     readme = (out / "README.md").read_text()
-    assert "python -m nmt.study --data toy" in readme
-    assert "toy_alignment" in readme and "nrefs:1" in readme      # the sacreBLEU signature
-    assert "| bahdanau | 1 |" in readme
-    assert "| luong_dot | 2 |" in readme and " ± " in readme       # two seeds: mean ± sd
-    assert "gallery_score.png" in readme and "learning_curves.png" in readme
-    for picture in ("gallery_score.png", "learning_curves.png"):
+    assert "--max-runs 1" in readme and "--jobs 2" in readme                    # both sessions
+    assert "nrefs:1" in readme and "toy_alignment" in readme
+    assert "| luong_dot | 2 |" in readme and " ± " in readme                    # mean ± sd of 2 seeds
+    assert "updates to target" in readme
+    assert "## Transformer heads" in readme and ("L2 H" in readme or "L1 H" in readme)
+    for picture in ("gallery_score.png", "curves_score.png", "gallery_positional.png"):
         assert (out / picture).read_bytes()[:4] == b"\x89PNG"
     rows = list(csv.DictReader(open(out / "results.csv", encoding="utf-8")))
     assert [(r["configuration"], r["seed"], r["status"]) for r in rows] == [
-        ("bahdanau", "1", "finished"), ("luong_dot", "1", "finished"), ("luong_dot", "2", "finished")]
+        ("luong_dot", "1", "finished"), ("luong_dot", "2", "finished"),
+        ("transformer-sinusoidal", "1", "finished")]
     for row in rows:
-        assert 0.0 <= float(row["peak_agreement"]) <= 1.0 and float(row["entropy"]) >= 0.0
-        assert float(row["sentences_per_s"]) > 0 and int(row["final_step"]) == 20
-    evaluation = json.loads((runs / "bahdanau" / "seed1" / "study_eval.json").read_text())
-    assert evaluation["alignment_reference"] == "toy_alignment" and evaluation["test_sentences"] == 40
+        assert 0.0 <= float(row["aer"]) <= 1.0 and float(row["entropy"]) >= 0.0
+        assert int(row["final_step"]) <= 20
+    saved = json.loads((out / "runs" / "transformer-sinusoidal" / "seed1.json").read_text())
+    assert len(saved["eval"]["aer_heads"]) == 2 and len(saved["eval"]["aer_heads"][0]) == 4
+    assert len(saved["hypotheses"]) == 30 and len(saved["gallery"]) == 5
+    index = (out.parent / "README.md").read_text()
+    assert "What the papers found, and what we find" in index and "pending" in index
 
-    # --report-only rewrites the page from the run folders without training.
+    # --report-only rebuilds the page from the records alone: the run folders may be gone.
     (out / "README.md").unlink()
-    result = run_cli("nmt.study", "--report-only", "--data", "toy", "--runs-dir", str(runs),
-                     "--out", str(out), "--only", "bahdanau,luong_dot", "--spread", "luong_dot",
-                     "--cache-dir", str(cache_dir), timeout=120)
+    shutil.rmtree(runs)
+    result = run_cli("nmt.study", "--report-only", "--data", "toy", "--out", str(out),
+                     "--cache-dir", str(cache_dir), "--test-sentences", "30", timeout=120)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert "| luong_dot | 2 |" in (out / "README.md").read_text()
 
@@ -108,10 +119,12 @@ def test_study_on_the_toy_task(tmp_path, cache_dir):
 def test_a_failing_configuration_is_reported(tmp_path, cache_dir):
     out, runs = tmp_path / "report", tmp_path / "runs"
     result = run_cli("nmt.study", "--data", "toy", "--budget-steps", "5", "--only", "luong_general",
-                     "--out", str(out), "--runs-dir", str(runs), "--cache-dir", str(cache_dir),
-                     "--test-sentences", "10", "+model.attention.no_such_option=1", timeout=120)
+                     "--seeds", "1", "--out", str(out), "--runs-dir", str(runs), "--cache-dir",
+                     str(cache_dir), "--test-sentences", "10", "+model.attention.no_such_option=1",
+                     timeout=120)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     readme = (out / "README.md").read_text()
-    assert "0 of 1 finished" in readme and "| luong_general (base: bi-GRU, bridge last) | 0 | failed: exit status 1" in readme
+    assert "0 of 1 finished" in readme and "| luong_general (base: bi-GRU, bridge last) | 0 | exit status 1" in readme
     assert "- luong_general seed 1: exit status 1" in readme
     assert (runs / "luong_general" / "seed1" / "study_failed.txt").exists()
+    assert json.loads((out / "runs" / "luong_general" / "seed1.json").read_text())["status"] == "failed"

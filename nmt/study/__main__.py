@@ -1,13 +1,18 @@
 """python -m nmt.study: train every attention configuration on one budget, then report.
 
-    python -m nmt.study --data-path ../shared/data/multi30k --budget-minutes 2 --seeds 1
-    python -m nmt.study --data toy --budget-steps 40 --only bahdanau,luong_dot --out /tmp/study
-    python -m nmt.study --report-only            # rewrite the report from the run folders
+    python -m nmt.study --data toy --jobs 2            # part 1: every configuration, 3 seeds
+    python -m nmt.study --data-path ../shared/data/multi30k --links test.links --jobs 2
+    python -m nmt.study --data toy --only bahdanau,luong_dot --budget-steps 40 --out /tmp/study
+    python -m nmt.study --data toy --report-only       # rewrite the report from the records
 
-Each configuration and seed is one `python -m nmt.train` process (a failure
-is recorded and the study goes on); finished runs are not trained again.
-`study.KEY=VALUE` arguments are accepted for the options (study.budget_minutes=2,
-study.seeds=2); any other KEY=VALUE is passed to every training run.
+Each configuration and seed is one `python -m nmt.train` process on one
+thread; --jobs N run side by side (a failure is recorded and the study goes
+on). Each finished run leaves its record under OUT/runs/ (commit it); a
+study run again skips every run with a finished record, so a stopped study
+continues where it stopped. Before training, the plan and its estimated
+cost are printed. `study.KEY=VALUE` arguments are accepted for the options
+(study.budget_minutes=2, study.seeds=2); any other KEY=VALUE is passed to
+every training run.
 """
 
 import argparse
@@ -18,12 +23,18 @@ import platform
 import shlex
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.study.configs import FAMILIES, PROFILES, select, study_configs
+from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 
 ROOT = Path(__file__).resolve().parents[2]
+OPTIONS = {"budget_minutes": float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
+           "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
+           "beam_size": int, "jobs": int, "patience": int, "target_bleu": float, "links": str}
 
 
 def parse_args(argv):
@@ -31,22 +42,31 @@ def parse_args(argv):
     parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--budget-minutes", type=float, help="wall-clock minutes per run (default 2)")
-    budget.add_argument("--budget-steps", type=int, help="optimiser steps per run instead of minutes")
-    parser.add_argument("--seeds", type=int, default=1, help="seeds per configuration (1, 2, ...)")
-    parser.add_argument("--spread", default="",
-                        help="configurations that also get a second seed, to estimate the spread")
+    budget.add_argument("--budget-minutes", type=float, help="wall-clock minutes per run")
+    budget.add_argument("--budget-steps", type=int, help="optimiser updates per run (toy default 1000)")
+    parser.add_argument("--seeds", type=int, help="seeds per configuration (toy default 3, multi30k 2)")
+    parser.add_argument("--spread", default="", help="configurations that get one seed more than --seeds")
     parser.add_argument("--only", help="comma-separated configurations or families (see --list)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs side by side, one thread each")
+    parser.add_argument("--max-runs", type=int, help="stop after training this many runs (split a long "
+                        "study into sittings; run the command again to continue)")
     parser.add_argument("--runs-dir", type=Path, help="run folders (default runs/attention_study/DATA)")
-    parser.add_argument("--out", type=Path, help="where README.md, the CSV files and the pictures go "
-                        "(default benchmarks/attention_study, its toy/ folder for --data toy)")
-    parser.add_argument("--val-sentences", type=int, default=300, help="validation sentences during training")
-    parser.add_argument("--val-every", type=int, default=100, help="steps between validations")
+    parser.add_argument("--out", type=Path, help="where README.md, the records, CSV files and pictures go "
+                        "(default benchmarks/attention_study/DATA)")
+    parser.add_argument("--val-sentences", type=int, help="validation sentences during training")
+    parser.add_argument("--val-every", type=int, help="updates between validations")
+    parser.add_argument("--patience", type=int, help="validations without improvement before a run stops "
+                        "(0 = never; toy default 10)")
+    parser.add_argument("--target-bleu", type=float, help="report the updates needed to reach this "
+                        "validation BLEU (toy default 95)")
     parser.add_argument("--test-sentences", type=int, help="first N test sentences (default all)")
     parser.add_argument("--beam-size", type=int, default=1, help="test decoding beam (1 = greedy)")
+    parser.add_argument("--links", help="reference word links of the test set, one line per sentence, "
+                        "Pharaoh 'i-j' (e.g. from nmt.study.eflomal_links); the toy task has its own")
     parser.add_argument("--cache-dir", help="sentencepiece cache (cache_dir); default data/")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="CPU threads per run (1 is fastest for these small models on a busy CPU)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads per run")
+    parser.add_argument("--report-every", type=float, default=10.0,
+                        help="minutes between rewrites of the report while the study runs")
     parser.add_argument("--machine", help="how the report names this machine")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
     parser.add_argument("--list", action="store_true", help="print the configurations and exit")
@@ -59,23 +79,29 @@ def parse_args(argv):
             parser.error(f"{item!r}: expected KEY=VALUE")
         if key.startswith("study."):
             option = key[len("study."):]
-            if option not in {"budget_minutes", "budget_steps", "seeds", "only", "spread", "data",
-                              "data_path", "val_sentences", "val_every", "test_sentences", "beam_size"}:
+            if option not in OPTIONS:
                 parser.error(f"{key} unknown; study options are the --long options with _ for -")
-            kind = {"budget_minutes": float, "budget_steps": int, "seeds": int, "val_sentences": int,
-                    "val_every": int, "test_sentences": int, "beam_size": int}.get(option, str)
-            setattr(args, option, kind(value))
+            try:
+                setattr(args, option, OPTIONS[option](value))
+            except ValueError:
+                parser.error(f"{key}={value!r}: not a {OPTIONS[option].__name__}")
         else:
             extra.append(item)
     args.overrides = extra
     if args.budget_minutes and args.budget_steps:
         parser.error("give study.budget_minutes or study.budget_steps, not both")
+    if args.data not in PROFILES:
+        parser.error(f"--data {args.data!r} unknown; choose one of {sorted(PROFILES)}")
+    defaults = BUDGETS[args.data]
     if not args.budget_minutes and not args.budget_steps:
-        args.budget_minutes = 2.0
-    if args.seeds < 1:
-        parser.error("--seeds must be at least 1")
+        args.budget_minutes, args.budget_steps = defaults.budget_minutes, defaults.budget_steps
+    for name in ("seeds", "val_every", "val_sentences", "patience", "target_bleu"):
+        if getattr(args, name) is None:
+            setattr(args, name, getattr(defaults, name))
+    if args.seeds < 1 or args.jobs < 1 or (args.max_runs is not None and args.max_runs < 0):
+        parser.error("--seeds and --jobs must be at least 1, --max-runs at least 0")
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / args.data
-    args.out = args.out or Path("benchmarks/attention_study") / ("toy" if args.data == "toy" else "")
+    args.out = args.out or Path("benchmarks/attention_study") / args.data
     return args
 
 
@@ -93,7 +119,7 @@ def common_overrides(args) -> list[str]:
             f"data.batch_tokens={sizes.batch_tokens}", *budget, f"trainer.val_every={args.val_every}",
             f"trainer.val_max_sentences={args.val_sentences}", "trainer.keep_last=0",
             "trainer.heatmap_sentences=0", "trainer.log_every=50", "trainer.metric=bleu",
-            "trainer.patience=0", f"trainer.label_smoothing={sizes.label_smoothing}",
+            f"trainer.patience={args.patience}", f"trainer.label_smoothing={sizes.label_smoothing}",
             *([f"cache_dir={args.cache_dir}"] if args.cache_dir else []), *args.overrides]
 
 
@@ -127,10 +153,22 @@ def load_pairs(args):
     return valid, test
 
 
-def _data_path_of(settings: dict) -> str | None:
-    """The --data-path of the command a study was run with (older study.json files)."""
-    words = shlex.split(settings.get("command", ""))
-    return words[words.index("--data-path") + 1] if "--data-path" in words[:-1] else None
+def reference_links(args, test) -> tuple[list | None, str | None]:
+    """Word links (source word, target word) per test pair, and what they are."""
+    from nmt.study.alignment import read_links, toy_links
+
+    if args.data == "toy":
+        return [toy_links(s, t) for s, t in test], "the toy task's true alignment (nmt.data.toy.toy_alignment)"
+    if not args.links:
+        return None, None
+    try:
+        lines = Path(args.links).read_text(encoding="utf-8").splitlines()
+        links = [read_links(line) for line in lines]
+    except (OSError, ValueError) as error:
+        raise NmtError(f"--links {args.links}: {error}") from None
+    if len(links) < len(test):
+        raise NmtError(f"--links {args.links}: {len(links)} lines for {len(test)} test sentences")
+    return links[: len(test)], f"silver links from {Path(args.links).name} (a statistical aligner, not gold)"
 
 
 def plan(args, configs) -> dict[str, list[int]]:
@@ -138,69 +176,51 @@ def plan(args, configs) -> dict[str, list[int]]:
     unknown = spread - {c.name for c in study_configs(args.data)}
     if unknown:
         raise NmtError(f"--spread {','.join(sorted(unknown))}: unknown configuration (see --list)")
-    seeds = {}
-    for config in configs:
-        n = max(args.seeds, 2 if config.name in spread else 1)
-        seeds[config.name] = list(range(1, n + 1))
-    return seeds
+    return {c.name: list(range(1, args.seeds + 1 + (c.name in spread))) for c in configs}
 
 
-def evaluate(runs_dir, configs, seeds, test, toy, beam_size) -> None:
+def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
+    """Minutes per run: the mean of this study's finished runs (training and
+    evaluation, wall clock), else the profile's measured figure."""
+    done = [r["eval"]["wall_s"] + r.get("eval_seconds", 0) for r in records if r.get("status") == "finished"]
+    if done:
+        return sum(done) / len(done) / 60, f"mean of the {len(done)} finished runs"
+    minutes = BUDGETS[args.data].minutes_per_run
+    if args.budget_minutes:
+        return args.budget_minutes * 1.1, "the budget plus a tenth for evaluation"
+    scale = args.budget_steps / (BUDGETS[args.data].budget_steps or args.budget_steps)
+    return minutes * scale, "the profile's measured figure, scaled to the budget"
+
+
+def run_one(config, seed, args, common, test, links, gallery) -> dict:
+    """Train (unless its run folder is finished) and evaluate one run -> its record."""
     from nmt.study.metrics import evaluate_run
-    from nmt.study.runner import run_dir_of, status
+    from nmt.study.runner import failure_reason, run_dir_of, train
 
-    for config in configs:
-        for seed in seeds[config.name]:
-            run_dir = run_dir_of(runs_dir, config.name, seed)
-            failed = run_dir / "study_eval_failed.txt"
-            if status(run_dir) != "finished" or (run_dir / "study_eval.json").exists():
-                continue
-            try:
-                evaluate_run(run_dir, test, toy, beam_size)
-                failed.unlink(missing_ok=True)
-            except Exception as error:   # one broken run must not stop the report
-                failed.write_text(f"evaluation failed: {type(error).__name__}: {error}\n")
+    run_dir = run_dir_of(args.runs_dir, config.name, seed)
+    timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else 3600
+    record = {"name": config.name, "family": config.family, "seed": seed, "overrides": list(config.overrides),
+              "common": common, "commit": git_commit()}
+    if not train(config, seed, run_dir, common, timeout, args.threads):
+        return {**record, "status": "failed", "reason": failure_reason(run_dir)}
+    started = time.perf_counter()
+    try:
+        record.update(evaluate_run(run_dir, test, links, args.beam_size, args.target_bleu, gallery))
+    except Exception as error:    # one broken run must not stop the study
+        return {**record, "status": "failed", "reason": f"evaluation failed: {type(error).__name__}: {error}"}
+    return {**record, "status": "finished", "eval_seconds": time.perf_counter() - started}
 
 
-def render_figures(args, configs, runs, sentences) -> tuple[dict, str | None]:
-    from nmt.study.configs import label
-    from nmt.study.gallery import family_grid, learning_curves
-    from nmt.translator import Translator
-
-    figures, translations = {}, {}
-    for run in runs:
-        if run["status"] == "finished" and run["seed"] == run["first_seed"] and run["name"] not in translations:
-            try:
-                translator = Translator.from_checkpoint(run["run_dir"] / "checkpoints" / "best.pt", device="cpu")
-                translations[run["name"]] = translator.translate([s for s, _ in sentences])
-            except Exception as error:   # drawn as missing, named in the log
-                print(f"nmt.study: no gallery row for {run['name']}: {error}", file=sys.stderr)
-    for family, title in FAMILIES.items():
-        names = []
-        for config in configs:
-            if config.family == family:
-                names += [n for n in (*config.also, config.name) if n in translations and n not in names]
-        if not names:
-            continue
-        bleu = {r["name"]: r["eval"]["test_bleu"] for r in runs if r["eval"] and r["seed"] == r["first_seed"]}
-        rows = [(f"{label(n)}\ntest BLEU {bleu[n]:.1f}" if n in bleu else label(n), translations[n]) for n in names]
-        name = f"gallery_{family}.png"
-        family_grid(rows, sentences, title, args.out / name)
-        figures[family] = name
-    learning = "learning_curves.png"
-    families = {}
-    for config in configs:
-        names = families.setdefault(config.family, (FAMILIES[config.family], []))[1]
-        names += [n for n in (*config.also, config.name) if n not in names]
-    learning_curves([r for r in runs if r["records"]], args.out / learning, families)
-    return figures, learning
+def load_settings(out: Path) -> dict:
+    path = out / "study.json"
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    from nmt.study.report import collect, write_readme
-    from nmt.study.runner import train
+    from nmt.study.report import collect, write_report
+    from nmt.study.runner import read_record, record_done, record_path_of, write_record
 
     try:
         configs = select(study_configs(args.data), args.only)
@@ -208,81 +228,105 @@ def main(argv=None) -> int:
             for config in configs:
                 print(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}")
             return 0
-        args.runs_dir.mkdir(parents=True, exist_ok=True)
         args.out.mkdir(parents=True, exist_ok=True)
-        settings_path = args.runs_dir / "study.json"
+        settings = load_settings(args.out)
+        if args.report_only and not settings:
+            raise NmtError(f"{args.out / 'study.json'} missing: run the study first (without --report-only)")
         seeds = plan(args, configs)
-        if args.report_only:
-            if not settings_path.exists():
-                raise NmtError(f"{settings_path} missing: run the study first (without --report-only)")
-            settings = json.loads(settings_path.read_text())
-            args.data_path = args.data_path or settings.get("data_path") or _data_path_of(settings)
-        else:
-            settings = {
-                "date": datetime.date.today().isoformat(),
-                "machine": args.machine or default_machine(),
-                "command": "python -m nmt.study " + shlex.join(argv),
-                "commit": git_commit(), "data": args.data,
-                "data_description": ("the toy task (nmt.data.toy)" if args.data == "toy" else
-                                     "Multi30k task 1 de→en (29,000 training pairs), sentencepiece "
-                                     f"unigram {PROFILES[args.data].vocab_size:,} joint vocabulary, "
-                                     f"batches of {PROFILES[args.data].batch_tokens:,} padded tokens"),
-                "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,
-                "seeds": list(range(1, args.seeds + 1)), "spread": sorted(
-                    n for n in seeds if len(seeds[n]) > args.seeds),
-                "spread_seeds": [args.seeds + 1], "runs_dir": str(args.runs_dir),
-                "val_sentences": args.val_sentences, "val_every": args.val_every,
-                "beam_size": args.beam_size, "threads": args.threads, "sizes": PROFILES[args.data].__dict__,
-                "seeds_of": seeds, "only": args.only,
-                "data_path": str(Path(args.data_path).resolve()) if args.data_path else None,
-            }
-            if settings_path.exists():   # continuing a study: keep when and where it began
-                previous = json.loads(settings_path.read_text())
-                if previous.get("command") == settings["command"]:
-                    settings["date"] = previous["date"]
-                    if previous["commit"].endswith(settings["commit"]):
-                        settings["commit"] = previous["commit"]
-                    else:
-                        settings["commit"] = f"{previous['commit']}, continued at {settings['commit']}"
-            settings_path.write_text(json.dumps(settings, indent=1) + "\n")
-        seeds = settings.get("seeds_of", seeds)
-        configs = [c for c in configs if c.name in seeds]
-        settings["report_commit"] = git_commit()
-        settings["report_command"] = (f"python -m nmt.study --report-only --data {args.data} "
-                                      + (f"--data-path {args.data_path} " if args.data_path else "")
-                                      + f"--runs-dir {args.runs_dir} --out {args.out}"
-                                      + (f" --only {args.only}" if args.only else ""))
         import torch
 
         torch.set_num_threads(args.threads)
         valid, test = load_pairs(args)
-        if not args.report_only:
-            common = common_overrides(args)
-            timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else 3600
-            total = sum(len(s) for s in seeds.values())
-            done = 0
-            for config in configs:
-                for seed in seeds[config.name]:
-                    done += 1
-                    print(f"nmt.study: [{done}/{total}] {config.name} seed {seed}", flush=True)
-                    from nmt.study.runner import run_dir_of
-                    ok = train(config, seed, run_dir_of(args.runs_dir, config.name, seed), common, timeout,
-                               args.threads)
-                    if not ok:
-                        print(f"nmt.study: {config.name} seed {seed} failed; see "
-                              f"{run_dir_of(args.runs_dir, config.name, seed)}/study_failed.txt", flush=True)
-                    evaluate(args.runs_dir, [config], seeds, test, args.data == "toy", args.beam_size)
-        evaluate(args.runs_dir, configs, seeds, test, args.data == "toy", settings["beam_size"])
-        runs = collect(args.runs_dir, configs, seeds)
         from nmt.study.gallery import pick_sentences
-        sentences = pick_sentences(valid)
-        figures, learning = render_figures(args, configs, runs, sentences)
-        write_readme(args.out, settings, configs, runs, figures, learning, sentences)
+
+        gallery = pick_sentences(valid)
+        if not args.report_only:
+            todo = [(c, s) for c in configs for s in seeds[c.name]
+                    if not record_done(record_path_of(args.out, c.name, s))]
+            total = sum(len(s) for s in seeds.values())
+            finished = total - len(todo)
+            if args.max_runs is not None:
+                todo = todo[: args.max_runs]
+            records = [r for c in study_configs(args.data) for r in collect_records(args.out, c.name)]
+            minutes, basis = estimate_minutes(args, records)
+            cores = min(args.jobs, max(1, len(todo)))
+            print(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
+                  f"already finished (not rerun); {len(todo)} runs × {minutes:.2f} minutes on {cores} "
+                  f"core{'s' if cores > 1 else ''} ≈ {len(todo) * minutes / cores / 60:.2f} hours "
+                  f"({len(todo) * minutes / cores:.0f} minutes; {len(todo) * minutes / 60:.2f} CPU-hours; "
+                  f"minutes per run: {basis})"
+                  + (f"; --max-runs {args.max_runs}: then stop" if args.max_runs is not None else ""),
+                  flush=True)
+            session = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                       "machine": args.machine or default_machine(),
+                       "command": "python -m nmt.study " + shlex.join(argv), "commit": git_commit(),
+                       "jobs": args.jobs, "threads": args.threads, "runs": len(todo)}
+            settings = {**settings, "data": args.data, "data_description": describe(args),
+                        "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,
+                        "val_sentences": args.val_sentences, "val_every": args.val_every,
+                        "patience": args.patience, "target_bleu": args.target_bleu,
+                        "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,
+                        "runs_dir": str(args.runs_dir), "links": args.links,
+                        "sessions": [*settings.get("sessions", []), session]}
+            (args.out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
+            links, _ = reference_links(args, test)
+            common = common_overrides(args)
+            lock, last_report = threading.Lock(), time.monotonic()
+            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery]): (c, s)
+                           for c, s in todo}
+                for done, future in enumerate(as_completed(futures), 1):
+                    config, seed = futures[future]
+                    record = future.result()
+                    path = record_path_of(args.out, config.name, seed)
+                    previous = read_record(path)
+                    if record["status"] == "finished" or not (previous and previous.get("status") == "finished"):
+                        write_record(path, record)
+                    figure = record.get("eval", {})
+                    print(f"nmt.study: [{done}/{len(todo)}] {config.name} seed {seed}: {record['status']}"
+                          + (f", test BLEU {figure['test_bleu']:.1f}, AER {figure['aer']:.3f}"
+                             if record["status"] == "finished" and figure.get("aer") is not None else "")
+                          + (f" ({record['reason']})" if record["status"] != "finished" else ""), flush=True)
+                    if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
+                        with lock:
+                            write_report(args, settings, collect(args.out, configs, seeds), gallery,
+                                         [t for _, t in test])
+                        last_report = time.monotonic()
+        settings = load_settings(args.out) or settings
+        runs = collect(args.out, report_configs(args, configs), seeds)
+        write_report(args, settings, runs, gallery, [t for _, t in test])
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
     print(f"nmt.study: report {args.out / 'README.md'}")
     return 0
+
+
+def collect_records(out: Path, name: str) -> list[dict]:
+    from nmt.study.runner import read_record
+
+    folder = out / "runs" / name
+    return [r for r in (read_record(p) for p in sorted(folder.glob("seed*.json"))) if r] if folder.is_dir() else []
+
+
+def report_configs(args, configs):
+    """The report shows every configuration; with --only, those asked for and every
+    other one with records (so a study continued with --only keeps its earlier
+    rows), or with --report-only --only just those asked for."""
+    if not args.only:
+        return study_configs(args.data)
+    if args.report_only:
+        return configs
+    names = {c.name for c in configs}
+    return [c for c in study_configs(args.data) if c.name in names or collect_records(args.out, c.name)]
+
+
+def describe(args) -> str:
+    if args.data == "toy":
+        return "the toy task (nmt.data.toy): spelled-out dates to digits, reordered; 8,000 training pairs"
+    sizes = PROFILES[args.data]
+    return (f"Multi30k task 1 de→en (29,000 training pairs), sentencepiece unigram {sizes.vocab_size:,} "
+            f"joint vocabulary, batches of {sizes.batch_tokens:,} padded tokens")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,42 @@ PROFILES = {
 
 
 @dataclass(frozen=True)
+class Budget:
+    """A data profile's default study settings (each a command-line option).
+
+    toy: measured. The quick-start model reaches validation BLEU 95 on the
+    toy task after 250-275 updates (luong_general, multihead; seed 1), so
+    1,000 updates leave room for slower mechanisms; a validation every 25
+    updates places the "updates to BLEU 95" figure to within 25; patience 10
+    ends a run 250 updates after its last improvement (a solved run stops
+    early; the checkpoint evaluated is the first with the best validation
+    BLEU either way). One such run took 41-53 s on one thread of a shared
+    2-core machine (`minutes_per_run`, the plan's estimate until the study's
+    own finished runs give a better one).
+
+    multi30k: NOT measured yet (a documented profile): at most 15 minutes
+    per run on one core, meant to let the base configuration reach 20 test
+    BLEU greedy; to be confirmed on a quiet machine before the long runs.
+    """
+    budget_steps: int | None
+    budget_minutes: float | None
+    val_every: int
+    val_sentences: int
+    patience: int
+    seeds: int
+    target_bleu: float | None
+    minutes_per_run: float
+
+
+BUDGETS = {
+    "toy": Budget(budget_steps=1000, budget_minutes=None, val_every=25, val_sentences=200, patience=10,
+                  seeds=3, target_bleu=95.0, minutes_per_run=1.0),
+    "multi30k": Budget(budget_steps=None, budget_minutes=15.0, val_every=200, val_sentences=300,
+                       patience=0, seeds=2, target_bleu=None, minutes_per_run=16.5),
+}
+
+
+@dataclass(frozen=True)
 class StudyConfig:
     name: str
     family: str

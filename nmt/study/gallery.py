@@ -67,48 +67,39 @@ def family_grid(rows: list[tuple[str, list]], sentences: list[tuple[str, str]], 
 STYLES = ["-", "--", "-.", ":"]
 
 
-def learning_curves(runs: list[dict], path, families: dict[str, tuple[str, list[str]]] | None = None,
+def learning_curves(runs: list[dict], path, title: str, names: list[str],
                     metric_name: str = "validation BLEU") -> None:
-    """runs: dicts with name, family, seed, first_seed, records (metrics.jsonl);
-    families: family -> (title, names shown in its row), default each run's family.
-    One row per family: BLEU against steps (left) and training seconds (right)."""
-    if families is None:
-        families = {}
-        for run in runs:
-            names = families.setdefault(run["family"], (run["family"], []))[1]
-            if run["name"] not in names:
-                names.append(run["name"])
-    families = {f: v for f, v in families.items() if any(r["name"] in v[1] and r["records"] for r in runs)}
-    fig, axes = plt.subplots(max(1, len(families)), 3, figsize=(15, 3.2 * max(1, len(families)) + 0.8),
-                             dpi=90, squeeze=False, gridspec_kw={"width_ratios": [1, 1, 0.42]})
+    """One family's figure: `metric_name` at each validation against updates
+    (left) and training minutes (right); one colour per configuration, one
+    line style per seed. runs: dicts with name, seed, records (metrics.jsonl
+    lines with step, bleu, train_seconds)."""
+    fig, (by_step, by_time, key) = plt.subplots(1, 3, figsize=(15, 4.2), dpi=90,
+                                                gridspec_kw={"width_ratios": [1, 1, 0.45]})
     colours = plt.get_cmap("tab10").colors
     top = max([r["bleu"] for run in runs for r in run["records"]] + [1.0]) * 1.05
-    for (by_step, by_time, key), (family, (title, names)) in zip(axes, families.items()):
-        for run in runs:
-            if run["name"] not in names or not run["records"]:
-                continue
-            i = names.index(run["name"])
-            style = dict(color=colours[i % 10], linestyle=STYLES[(i // 10 + run["seed"] - 1) % 4],
-                         marker="o", markersize=3, linewidth=1.6)
-            steps = [r["step"] for r in run["records"]]
-            seconds = [r["train_seconds"] for r in run["records"]]
-            bleu = [r["bleu"] for r in run["records"]]
-            name = run["name"] + (f" (seed {run['seed']})" if run["seed"] != run["first_seed"] else "")
-            by_step.plot(steps, bleu, label=name, **style)
-            by_time.plot(seconds, bleu, **style)
-        by_step.set_title(f"{title}: against steps", fontsize=10)
-        by_time.set_title(f"{title}: against training seconds", fontsize=10)
-        by_step.set_ylabel(metric_name)
-        handles, labels = by_step.get_legend_handles_labels()
-        key.axis("off")
-        key.legend(handles, labels, fontsize=8, loc="center left", frameon=False)
-        for ax in (by_step, by_time):
-            ax.grid(alpha=0.3)
-            ax.set_ylim(0, top)
-    axes[-1][0].set_xlabel("optimiser steps")
-    axes[-1][1].set_xlabel("training seconds (wall clock in the update loop; validation excluded)")
-    fig.suptitle(f"Learning curves: {metric_name} at each validation, every run, one row per family",
-                 fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.98))
+    seeds = sorted({run["seed"] for run in runs})
+    for run in runs:
+        if run["name"] not in names or not run["records"]:
+            continue
+        i = names.index(run["name"])
+        style = dict(color=colours[i % 10], linestyle=STYLES[(i // 10 + seeds.index(run["seed"])) % 4],
+                     linewidth=1.4)
+        steps = [r["step"] for r in run["records"]]
+        minutes = [r["train_seconds"] / 60 for r in run["records"]]
+        bleu = [r["bleu"] for r in run["records"]]
+        by_step.plot(steps, bleu, label=f"{run['name']} (seed {run['seed']})", **style)
+        by_time.plot(minutes, bleu, **style)
+    by_step.set_title(f"{title}: against updates", fontsize=10)
+    by_time.set_title("against training minutes (one thread, shared machine)", fontsize=10)
+    by_step.set_ylabel(metric_name)
+    by_step.set_xlabel("optimiser updates")
+    by_time.set_xlabel("training minutes (update loop; validation excluded)")
+    handles, labels = by_step.get_legend_handles_labels()
+    key.axis("off")
+    key.legend(handles, labels, fontsize=7, loc="center left", frameon=False)
+    for ax in (by_step, by_time):
+        ax.grid(alpha=0.3)
+        ax.set_ylim(0, top)
+    fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

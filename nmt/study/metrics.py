@@ -2,32 +2,33 @@
 
     test BLEU, chrF     sacreBLEU on the test set, greedy (or --beam-size)
     sentences/s         test decoding speed, batch 64, this machine
+    updates to target   the first validation step whose BLEU reached the
+                        target (toy: 95), from metrics.jsonl; None if never
     entropy             mean over target tokens of -sum_j a_j ln a_j (nats)
                         of the attention while the model reads the reference
                         (teacher forcing)
-    peak agreement      share of reference target tokens whose attention peak
-                        (argmax over source subwords) lies on the source position
-                        the reference alignment points to:
-                          real data: the monotone diagonal, target subword t of T
-                                     (from 0) -> source subword round(t * S / T)
-                          toy task:  the true word alignment (nmt.data.toy.toy_alignment)
+    AER                 alignment error rate (nmt.study.alignment) of that
+                        attention against reference word links: the toy
+                        task's true alignment, or an aligner's links for
+                        real data (silver links); none without links.
+                        Transformers: the shown attention (last layer,
+                        mean of heads), every layer and head, each layer's
+                        mean of heads, and the mean of all layers and heads.
 """
 
 import json
-import math
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from nmt.data.toy import toy_alignment
+from nmt.study.alignment import AerCounts, attention_word_links, words_match
 from nmt.training.checkpoints import load_checkpoint
 from nmt.training.validation import score_translations
 from nmt.translator import Translator
 
 BOS, EOS, PAD = 2, 3, 0
-WORD_START = "\u2581"   # sentencepiece's word boundary mark
 
 
 def entropy(weights: np.ndarray) -> np.ndarray:
@@ -37,45 +38,20 @@ def entropy(weights: np.ndarray) -> np.ndarray:
     return -(w * logs).sum(axis=1)
 
 
-def diagonal_reference(T: int, S: int) -> list[int]:
-    """The monotone diagonal: target t (from 0) of T -> source round(t * S / T), halves up."""
-    return [min(S - 1, int(math.floor(t * S / T + 0.5))) for t in range(T)]
-
-
-def word_index(pieces: list[str]) -> list[int]:
-    """Sentencepiece pieces -> the word each belongs to (a piece with the mark starts one)."""
-    index, word = [], -1
-    for i, piece in enumerate(pieces):
-        if piece.startswith(WORD_START) or i == 0:
-            word += 1
-        index.append(word)
-    return index
-
-
-def toy_reference(src_pieces: list[str], tgt_pieces: list[str], src: str, tgt: str) -> list[int] | None:
-    """For each target piece, the source word its target word comes from, as a
-    set of source piece positions' word index; None where the pieces don't
-    split into the sentence's words."""
-    src_words, tgt_words = word_index(src_pieces), word_index(tgt_pieces)
-    if not src_words or src_words[-1] != len(src.split()) - 1 or tgt_words[-1] != len(tgt.split()) - 1:
-        return None
-    align = toy_alignment(src, tgt)
-    return [align[w] for w in tgt_words]
-
-
-def peak_hits(weights: np.ndarray, reference: list[int], src_words: list[int] | None = None) -> int:
-    """How many rows of weights (T, S) peak on their reference position; with
-    src_words the peak's source word is compared with the reference word."""
-    peaks = np.asarray(weights).argmax(axis=1)
-    if src_words is not None:
-        peaks = np.asarray(src_words)[peaks]
-    return int((peaks == np.asarray(reference)).sum())
+def steps_to_target(records: list[dict], target: float, key: str = "bleu") -> int | None:
+    """The first validation step whose `key` reached `target`; None if none did."""
+    for record in records:
+        if record.get(key) is not None and record[key] >= target:
+            return int(record["step"])
+    return None
 
 
 @torch.no_grad()
 def forced_attention(translator: Translator, pairs: list[tuple[str, str]], batch_size: int = 64):
-    """Attention (T, S) of each pair while the model reads the reference
-    (teacher forcing; the row that predicts </s> left out), with pieces."""
+    """Per pair, while the model reads the reference (teacher forcing; the row
+    that predicts </s> left out): (weights (T, S), layers (L, H, T, S) or None,
+    source pieces, target pieces). Row t is the attention that predicts
+    target piece t."""
     tok, model, device = translator.tokenizer, translator.model, translator.device
     model.eval()
     out = []
@@ -91,42 +67,58 @@ def forced_attention(translator: Translator, pairs: list[tuple[str, str]], batch
             src[i, : len(s)] = torch.tensor(s)
             tgt_in[i, : len(t) + 1] = torch.tensor([BOS] + t)
         result, _ = model(src.to(device), tgt_in.to(device), need_weights=True)
-        weights = result.weights.float().cpu().numpy()                  # (B, T+1, S)
+        weights = result.weights.float().cpu().numpy()                         # (B, T+1, S)
+        layers = None if result.layers is None else result.layers.float().cpu().numpy()  # (B, L, H, T+1, S)
         for i, (s, t) in enumerate(zip(srcs, tgts)):
-            out.append((weights[i, : len(t), : len(s)], tok.src_pieces(s), tok.tgt_pieces(t)))
+            heads = None if layers is None else layers[i, :, :, : len(t), : len(s)]
+            out.append((weights[i, : len(t), : len(s)], heads, tok.src_pieces(s), tok.tgt_pieces(t)))
     return out
 
 
-def alignment_figures(translator: Translator, pairs: list[tuple[str, str]], toy: bool) -> dict:
-    """Mean attention entropy and peak agreement over the target tokens of `pairs`."""
-    entropies, hits, total, skipped = [], 0, 0, 0
-    for (src, tgt), (weights, src_pieces, tgt_pieces) in zip(pairs, forced_attention(translator, pairs)):
+def alignment_figures(translator: Translator, pairs: list[tuple[str, str]],
+                      references: list[set | None] | None) -> dict:
+    """Mean attention entropy and, where `references` gives a pair's word
+    links (source word, target word), the corpus AER of the attention.
+    Pairs whose pieces do not split into their whitespace words are skipped."""
+    entropies, skipped = [], 0
+    shown, layer_mean, all_mean, heads = AerCounts(), None, AerCounts(), None
+    for k, (weights, layers, src_pieces, tgt_pieces) in enumerate(forced_attention(translator, pairs)):
         T, S = weights.shape
         if T == 0 or S == 0:
             continue
         entropies.append(entropy(weights))
-        if toy:
-            reference = toy_reference(src_pieces, tgt_pieces, src, tgt)
-            if reference is None:
-                skipped += 1
-                continue
-            hits += peak_hits(weights, reference, word_index(src_pieces))
-        else:
-            hits += peak_hits(weights, diagonal_reference(T, S))
-        total += T
-    return {"entropy": float(np.concatenate(entropies).mean()) if entropies else float("nan"),
-            "peak_agreement": hits / total if total else float("nan"),
-            "alignment_reference": "toy_alignment" if toy else "diagonal",
-            "alignment_tokens": total, "alignment_skipped": skipped}
-
-
-def best_record(run_dir: Path, step: int) -> dict:
-    """The metrics.jsonl line of the validation at `step` (the checkpoint's)."""
-    records = read_metrics(run_dir)
-    for record in records:
-        if record["step"] == step:
-            return record
-    return records[-1] if records else {}
+        sure = references[k] if references is not None else None
+        if sure is None:
+            continue
+        src, tgt = pairs[k]
+        if not (words_match(src_pieces, src) and words_match(tgt_pieces, tgt)):
+            skipped += 1
+            continue
+        shown += AerCounts.of(attention_word_links(weights, src_pieces, tgt_pieces), sure)
+        if layers is not None:
+            L, H = layers.shape[:2]
+            if heads is None:
+                heads = [[AerCounts() for _ in range(H)] for _ in range(L)]
+                layer_mean = [AerCounts() for _ in range(L)]
+            for layer in range(L):
+                for head in range(H):
+                    heads[layer][head] += AerCounts.of(
+                        attention_word_links(layers[layer, head], src_pieces, tgt_pieces), sure)
+                layer_mean[layer] += AerCounts.of(
+                    attention_word_links(layers[layer].mean(axis=0), src_pieces, tgt_pieces), sure)
+            all_mean += AerCounts.of(
+                attention_word_links(layers.mean(axis=(0, 1)), src_pieces, tgt_pieces), sure)
+    result = {"entropy": float(np.concatenate(entropies).mean()) if entropies else float("nan"),
+              "aer": shown.aer if shown.sure else None, "aer_links": shown.sure,
+              "aer_skipped": skipped}
+    if heads is not None:
+        grid = [[h.aer for h in row] for row in heads]
+        best = min(((layer, head) for layer in range(len(grid)) for head in range(len(grid[0]))),
+                   key=lambda lh: grid[lh[0]][lh[1]])
+        result.update({"aer_heads": grid, "aer_layer_mean": [c.aer for c in layer_mean],
+                       "aer_all_heads_mean": all_mean.aer, "aer_best_head": grid[best[0]][best[1]],
+                       "best_head": list(best)})
+    return result
 
 
 def read_metrics(run_dir: Path) -> list[dict]:
@@ -136,29 +128,52 @@ def read_metrics(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], toy: bool, beam_size: int = 1) -> dict:
-    """Everything the report shows for one run; written to study_eval.json."""
+def best_record(records: list[dict], step: int) -> dict:
+    """The metrics.jsonl line of the validation at `step` (the checkpoint's)."""
+    for record in records:
+        if record["step"] == step:
+            return record
+    return records[-1] if records else {}
+
+
+def gallery_rows(outputs) -> list[dict]:
+    """Translations -> what a gallery panel needs, weights to 3 decimals."""
+    return [{"src_pieces": o.src_pieces, "tgt_pieces": o.tgt_pieces, "text": o.text,
+             "attention": np.round(np.asarray(o.attention, dtype=float), 3).tolist()} for o in outputs]
+
+
+def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: list[set | None] | None,
+                 beam_size: int = 1, target_bleu: float | None = None,
+                 gallery: list[str] = ()) -> dict:
+    """Everything the report shows for one run (and its test hypotheses, for
+    the paired bootstrap, and its gallery panels)."""
     run_dir = Path(run_dir)
     checkpoint = run_dir / "checkpoints" / "best.pt"
     step = int(load_checkpoint(checkpoint)["progress"]["step"])
     translator = Translator.from_checkpoint(checkpoint, device="cpu")
     summary = json.loads((run_dir / "summary.json").read_text())
-    record = best_record(run_dir, step)
+    records = read_metrics(run_dir)
+    record = best_record(records, step)
 
-    sources, references = [s for s, _ in test_pairs], [t for _, t in test_pairs]
+    sources, references_text = [s for s, _ in test_pairs], [t for _, t in test_pairs]
     started = time.perf_counter()
     outputs = translator.translate(sources, beam_size=beam_size)
     decode_seconds = time.perf_counter() - started
-    bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
+    hypotheses = [o.text for o in outputs]
+    bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, references_text)
 
     result = {"parameters": summary["parameters"], "test_bleu": bleu, "test_chrf": chrf,
               "bleu_signature": bleu_sig, "chrf_signature": chrf_sig,
               "valid_perplexity": record.get("perplexity", summary["perplexity"]),
               "valid_bleu": record.get("bleu", summary["bleu"]),
+              "last_valid_bleu": records[-1]["bleu"] if records else None,
               "tokens_per_s": summary["tokens_per_s"], "sentences_per_s": len(sources) / decode_seconds,
               "best_step": step, "final_step": summary["step"], "wall_s": summary["wall_s"],
               "train_seconds": summary["train_seconds"], "test_sentences": len(sources),
-              "beam_size": beam_size}
-    result.update(alignment_figures(translator, test_pairs, toy))
-    (run_dir / "study_eval.json").write_text(json.dumps(result, indent=1) + "\n")
-    return result
+              "beam_size": beam_size, "target_bleu": target_bleu,
+              "steps_to_target": steps_to_target(records, target_bleu) if target_bleu else None}
+    result.update(alignment_figures(translator, test_pairs, references))
+    panels = gallery_rows(translator.translate(list(gallery))) if gallery else []
+    return {"eval": result, "hypotheses": hypotheses, "gallery": panels,
+            "records": [{k: r.get(k) for k in ("step", "bleu", "chrf", "loss", "perplexity",
+                                               "train_seconds")} for r in records]}

@@ -1,7 +1,11 @@
-"""The study's report: README.md and two CSV files, written from the run folders.
+"""The study's report, written from the run records alone (OUT/runs/NAME/seedN.json).
 
+    README.md     the tables, galleries, learning curves and AER tables
     results.csv   one row per run (configuration x seed)
     summary.csv   one row per configuration: mean and standard deviation over seeds
+
+Then the index one folder up (benchmarks/attention_study/README.md) is
+rewritten from every part's records: nmt.study.index.
 """
 
 import csv
@@ -9,259 +13,364 @@ import json
 import math
 import statistics
 from pathlib import Path
+from types import SimpleNamespace
 
 from nmt.study.configs import FAMILIES, StudyConfig, label
-from nmt.study.metrics import read_metrics
-from nmt.study.runner import failure_reason, run_dir_of, status
+from nmt.study.runner import read_record, record_path_of
 
-# (key in study_eval.json, column title, format, higher is better?)
+# (key, column title, format); AER and entropy shown as they are stored
 COLUMNS = [
     ("parameters", "parameters", "{:,.0f}"),
-    ("test_bleu", "BLEU", "{:.2f}"),
+    ("steps_to_target", "updates to target", "{:,.0f}"),
+    ("test_bleu", "test BLEU", "{:.2f}"),
     ("test_chrf", "chrF", "{:.2f}"),
-    ("valid_perplexity", "valid ppl", "{:.2f}"),
-    ("tokens_per_s", "train tok/s", "{:,.0f}"),
-    ("sentences_per_s", "decode sent/s", "{:.1f}"),
+    ("aer", "AER", "{:.3f}"),
     ("entropy", "entropy (nats)", "{:.2f}"),
-    ("peak_agreement", "peak on reference (%)", "{:.1f}"),
-    ("final_step", "steps", "{:,.0f}"),
+    ("tokens_per_s", "train tok/s", "{:,.0f}"),
+    ("final_step", "updates", "{:,.0f}"),
+    ("cpu_minutes", "CPU-min", "{:.2f}"),
 ]
-PERCENT = {"peak_agreement"}
 EXACT = {"parameters"}   # the same for every seed: no ± shown
 
 
-def collect(runs_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int]]) -> list[dict]:
-    """One dict per planned run: name, family, seed, status, eval, records, reason."""
+def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int]]) -> list[dict]:
+    """One dict per run (planned or recorded): name, family, seed, status, eval, records, ..."""
     runs = []
     for config in configs:
-        for seed in seeds[config.name]:
-            run_dir = run_dir_of(runs_dir, config.name, seed)
-            state = status(run_dir)
-            evaluation = None
-            eval_path = run_dir / "study_eval.json"
-            if state == "finished":
-                if eval_path.exists():
-                    evaluation = json.loads(eval_path.read_text())
-                else:
-                    state = "failed"
-            reason = failure_reason(run_dir) if state != "finished" else ""
-            if state == "failed" and (run_dir / "study_eval_failed.txt").exists():
-                reason = (run_dir / "study_eval_failed.txt").read_text().splitlines()[0]
-            runs.append({"name": config.name, "family": config.family, "seed": seed,
-                         "first_seed": seeds[config.name][0], "status": state, "eval": evaluation,
-                         "records": read_metrics(run_dir) if run_dir.exists() else [],
-                         "reason": reason, "run_dir": run_dir})
+        found = sorted(int(p.stem[4:]) for p in (Path(out_dir) / "runs" / config.name).glob("seed*.json")
+                       if p.stem[4:].isdigit())
+        for seed in sorted(set(seeds.get(config.name, [])) | set(found)):
+            record = read_record(record_path_of(out_dir, config.name, seed)) or {}
+            status = record.get("status", "not run")
+            evaluation = dict(record["eval"]) if status == "finished" else None
+            if evaluation is not None:
+                evaluation["cpu_minutes"] = (evaluation["wall_s"] + record.get("eval_seconds", 0)) / 60
+            runs.append({"name": config.name, "family": config.family, "seed": seed, "status": status,
+                         "eval": evaluation, "records": record.get("records", []),
+                         "gallery": record.get("gallery", []), "hypotheses": record.get("hypotheses", []),
+                         "reason": record.get("reason", "not run yet"), "commit": record.get("commit")})
+    for run in runs:
+        run["first_seed"] = min(r["seed"] for r in runs if r["name"] == run["name"])
     return runs
 
 
+def censored_steps(run: dict) -> float | None:
+    """Updates to the target; a run that never reached it counts as its budget
+    (final step), a lower bound."""
+    e = run["eval"]
+    if e is None or not e.get("target_bleu"):
+        return None
+    return e["steps_to_target"] if e.get("steps_to_target") is not None else e["final_step"]
+
+
 def aggregate(runs: list[dict]) -> dict[str, dict]:
-    """name -> {n, key: (mean, sd or None)} over the finished seeds."""
+    """name -> {n, family, values: key -> list, stats: key -> (mean, sd or None), reached}."""
     table = {}
     for run in runs:
-        entry = table.setdefault(run["name"], {"n": 0, "values": {}, "family": run["family"]})
+        entry = table.setdefault(run["name"], {"n": 0, "values": {}, "family": run["family"], "reached": 0})
         if run["eval"] is None:
             continue
         entry["n"] += 1
-        for key, *_ in COLUMNS:
-            value = run["eval"].get(key)
-            if value is not None:
-                entry["values"].setdefault(key, []).append(float(value) * (100 if key in PERCENT else 1))
+        for key, *_ in COLUMNS + [("aer_best_head",), ("aer_all_heads_mean",), ("valid_bleu",),
+                                  ("last_valid_bleu",)]:
+            value = censored_steps(run) if key == "steps_to_target" else run["eval"].get(key)
+            if value is not None and not (isinstance(value, float) and math.isnan(value)):
+                entry["values"].setdefault(key, []).append(float(value))
+        entry["reached"] += run["eval"].get("steps_to_target") is not None
     for entry in table.values():
         entry["stats"] = {k: (statistics.fmean(v), statistics.stdev(v) if len(v) > 1 else None)
                           for k, v in entry["values"].items()}
     return table
 
 
-def seed_spread(table: dict[str, dict]) -> tuple[float | None, list[str]]:
-    """Pooled standard deviation of test BLEU over configurations run with 2+ seeds."""
+def clearly_different(a: dict, b: dict, key: str) -> bool | None:
+    """Do two configurations' means differ by more than two standard errors of
+    the difference, sqrt(sa²/na + sb²/nb)? None when either has fewer than 2 seeds."""
+    va, vb = a["values"].get(key, []), b["values"].get(key, [])
+    if len(va) < 2 or len(vb) < 2:
+        return None
+    se = math.sqrt(statistics.variance(va) / len(va) + statistics.variance(vb) / len(vb))
+    gap = abs(statistics.fmean(va) - statistics.fmean(vb))
+    return gap > 2 * se if se > 0 else gap > 0
+
+
+def seed_spread(table: dict[str, dict], key: str = "test_bleu") -> tuple[float | None, list[str]]:
+    """Pooled standard deviation of `key` over configurations run with 2+ seeds."""
     variances, names = [], []
     for name, entry in table.items():
-        values = entry["values"].get("test_bleu", [])
+        values = entry["values"].get(key, [])
         if len(values) > 1:
             variances.append(statistics.variance(values))
             names.append(name)
     return (math.sqrt(statistics.fmean(variances)) if variances else None), names
 
 
-def _cell(stats: dict, key: str, fmt: str) -> str:
-    if key not in stats:
+def cell(entry: dict, key: str, fmt: str) -> str:
+    if key not in entry["stats"]:
         return "–"
-    mean, sd = stats[key]
-    if math.isnan(mean):
-        return "–"
-    text = fmt.format(mean)
-    return f"{text} ± {fmt.format(sd)}" if sd is not None and key not in EXACT else text
+    mean, sd = entry["stats"][key]
+    text = fmt.format(mean) + (f" ± {fmt.format(sd)}" if sd is not None and key not in EXACT else "")
+    if key == "steps_to_target" and entry["reached"] < entry["n"]:
+        if entry["reached"] == 0:
+            return f"not reached in {fmt.format(max(entry['values']['final_step']))}"
+        return f"≥ {text} ({entry['reached']}/{entry['n']} reached)"
+    return text
 
 
-def family_table(family: str, configs: list[StudyConfig], table: dict, runs: list[dict],
-                 spread: float | None) -> list[str]:
+def family_names(family: str, configs: list[StudyConfig], table: dict) -> list[str]:
     names = []
     for config in configs:
         if config.family == family:
-            names += [n for n in config.also if n in table and n not in names]
-            names.append(config.name)
-    header = ["configuration", "seeds"] + [title for _, title, _ in COLUMNS]
-    if spread is not None:
-        header.append("gap to best > spread?")
+            names += [n for n in (*config.also, config.name) if n in table and n not in names]
+    return names
+
+
+def family_table(family: str, configs: list[StudyConfig], table: dict, runs: list[dict],
+                 columns: list, rank_key: str, lower_is_better: bool, tests: dict | None = None) -> list[str]:
+    names = family_names(family, configs, table)
+    header = ["configuration", "seeds"] + [title for _, title, _ in columns] + [f"vs family best ({rank_key})"]
+    if tests:
+        header.append("paired bootstrap vs best (BLEU)")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    finished = [n for n in names if table[n]["n"]]
-    best = max(finished, key=lambda n: table[n]["stats"]["test_bleu"][0]) if finished else None
+    done = [n for n in names if table[n]["n"] and rank_key in table[n]["stats"]]
+    sign = 1 if lower_is_better else -1
+    best = min(done, key=lambda n: sign * table[n]["stats"][rank_key][0]) if done else None
     for name in names:
         entry = table[name]
         if not entry["n"]:
-            reasons = "; ".join(r["reason"] for r in runs if r["name"] == name)
-            lines.append(f"| {label(name)} | 0 | failed: {reasons[:200]} |" + " |" * (len(header) - 3))
+            reasons = "; ".join(sorted({r["reason"] for r in runs if r["name"] == name}))
+            lines.append(f"| {label(name)} | 0 | {reasons[:200]} |" + " |" * (len(header) - 3))
             continue
-        row = [label(name), str(entry["n"])] + [_cell(entry["stats"], k, f) for k, _, f in COLUMNS]
-        if spread is not None:
-            gap = table[best]["stats"]["test_bleu"][0] - entry["stats"]["test_bleu"][0]
-            row.append("best" if name == best else
-                       (f"yes ({gap:.2f})" if gap > 2 * math.sqrt(2) * spread else f"no ({gap:.2f})"))
+        row = [label(name), str(entry["n"])] + [cell(entry, k, f) for k, _, f in columns]
+        if name == best:
+            row.append("best")
+        elif name in done:
+            verdict = clearly_different(entry, table[best], rank_key)
+            gap = table[name]["stats"][rank_key][0] - table[best]["stats"][rank_key][0]
+            row.append(f"{gap:+.3g}: " + {True: "clearly worse", False: "within seed spread",
+                                          None: "too few seeds"}[verdict])
+        else:
+            row.append("–")
+        if tests:
+            row.append(tests.get(name, "–"))
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
+def head_table(configs: list[StudyConfig], runs: list[dict]) -> list[str]:
+    """The Transformers: AER of the shown attention, every head, the mean of heads."""
+    out = []
+    for config in configs:
+        mine = [r for r in runs if r["name"] == config.name and r["eval"] and r["eval"].get("aer_heads")]
+        if not mine:
+            continue
+        out += [f"### {config.name}", "",
+                "| seed | shown (last layer, mean of heads) | mean of all layers and heads | each layer's "
+                "mean of heads | best head (layer, head from 1) | every head, layer by layer |",
+                "|---|---|---|---|---|---|"]
+        for run in mine:
+            e = run["eval"]
+            layers = ", ".join(f"L{i + 1} {v:.3f}" for i, v in enumerate(e["aer_layer_mean"]))
+            heads = "; ".join(f"L{i + 1}: " + " ".join(f"{v:.2f}" for v in row)
+                              for i, row in enumerate(e["aer_heads"]))
+            best = e["best_head"]
+            out.append(f"| {run['seed']} | {e['aer']:.3f} | {e['aer_all_heads_mean']:.3f} | {layers} | "
+                       f"{e['aer_best_head']:.3f} (L{best[0] + 1} H{best[1] + 1}) | {heads} |")
+        out.append("")
+    return out
+
+
 def write_csvs(out_dir: Path, runs: list[dict], table: dict) -> None:
-    keys = [k for k, *_ in COLUMNS] + ["valid_bleu", "best_step", "wall_s", "train_seconds",
-                                       "alignment_reference", "alignment_tokens", "test_sentences",
-                                       "beam_size", "bleu_signature", "chrf_signature"]
+    keys = [k for k, *_ in COLUMNS] + ["valid_bleu", "last_valid_bleu", "best_step", "wall_s",
+                                       "train_seconds", "aer_best_head", "aer_all_heads_mean",
+                                       "aer_links", "aer_skipped", "test_sentences", "beam_size",
+                                       "bleu_signature", "chrf_signature"]
     with open(out_dir / "results.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["configuration", "family", "seed", "status"] + keys + ["reason"])
         for run in runs:
             values = [(run["eval"] or {}).get(k, "") for k in keys]
             writer.writerow([run["name"], run["family"], run["seed"], run["status"], *values,
-                             run["reason"]])
+                             "" if run["status"] == "finished" else run["reason"]])
     with open(out_dir / "summary.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["configuration", "family", "seeds"]
+        writer.writerow(["configuration", "family", "seeds", "reached_target"]
                         + [f"{k}_{s}" for k, *_ in COLUMNS for s in ("mean", "sd")])
         for name, entry in table.items():
             cells = []
             for key, *_ in COLUMNS:
-                mean, sd = entry.get("stats", {}).get(key, (None, None))
+                mean, sd = entry["stats"].get(key, (None, None))
                 cells += ["" if mean is None else f"{mean:.4g}", "" if sd is None else f"{sd:.4g}"]
-            writer.writerow([name, entry["family"], entry["n"], *cells])
+            writer.writerow([name, entry["family"], entry["n"], entry["reached"], *cells])
 
 
-def write_readme(out_dir: Path, settings: dict, configs: list[StudyConfig], runs: list[dict],
-                 figures: dict[str, str], learning_png: str | None, sentences: list[tuple[str, str]]) -> str:
+def render_figures(out_dir: Path, configs: list[StudyConfig], runs: list[dict],
+                   sentences: list[tuple[str, str]]) -> tuple[dict, dict]:
+    """One gallery and one learning-curve figure per family, from the records."""
+    from nmt.study.gallery import family_grid, learning_curves
+
+    galleries, curves = {}, {}
+    panels = {r["name"]: r["gallery"] for r in runs
+              if r["status"] == "finished" and r["seed"] == r["first_seed"] and r["gallery"]}
     table = aggregate(runs)
-    spread, spread_names = seed_spread(table)
-    toy = settings["data"] == "toy"
-    finished = sum(r["status"] == "finished" for r in runs)
-    budget = (f"{settings['budget_minutes']:g} minutes of wall clock per run (trainer.max_minutes, "
-              "validations included)" if settings.get("budget_minutes")
-              else f"{settings['budget_steps']} optimiser steps per run (trainer.max_steps)")
-    first = next((r["eval"] for r in runs if r["eval"]), {})
-    out = [
-        "# The attention study",
-        "",
-        "Written by `python -m nmt.study` from the run folders; do not edit by hand, rerun it.",
-        "",
-        f"- Date: {settings['date']}",
-        f"- Machine: {settings['machine']}",
-        f"- Command: `{settings['command']}`",
-        f"- Commit: `{settings['commit']}` (training); report written at `{settings.get('report_commit', '?')}`",
-        f"- Data: {settings['data_description']}",
-        f"- Budget: {budget}; seeds {', '.join(map(str, settings['seeds']))}"
-        + (f" (second seed {', '.join(map(str, settings['spread_seeds']))} for {', '.join(settings['spread'])})"
-           if settings.get("spread") else ""),
-        f"- Runs: {finished} of {len(runs)} finished; run folders under `{settings['runs_dir']}`",
-        f"- Validation during training: the first {settings['val_sentences']} validation sentences, "
-        f"greedy, every {settings['val_every']} steps; the checkpoint with the best validation BLEU is evaluated.",
-        f"- Test: {first.get('test_sentences', '?')} sentences of "
-        f"{'the toy test set' if toy else 'test_2016_flickr'}, "
-        f"{'greedy' if settings['beam_size'] == 1 else 'beam ' + str(settings['beam_size'])}; "
-        f"sacreBLEU `{first.get('bleu_signature', '?')}`, chrF `{first.get('chrf_signature', '?')}`",
-        "",
-        "## Setup",
-        "",
-        "Every RNN run is a bidirectional GRU encoder (hidden "
-        f"{settings['sizes']['enc_hidden']} per direction, states of {2 * settings['sizes']['enc_hidden']}) "
-        f"under a Luong-style GRU decoder of hidden {2 * settings['sizes']['enc_hidden']} with input feeding, "
-        f"embeddings {settings['sizes']['embed']}, Adam lr {settings['sizes']['lr']}, constant schedule, "
-        "bridge `last`, attention `luong_general`, global scope; each family changes one part. Query and "
-        "key sizes are equal, so `luong_dot` and `scaled_dot` are valid. The decoder style stays Luong "
-        "for every score (Bahdanau's score included) so that only the score changes. The LSTMN encoder "
-        "gets one direction of the same state size. The Transformers are "
-        f"{settings['sizes']['layers']}+{settings['sizes']['layers']} layers, d {settings['sizes']['d_model']}, "
-        f"{settings['sizes']['heads']} heads, ff {settings['sizes']['ff']}, pre-norm, inverse-sqrt schedule "
-        f"(warm-up {settings['sizes']['warmup']}, peak lr {settings['sizes']['transformer_lr']}); "
-        "their heatmaps and figures use the mean over heads of the last cross-attention layer.",
-        "",
-        "Columns: parameters (trainable); BLEU and chrF on the test set; valid ppl, the validation "
-        "perplexity of the evaluated checkpoint (teacher forcing, no label smoothing); train tok/s, "
-        "target tokens per second of training; decode sent/s, test sentences per second (batch 64, "
-        "this machine, while it was shared); entropy, the mean over target tokens of the entropy of the "
-        "attention distribution (nats; lower is sharper) while the model reads the test reference "
-        "(teacher forcing); peak on reference, the share of reference target tokens whose attention "
-        + ("peak (source word of the arg-max subword) is the source word the true toy alignment "
-           "(`nmt.data.toy.toy_alignment`) points to"
-           if toy else
-           "peak (arg-max source subword) lies on the position the monotone diagonal points to: target "
-           "subword t of T (from 0) -> source subword round(t·S/T) (halves up) of S. There is no "
-           "gold alignment for Multi30k, so this measures monotonicity, not correctness: German and "
-           "English captions are close to monotone, but a perfect aligner would not score 100")
-        + "; steps, optimiser updates done in the budget. Mean ± standard deviation over seeds where "
-        "there is more than one.",
-        *(["", "A wall-clock budget rewards fast configurations, as intended, but on a shared machine it "
-           "also measures how busy the machine was during each run: read BLEU together with the steps "
-           "and train tok/s columns, and compare learning curves against steps as well as time."]
-          if settings.get("budget_minutes") else []),
-        "",
-        "## Seed-to-seed spread",
-        "",
-    ]
-    if spread is None:
-        out.append("Not measured: every configuration was run with one seed, so no difference below "
-                   "can be told apart from seed noise.")
-    else:
-        out.append(f"Pooled standard deviation of test BLEU over the configurations run with several "
-                   f"seeds ({', '.join(spread_names)}): s = {spread:.2f} BLEU. A gap between two single "
-                   f"runs counts as larger than the spread when it exceeds 2·√2·s = {2 * math.sqrt(2) * spread:.2f} "
-                   "BLEU (two standard deviations of a difference of two runs); the last column says "
-                   "which configurations trail their family's best by more than that.")
-        out += ["", *spread_findings(configs, table, spread)]
     for family, title in FAMILIES.items():
-        if not any(c.family == family for c in configs):
-            continue
-        out += ["", f"## {title}", "", *family_table(family, configs, table, runs, spread)]
-        if family in figures:
-            out += ["", f"Attention gallery: [{figures[family]}]({figures[family]})", "",
-                    f"![{title}]({figures[family]})"]
-    out += ["", "## Learning curves", ""]
-    if learning_png:
-        out += [f"Validation BLEU against steps and against training seconds, every run: "
-                f"[{learning_png}]({learning_png})", "", f"![learning curves]({learning_png})"]
-    out += ["", "## Gallery sentences", "", "The same validation sentences in every gallery:", ""]
-    out += [f"{i + 1}. {src} → {tgt}" for i, (src, tgt) in enumerate(sentences)]
-    failed = [r for r in runs if r["status"] != "finished"]
-    out += ["", "## Failed runs", ""]
-    out += ([f"- {r['name']} seed {r['seed']}: {r['reason']}" for r in failed] if failed else ["None."])
-    out += ["", "## Files", "", "- `results.csv`: one row per run; `summary.csv`: one row per configuration.",
-            f"- Regenerate this page from the run folders: `{settings['report_command']}`", ""]
-    text = "\n".join(out)
+        names = family_names(family, configs, table)
+        shown = [n for n in names if n in panels and len(panels[n]) == len(sentences)]
+        if shown:
+            rows = []
+            for n in shown:
+                entry = table[n]
+                text = label(n)
+                if "aer" in entry["stats"]:
+                    text += f"\nAER {entry['stats']['aer'][0]:.2f}"
+                rows.append((text, [SimpleNamespace(**p) for p in panels[n]]))
+            galleries[family] = f"gallery_{family}.png"
+            family_grid(rows, sentences, title, out_dir / galleries[family])
+        mine = [r for r in runs if r["name"] in names and r["records"]]
+        if mine:
+            curves[family] = f"curves_{family}.png"
+            learning_curves(mine, out_dir / curves[family], title, names)
+    return galleries, curves
+
+
+def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[str, str]],
+                 references: list[str] | None = None) -> str:
+    """README.md, results.csv, summary.csv and the pictures in args.out; then the index."""
+    from nmt.study.configs import study_configs
+
+    out_dir = Path(args.out)
+    names = {r["name"] for r in runs}
+    configs = [c for c in study_configs(settings["data"]) if c.name in names]
+    table = aggregate(runs)
+    galleries, curves = render_figures(out_dir, configs, runs, sentences)
+    tests = paired_tests(runs, configs, table, references) if settings["data"] != "toy" and references else {}
+    text = "\n".join(readme_lines(settings, configs, runs, table, galleries, curves, sentences, tests, args))
     (out_dir / "README.md").write_text(text, encoding="utf-8")
     write_csvs(out_dir, runs, table)
+    from nmt.study.index import write_index
+
+    write_index(out_dir.parent)
     return text
 
 
-def spread_findings(configs: list[StudyConfig], table: dict, spread: float) -> list[str]:
-    """One line per family: which gaps to the family's best exceed 2·√2·s."""
-    threshold, lines = 2 * math.sqrt(2) * spread, []
-    for family, title in FAMILIES.items():
-        names = []
-        for config in configs:
-            if config.family == family:
-                names += [n for n in (*config.also, config.name) if n in table and n not in names]
-        done = [n for n in names if table[n]["n"]]
-        if len(done) < 2:
+def paired_tests(runs: list[dict], configs: list[StudyConfig], table: dict,
+                 references: list[str]) -> dict[str, str]:
+    """name -> the paired bootstrap of its first seed's test output against its
+    family's best configuration (first seeds), as a table cell."""
+    from nmt.study.significance import paired_bootstrap
+
+    first = {r["name"]: r for r in runs if r["eval"] and r["seed"] == r["first_seed"] and r["hypotheses"]}
+    cells = {}
+    for family in FAMILIES:
+        names = [n for n in family_names(family, configs, table) if n in first]
+        if len(names) < 2:
             continue
-        best = max(done, key=lambda n: table[n]["stats"]["test_bleu"][0])
-        behind = [n for n in done if n != best
-                  and table[best]["stats"]["test_bleu"][0] - table[n]["stats"]["test_bleu"][0] > threshold]
-        within = [n for n in done if n != best and n not in behind]
-        lines.append(f"- {title}: best {best}; clearly behind it: {', '.join(behind) or 'none'}; "
-                     f"within the spread: {', '.join(within) or 'none'}.")
-    return lines
+        best = max(names, key=lambda n: table[n]["stats"]["test_bleu"][0])
+        others = [n for n in names if n != best]
+        results = paired_bootstrap(first[best]["hypotheses"], [first[n]["hypotheses"] for n in others],
+                                   references)
+        for name, result in zip(others, results):
+            cells[name] = f"{result['difference']:+.2f}, p = {result['p_value']:.3f}"
+        cells[best] = "baseline"
+    return cells
+
+
+def readme_lines(settings, configs, runs, table, galleries, curves, sentences, tests, args) -> list[str]:
+    toy = settings["data"] == "toy"
+    finished = [r for r in runs if r["status"] == "finished"]
+    sessions = settings.get("sessions", [])
+    budget = (f"{settings['budget_minutes']:g} minutes of wall clock per run (trainer.max_minutes)"
+              if settings.get("budget_minutes") else
+              f"at most {settings['budget_steps']:,} updates per run (trainer.max_steps)")
+    if settings.get("patience"):
+        budget += (f", stopped {settings['patience']} validations "
+                   f"({settings['patience'] * settings['val_every']} updates) after the last improvement")
+    cpu = sum(r["eval"]["cpu_minutes"] for r in finished)
+    first = finished[0]["eval"] if finished else {}
+    target = settings.get("target_bleu")
+    sizes = settings["sizes"]
+    out = [
+        f"# The attention study: {'part 1, the toy task' if toy else 'part 2, Multi30k de→en'}",
+        "",
+        "Written by `python -m nmt.study` from the run records in `runs/` beside this file; do not edit "
+        "by hand. Rebuild it (no training) with "
+        f"`python -m nmt.study --report-only --data {settings['data']} --out {args.out}`.",
+        "",
+        f"- Data: {settings['data_description']}",
+        f"- Budget: {budget}; validation on the first {settings['val_sentences']} validation sentences "
+        f"(greedy) every {settings['val_every']} updates; the checkpoint with the best validation BLEU "
+        "(the first, among equals) is evaluated",
+        f"- Runs: {len(finished)} of {len(runs)} finished, one thread each; cost "
+        f"{cpu:.1f} CPU-minutes in all ({cpu / 60:.2f} CPU-hours: training and evaluation, wall clock "
+        "of each run on its one thread)",
+        f"- Test: {first.get('test_sentences', '?')} sentences of "
+        f"{'the toy test set' if toy else 'test_2016_flickr'}, "
+        f"{'greedy' if settings['beam_size'] == 1 else 'beam ' + str(settings['beam_size'])}; "
+        f"sacreBLEU `{first.get('bleu_signature', '?')}`",
+        "- Sessions (each command that trained runs; a finished run is never trained again):",
+        *[f"  - {s['date']}, commit `{s['commit']}`, {s['machine']}, {s['jobs']} jobs: `{s['command']}` "
+          f"({s['runs']} runs to train)" for s in sessions],
+        "",
+        "## How the figures are read",
+        "",
+        "- **updates to target**: the first validation (every "
+        f"{settings['val_every']} updates) whose BLEU reached {target:g}; a run that never reached it counts "
+        "as its last update (a lower bound, marked ≥)" if target else
+        "- **updates to target**: not used for this data",
+        "- **test BLEU**, **chrF**: the evaluated checkpoint on the test set.",
+        "- **AER** (Och and Ney 2003): 1 − (|A∩S| + |A∩P|)/(|A| + |S|) with S = P = "
+        + ("the toy task's true word alignment (`nmt.data.toy.toy_alignment`): gold links"
+           if toy else ("silver links from a statistical aligner (eflomal, grow-diag-final-and), not gold"
+                        if settings.get("links") else "no reference links given: AER not measured"))
+        + ". A is read from the attention while the model reads the test reference (teacher forcing): "
+        "each target subword links to its arg-max source subword, and two words are linked when any of "
+        "their subwords are (`nmt.study.alignment`); counts are summed over the test set. Lower is "
+        "better; 0 is a perfect alignment. Transformers: the attention shown is the last decoder "
+        "layer's cross-attention, mean of its heads; every head is in the table at the end.",
+        "- **entropy**: mean entropy of the attention distributions (nats; lower is sharper).",
+        "- **train tok/s**, **CPU-min**: speed on a machine shared with other work; compare "
+        "with care.",
+        "- Mean ± standard deviation over seeds. **vs family best**: the gap of the mean to the family's "
+        "best, and whether it exceeds two standard errors of the difference, 2·√(s₁²/n₁ + s₂²/n₂) "
+        "(\"clearly\"); only such gaps are read as rankings.",
+        "",
+        "## Setup",
+        "",
+        f"Every RNN run is a bidirectional GRU encoder (hidden {sizes['enc_hidden']} per direction, states "
+        f"of {2 * sizes['enc_hidden']}) under a Luong-style GRU decoder of hidden {2 * sizes['enc_hidden']} "
+        f"with input feeding, embeddings {sizes['embed']}, Adam lr {sizes['lr']}, constant schedule, bridge "
+        "`last`, attention `luong_general`, global scope; each family changes one part. The LSTMN encoder "
+        f"gets one direction of the same state size. The Transformers are {sizes['layers']}+"
+        f"{sizes['layers']} layers, d {sizes['d_model']}, {sizes['heads']} heads, ff {sizes['ff']}, "
+        f"inverse-sqrt schedule (warm-up {sizes['warmup']}, peak lr {sizes['transformer_lr']}).",
+    ]
+    rank_key, lower = ("aer", True) if toy else ("test_bleu", False)
+    columns = [c for c in COLUMNS if toy or c[0] != "steps_to_target"]
+    for family, title in FAMILIES.items():
+        if not family_names(family, configs, table):
+            continue
+        out += ["", f"## {title}", "", *family_table(family, configs, table, runs, columns, rank_key, lower, tests)]
+        if family in galleries:
+            out += ["", f"![{title}: attention gallery]({galleries[family]})"]
+        if family in curves:
+            out += ["", f"![{title}: learning curves]({curves[family]})"]
+    heads = head_table(configs, runs)
+    if heads:
+        out += ["", "## Transformer heads: AER of every layer and head", "",
+                "Heads are not comparable across seeds (any permutation of heads is the same model), so "
+                "each seed is its own row; the best head is the best of that seed.", "", *heads]
+    out += ["", "## Gallery sentences", "",
+            "The same validation sentences in every gallery; each panel is the model's own greedy output "
+            "(down) attending to the source subwords (across), first seed:", ""]
+    out += [f"{i + 1}. {src} → {tgt}" for i, (src, tgt) in enumerate(sentences)]
+    failed = [r for r in runs if r["status"] != "finished"]
+    out += ["", "## Runs not finished", ""]
+    out += ([f"- {r['name']} seed {r['seed']}: {r['reason']}" for r in failed] if failed else ["None."])
+    out += ["", "## Files", "", "- `runs/NAME/seedN.json`: each run's record (commit it; the report is "
+            "rebuilt from these alone); `results.csv`: one row per run; `summary.csv`: one row per "
+            "configuration; `study.json`: the settings and every session's command.", ""]
+    return out
+
+
+def load_json(path: Path) -> dict:
+    return json.loads(Path(path).read_text()) if Path(path).exists() else {}

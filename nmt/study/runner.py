@@ -4,6 +4,13 @@ A failed run (non-zero exit, time-out) leaves `study_failed.txt` in its
 folder with the exit status and the last lines of its output; the study
 goes on. A folder with `summary.json` is finished and is not trained again,
 so an interrupted study continues where it stopped.
+
+Each run's contribution to the report is one JSON record beside the report,
+`OUT/runs/NAME/seedN.json` (its figures, validation curve, test hypotheses
+and gallery panels): small enough to commit, and all the report is rebuilt
+from. A finished record is never trained again, even where its run folder
+(checkpoints) is gone, so a study continues on another machine from what is
+committed; a failed record is retried.
 """
 
 import json
@@ -17,6 +24,29 @@ from pathlib import Path
 from nmt.study.configs import StudyConfig
 
 FAILED = "study_failed.txt"
+
+
+def record_path_of(out_dir: Path, name: str, seed: int) -> Path:
+    return Path(out_dir) / "runs" / name / f"seed{seed}.json"
+
+
+def read_record(path: Path) -> dict | None:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_record(path: Path, record: dict) -> None:
+    from nmt.atomic import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8"))
+
+
+def record_done(path: Path) -> bool:
+    record = read_record(path)
+    return bool(record) and record.get("status") == "finished"
 
 
 def run_dir_of(runs_dir: Path, name: str, seed: int) -> Path:

@@ -1,0 +1,115 @@
+"""Alignment error rate of attention against reference word links.
+
+Och & Ney 2003, A Systematic Comparison of Various Statistical Alignment
+Models, Computational Linguistics 29(1), Sec. 5:
+
+    AER(S, P; A) = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)
+
+A the predicted links, S the sure and P the possible reference links
+(S ⊆ P). The study has one kind of reference link (the toy task's true
+alignment, or an aligner's symmetrised links), so S = P and the formula
+becomes 1 - 2|A ∩ S| / (|A| + |S|), one minus the F1 of A against S.
+Over a corpus the four counts are summed over sentences first
+(`AerCounts`), as Och and Ney do, rather than averaging sentence AERs.
+
+How an alignment is read from attention weights (both are choices):
+
+1. Subword links: each target subword t links to the one source subword
+   its weights peak on, s = argmax_j a_t[j] (ties: the first). Every
+   target subword gets exactly one link; no source subword is required
+   to get one.
+2. Word links: sentencepiece marks the first piece of each word with
+   '▁'; source word i and target word k are linked when any subword of
+   i is linked to any subword of k (the union over their pieces).
+
+Links are (source word, target word) pairs, both counted from 0.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+WORD_START = "\u2581"   # sentencepiece's word boundary mark
+
+
+def word_index(pieces: list[str]) -> list[int]:
+    """Sentencepiece pieces -> the word each belongs to (a piece with the
+    mark starts a word; the first piece always does)."""
+    index, word = [], -1
+    for i, piece in enumerate(pieces):
+        if piece.startswith(WORD_START) or i == 0:
+            word += 1
+        index.append(word)
+    return index
+
+
+def argmax_links(weights) -> set[tuple[int, int]]:
+    """weights (T, S) -> {(source subword, target subword)}: each row's peak."""
+    weights = np.asarray(weights)
+    if weights.size == 0:
+        return set()
+    return {(int(s), t) for t, s in enumerate(weights.argmax(axis=1))}
+
+
+def word_links(links: set[tuple[int, int]], src_words: list[int], tgt_words: list[int]) -> set[tuple[int, int]]:
+    """Subword links -> word links: words linked when any of their pieces are."""
+    return {(src_words[s], tgt_words[t]) for s, t in links}
+
+
+def aer(predicted: set, sure: set, possible: set | None = None) -> float:
+    """Och & Ney's AER of one link set; possible defaults to sure (S = P)."""
+    return AerCounts.of(predicted, sure, possible).aer
+
+
+@dataclass
+class AerCounts:
+    """|A|, |S|, |A ∩ S|, |A ∩ P| summed over sentences."""
+    predicted: int = 0
+    sure: int = 0
+    hit_sure: int = 0
+    hit_possible: int = 0
+
+    @classmethod
+    def of(cls, predicted: set, sure: set, possible: set | None = None) -> "AerCounts":
+        possible = sure if possible is None else possible | sure    # S ⊆ P by definition
+        return cls(len(predicted), len(sure), len(predicted & sure), len(predicted & possible))
+
+    def __iadd__(self, other: "AerCounts") -> "AerCounts":
+        self.predicted += other.predicted
+        self.sure += other.sure
+        self.hit_sure += other.hit_sure
+        self.hit_possible += other.hit_possible
+        return self
+
+    @property
+    def aer(self) -> float:
+        total = self.predicted + self.sure
+        return 1.0 - (self.hit_sure + self.hit_possible) / total if total else float("nan")
+
+
+def attention_word_links(weights, src_pieces: list[str], tgt_pieces: list[str]) -> set[tuple[int, int]]:
+    """weights (T, S) over these pieces -> word links by the two steps above."""
+    return word_links(argmax_links(weights), word_index(src_pieces), word_index(tgt_pieces))
+
+
+def words_match(pieces: list[str], sentence: str) -> bool:
+    """Do the pieces split into the sentence's whitespace words (same count)?"""
+    return bool(pieces) and word_index(pieces)[-1] == len(sentence.split()) - 1
+
+
+def toy_links(src: str, tgt: str) -> set[tuple[int, int]]:
+    """The toy task's true word links (nmt.data.toy.toy_alignment)."""
+    from nmt.data.toy import toy_alignment
+
+    return {(s, t) for t, s in enumerate(toy_alignment(src, tgt))}
+
+
+def read_links(line: str) -> set[tuple[int, int]]:
+    """Pharaoh format 'i-j i-j ...' (source word i, target word j) -> links."""
+    links = set()
+    for item in line.split():
+        i, sep, j = item.partition("-")
+        if not sep or not i.isdigit() or not j.isdigit():
+            raise ValueError(f"{item!r} is not a Pharaoh link 'i-j'")
+        links.add((int(i), int(j)))
+    return links

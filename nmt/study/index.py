@@ -1,0 +1,164 @@
+"""benchmarks/attention_study/README.md: the index over the study's parts,
+with "What the papers found, and what we find", written from the records.
+
+Every sentence about a finding is built from the rows it cites: means and
+standard deviations over seeds, and a ranking word only where the gap
+exceeds two standard errors of the difference (report.clearly_different).
+"""
+
+import json
+from pathlib import Path
+
+from nmt.study.configs import study_configs
+from nmt.study.report import aggregate, collect
+
+PARTS = {"toy": "Part 1: the toy task (true alignment known)", "multi30k": "Part 2: Multi30k de→en"}
+SUPERSEDED = "superseded_2026-11-23_1.5min"
+
+
+def part_table(folder: Path, data: str) -> dict:
+    configs = study_configs(data)
+    runs = collect(folder, configs, {})
+    return aggregate(runs) if runs else {}
+
+
+def fmt(table: dict, name: str, key: str, digits: int = 3) -> str:
+    entry = table.get(name)
+    if not entry or key not in entry["stats"]:
+        return f"{name}: not run"
+    mean, sd = entry["stats"][key]
+    text = f"{mean:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
+    return f"{name} {text} ({entry['n']} seeds)"
+
+
+def compare(table: dict, a: str, b: str, key: str, lower_is_better: bool) -> tuple[str, str | None]:
+    """'a … vs b …: verdict', and which is better when clear (None if not)."""
+    from nmt.study.report import clearly_different
+
+    if a not in table or b not in table or key not in table[a]["stats"] or key not in table[b]["stats"]:
+        return f"{a} vs {b}: not both run", None
+    clear = clearly_different(table[a], table[b], key)
+    ma, mb = table[a]["stats"][key][0], table[b]["stats"][key][0]
+    better = a if (ma < mb) == lower_is_better else b
+    digits = 0 if key == "steps_to_target" else (3 if key == "aer" else 2)
+    verdict = {True: f"{better} clearly better", False: "within the seed spread",
+               None: "too few seeds to tell"}[clear]
+    return f"{fmt(table, a, key, digits)} vs {fmt(table, b, key, digits)}: {verdict}", (better if clear else None)
+
+
+def best_of(table: dict, names: list[str], key: str, lower_is_better: bool) -> str | None:
+    done = [n for n in names if n in table and key in table[n]["stats"]]
+    if not done:
+        return None
+    return min(done, key=lambda n: table[n]["stats"][key][0] * (1 if lower_is_better else -1))
+
+
+def findings(table: dict) -> list[str]:
+    """The papers' claims, each checked against the toy rows."""
+    if not table:
+        return ["The toy part has no finished runs yet."]
+    out = []
+    scores = ["bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_location", "scaled_dot",
+              "cosine", "multihead"]
+    scopes = ["luong_general", "luong_general-local_m", "luong_general-local_p", "luong_general-hard",
+              "bahdanau", "bahdanau-local_m", "bahdanau-local_p", "bahdanau-hard"]
+    # Luong 2015
+    best_scope = best_of(table, scopes, "aer", True)
+    line, clear = compare(table, "luong_general-local_p", best_scope, "aer", True) \
+        if best_scope and best_scope != "luong_general-local_p" else ("", None)
+    out += ["### Luong, Pham and Manning 2015 (local-p with the general score best; location worst; dot "
+            "strong for global attention)", ""]
+    if best_scope == "luong_general-local_p":
+        out.append("- Local-p with general: it has the lowest mean AER of the scope family "
+                   f"({fmt(table, best_scope, 'aer')}, family table *Attention scope*). Agrees on "
+                   "alignment; whether the lead is larger than the seed spread is in that table's last column.")
+    elif best_scope:
+        out.append(f"- Local-p with general: the scope family's lowest mean AER is {best_scope}'s, not "
+                   f"local-p + general's: {line} (family table *Attention scope*). "
+                   + ("Disagrees." if clear else "No ranking: the gap is within the seed spread."))
+    line2, clear2 = compare(table, "luong_general-local_p", "luong_general", "steps_to_target", True)
+    out.append(f"- Speed to BLEU 95, local-p + general against global general: {line2}.")
+    worst = best_of(table, scores, "aer", False)   # highest AER
+    if worst:
+        others = [n for n in scores if n != worst and n in table]
+        runner = best_of(table, others, "aer", False)
+        line3, clear3 = compare(table, worst, runner, "aer", True) if runner else ("", None)
+        out.append(f"- Location worst: the score family's highest mean AER is {worst}'s; against the next "
+                   f"worst: {line3}. " + ("Agrees (location is worst)." if worst == "luong_location"
+                                           else "Disagrees: location is not the worst aligner here.")
+                   + ("" if clear3 else " The gap is within the seed spread, so no ranking at the bottom."))
+    line4, _ = compare(table, "luong_dot", "luong_general", "aer", True)
+    line5, _ = compare(table, "luong_dot", "luong_general", "steps_to_target", True)
+    out.append(f"- Dot for global attention: AER {line4}; updates to BLEU 95 {line5}.")
+    # Bahdanau vs Luong
+    out += ["", "### Bahdanau (additive) against Luong (multiplicative) scores", ""]
+    for key, what in (("aer", "AER"), ("steps_to_target", "updates to BLEU 95"), ("test_bleu", "test BLEU")):
+        line, _ = compare(table, "bahdanau", "luong_general", key, key != "test_bleu")
+        out.append(f"- {what}: {line}.")
+    out.append("- Both run under the same Luong-style decoder (input feeding, attention after the RNN "
+               "step), so only the score differs; Bahdanau et al.'s own decoder attends before its step.")
+    # Shaw 2018
+    out += ["", "### Shaw, Uszkoreit and Vaswani 2018 (relative positions +0.3 to +1.3 BLEU over absolute, WMT)", ""]
+    for absolute in ("transformer-sinusoidal", "transformer-learned"):
+        for key, what in (("test_bleu", "test BLEU"), ("steps_to_target", "updates to BLEU 95"), ("aer", "AER")):
+            line, _ = compare(table, "transformer-relative", absolute, key, key != "test_bleu")
+            out.append(f"- {what}: {line}.")
+    out.append("- A BLEU gain of +0.3 to +1.3 cannot show on a task every configuration solves to BLEU "
+               "≈ 100: the toy part can only say which encoding learns faster or aligns better.")
+    # Cheng 2016
+    out += ["", "### Cheng, Dong and Lapata 2016 (LSTMN: an encoder with intra-attention over its memory tape)", ""]
+    for key, what in (("aer", "AER"), ("steps_to_target", "updates to BLEU 95"), ("test_bleu", "test BLEU")):
+        line, _ = compare(table, "lstmn", "luong_general", key, key != "test_bleu")
+        out.append(f"- {what}: {line} (lstmn: one direction; luong_general: the bi-GRU base).")
+    out += ["", "### What may explain differences from the papers", "",
+            "- The toy task is tiny (8,000 pairs, 90 words) and every mechanism that learns it reaches BLEU "
+            "≈ 100, so BLEU cannot rank them here; the papers' claims are about BLEU on WMT (millions of "
+            "pairs). The toy part ranks what it can: how fast a mechanism learns (updates to BLEU 95) and "
+            "how well its attention aligns (AER against the true links).",
+            "- The budget is a fixed number of updates with early stopping after the task is solved; "
+            "mechanisms that are slower per update (LSTMN, multihead) are not penalised for it here, only "
+            "in the CPU-min column.",
+            "- Part 2 (Multi30k, a real budget, paired bootstrap, AER against eflomal's silver links) is "
+            "**pending**: the infrastructure is in place but the long runs have not been done."]
+    return out
+
+
+def write_index(root: Path) -> None:
+    root = Path(root)
+    out = ["# The attention study", "",
+           "Which attention mechanism translates best, and which aligns best? `python -m nmt.study` trains "
+           "every mechanism nmt offers (8 scores, 4 scopes, the LSTMN encoder, 6 bridges, 5 positional "
+           "encodings, one family at a time on a fixed base), several seeds each, and writes these pages "
+           "from the run records. This page is rewritten by the command.", ""]
+    toy = {}
+    for data, title in PARTS.items():
+        folder = root / data
+        settings = json.loads((folder / "study.json").read_text()) if (folder / "study.json").exists() else {}
+        table = part_table(folder, data) if settings else {}
+        if data == "toy":
+            toy = table
+        done = sum(e["n"] for e in table.values())
+        if settings:
+            command = settings["sessions"][-1]["command"] if settings.get("sessions") else "?"
+            out += [f"- [{title}]({data}/README.md): {done} finished runs over {len(table)} configurations; "
+                    f"last command `{command}`"]
+        else:
+            out += [f"- {title}: not run yet"]
+    if toy:
+        out += ["", "## Part 1 at a glance", "",
+                "| configuration | family | seeds | updates to BLEU 95 | test BLEU | AER |", "|---|---|---|---|---|---|"]
+        from nmt.study.report import cell
+        for name, entry in toy.items():
+            if entry["n"]:
+                out.append(f"| {name} | {entry['family']} | {entry['n']} | "
+                           f"{cell(entry, 'steps_to_target', '{:,.0f}')} | {cell(entry, 'test_bleu', '{:.2f}')} | "
+                           f"{cell(entry, 'aer', '{:.3f}')} |")
+    out += ["", "## What the papers found, and what we find", "",
+            "On the toy part's evidence only; each line cites its rows (mean ± sd over seeds) and ranks "
+            "only where the gap exceeds two standard errors of the difference.", "", *findings(toy)]
+    out += ["", "## Superseded", "",
+            f"The first Multi30k study gave every run 1.5 minutes (80–135 updates, test BLEU 2–7): it "
+            "ranked start-up speed, not attention mechanisms, and its \"peak on reference\" column measured "
+            f"monotonicity, not alignment. It is kept for the record in [{SUPERSEDED}/]({SUPERSEDED}/README.md) "
+            "and is not part of any table above.", ""]
+    (root / "README.md").write_text("\n".join(out), encoding="utf-8")
