@@ -104,3 +104,21 @@ def test_checkpoints_of_different_vocabularies_are_refused(tmp_path, toy_checkpo
     assert main(["--checkpoint", str(toy_checkpoint), str(foreign), "--input", str(source)]) == 1
     err = capsys.readouterr().err.strip()
     assert "use different vocabularies" in err and str(foreign) in err and "\n" not in err
+
+
+def test_the_coverage_penalty_of_an_ensemble_uses_the_mean_attention_by_hand():
+    from tests.decoding.fake_model import attention_table
+    # Both members have the same probabilities (a </s> 0.40, b c </s> 0.36); one attends
+    # as fake_model.attention_table, the other uniformly (1/3 each), so the ensemble's
+    # attention is their mean: bos and a (0.5667, 0.2167, 0.2167), b (0.1917, 0.6167, 0.1917),
+    # c (0.1917, 0.1917, 0.6167). Summed over each path:
+    #   a </s>:   (1.1333, 0.4333, 0.4333)  cp = beta * 2 log 0.4333 = beta * -1.6725
+    #   b c </s>: (0.95, 1.025, 1.025)      cp = beta * log 0.95     = beta * -0.0513
+    # tie at beta = (log 0.40 - log 0.36) / (1.6725 - 0.0513) = 0.1054 / 1.6212 = 0.0650
+    # (one member alone, with attention_table, ties at 0.0339: test_search_by_hand)
+    ensemble = Ensemble([TableModel(attention_table()), TableModel()])
+    for beta, winner in ((0.0, [A]), (0.06, [A]), (0.07, [B, C])):
+        best = beam_search(ensemble, SRC, BOS, EOS, beam_size=2, alpha=0.0, beta=beta)[0][0]
+        assert best.tokens == winner, beta
+    best = beam_search(ensemble, SRC, BOS, EOS, beam_size=2, alpha=0.0, beta=0.07)[0][0]
+    assert best.score == pytest.approx(math.log(0.36) + 0.07 * math.log(0.95), abs=1e-5)

@@ -111,3 +111,20 @@ def test_a_batch_equals_each_sentence_alone(translator, beam_size):
         assert [t for t, _ in batched.nbest] == [t for t, _ in alone.nbest]
         assert batched.attention.shape == alone.attention.shape
         assert abs(batched.attention - alone.attention).max() < 1e-4
+
+
+def test_coverage_penalty_adds_the_formula_to_each_hypothesis(translator):
+    """Wu et al.'s cp on real models: each of the n best scores its teacher-forced
+    log-probability plus beta * sum_i log(min(sum_t a_t,i, 1)) of the attention it
+    reports (a Transformer's: the last layer's cross-attention, mean over heads), with
+    min(., 1) floored at 1e-9 (a trained model leaves "the" and "of" all but unread)."""
+    model, beta = translator.model, 0.5
+    src = encode(translator)
+    for row, hyps in zip(src, beam_search(model, src, BOS, EOS, beam_size=3, nbest=3, alpha=0.0,
+                                          beta=beta)):
+        assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+        for hyp in hyps:
+            log_probs, weights = rescore(model, row, hyp.tokens)                # (T, V), (T, S)
+            targets = torch.tensor(hyp.tokens + [EOS])
+            cp = beta * float(weights.sum(0).clamp(min=1e-9, max=1.0).log().sum())
+            assert float(log_probs.gather(1, targets[:, None]).sum()) + cp == pytest.approx(hyp.score, abs=1e-3)
