@@ -46,19 +46,13 @@ def parse_links(line: str, where: str) -> Links:
 
 
 def read_alignment_file(path) -> list[str]:
-    """The lines of an alignment file (UTF-8), without line ends."""
-    path = Path(path)
-    if not path.is_file():
+    """The lines of an alignment file: UTF-8, plain or .gz (nmt.data.readers.read_lines)."""
+    from nmt.data.readers import read_lines
+
+    if not Path(path).exists():
         raise NmtError(f"data.train_alignments={path}: no such file (write one with "
                        "python -m nmt.data.alignments toy FILE, or an aligner such as eflomal)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise NmtError(f"{path}: not UTF-8 text (byte {error.start + 1})") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    return read_lines(path)
 
 
 def read_alignments(path, pairs: list[tuple[str, str]]) -> list[Links]:

@@ -210,3 +210,15 @@ def test_the_supervised_attention_learns_the_true_alignment(tmp_path, toy_alignm
     logged = [e.value for e in events.Scalars("train/guided_alignment_loss")]
     assert logged[-1] < logged[0]                                         # it learns the alignment
     assert "train/guided_alignment_loss" not in EventAccumulator(str(tmp_path / "p" / "tensorboard")).Reload().Tags()["scalars"]
+
+
+def test_gzip_bom_and_windows_line_ends_are_read(tmp_path):
+    import gzip
+
+    path = tmp_path / "a.align.gz"
+    path.write_bytes(gzip.compress("\ufeff0-0 2-1\r\n1-0\r\n".encode()))
+    assert read_alignments(path, PAIRS) == [[(0, 0), (2, 1)], [(1, 0)]]
+    bad = tmp_path / "b.align"
+    bad.write_bytes(b"0-0\n\xff-1\n")
+    with pytest.raises(NmtError, match="line 2: invalid UTF-8"):
+        read_alignments(bad, PAIRS)
