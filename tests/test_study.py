@@ -45,7 +45,7 @@ def test_study_overrides_on_the_command_line():
     args = parse_args(["study.budget_minutes=1", "study.seeds=2", "trainer.device=cpu"])
     assert (args.budget_minutes, args.seeds, args.overrides) == (1.0, 2, ["trainer.device=cpu"])
     toy = parse_args(["--data", "toy"])       # the toy profile's measured defaults
-    assert (toy.budget_steps, toy.val_every, toy.seeds, toy.target_bleu) == (1000, 25, 3, 95.0)
+    assert (toy.budget_steps, toy.val_every, toy.seeds, toy.target_bleu) == (600, 25, 3, 95.0)
     with pytest.raises(SystemExit):
         parse_args(["--budget-minutes", "1", "--budget-steps", "5"])
 

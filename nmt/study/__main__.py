@@ -28,13 +28,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from nmt.cli_checks import close_stdout, finite_float, write_stdout
 from nmt.errors import NmtError
 from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 
 ROOT = Path(__file__).resolve().parents[2]
-OPTIONS = {"budget_minutes": float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
+OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
            "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
-           "beam_size": int, "jobs": int, "patience": int, "target_bleu": float, "links": str}
+           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str}
 
 
 def parse_args(argv):
@@ -42,7 +43,7 @@ def parse_args(argv):
     parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--budget-minutes", type=float, help="wall-clock minutes per run")
+    budget.add_argument("--budget-minutes", type=finite_float, help="wall-clock minutes per run")
     budget.add_argument("--budget-steps", type=int, help="optimiser updates per run (toy default 1000)")
     parser.add_argument("--seeds", type=int, help="seeds per configuration (toy default 3, multi30k 2)")
     parser.add_argument("--spread", default="", help="configurations that get one seed more than --seeds")
@@ -57,7 +58,7 @@ def parse_args(argv):
     parser.add_argument("--val-every", type=int, help="updates between validations")
     parser.add_argument("--patience", type=int, help="validations without improvement before a run stops "
                         "(0 = never; toy default 10)")
-    parser.add_argument("--target-bleu", type=float, help="report the updates needed to reach this "
+    parser.add_argument("--target-bleu", type=finite_float, help="report the updates needed to reach this "
                         "validation BLEU (toy default 95)")
     parser.add_argument("--test-sentences", type=int, help="first N test sentences (default all)")
     parser.add_argument("--beam-size", type=int, default=1, help="test decoding beam (1 = greedy)")
@@ -65,7 +66,7 @@ def parse_args(argv):
                         "Pharaoh 'i-j' (e.g. from nmt.study.eflomal_links); the toy task has its own")
     parser.add_argument("--cache-dir", help="sentencepiece cache (cache_dir); default data/")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads per run")
-    parser.add_argument("--report-every", type=float, default=10.0,
+    parser.add_argument("--report-every", type=finite_float, default=10.0,
                         help="minutes between rewrites of the report while the study runs")
     parser.add_argument("--machine", help="how the report names this machine")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
@@ -83,8 +84,9 @@ def parse_args(argv):
                 parser.error(f"{key} unknown; study options are the --long options with _ for -")
             try:
                 setattr(args, option, OPTIONS[option](value))
-            except ValueError:
-                parser.error(f"{key}={value!r}: not a {OPTIONS[option].__name__}")
+            except (ValueError, argparse.ArgumentTypeError):
+                kind = "finite number" if OPTIONS[option] is finite_float else OPTIONS[option].__name__
+                parser.error(f"{key}={value!r}: not a {kind}")
         else:
             extra.append(item)
     args.overrides = extra
@@ -192,11 +194,28 @@ def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
     return minutes * scale, "the profile's measured figure, scaled to the budget"
 
 
+def train_alignments(args) -> Path:
+    """The toy task's true links of its training pairs, for the guided runs
+    (python -m nmt.data.alignments toy FILE, at data=toy's sizes and seed)."""
+    from nmt.data.alignments import main as write_alignments
+
+    if args.data != "toy":
+        raise NmtError("guided alignment runs need training links; the study makes them for --data toy only")
+    path = (Path(args.runs_dir) / "toy_train.align").resolve()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if write_alignments(["toy", str(path)]) != 0:
+            raise NmtError(f"could not write {path}")
+    return path
+
+
 def run_one(config, seed, args, common, test, links, gallery) -> dict:
     """Train (unless its run folder is finished) and evaluate one run -> its record."""
     from nmt.study.metrics import evaluate_run
     from nmt.study.runner import failure_reason, run_dir_of, train
 
+    if config.needs_alignments:
+        common = [*common, f"data.train_alignments={train_alignments(args)}"]
     run_dir = run_dir_of(args.runs_dir, config.name, seed)
     timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else 3600
     record = {"name": config.name, "family": config.family, "seed": seed, "overrides": list(config.overrides),
@@ -225,8 +244,8 @@ def main(argv=None) -> int:
     try:
         configs = select(study_configs(args.data), args.only)
         if args.list:
-            for config in configs:
-                print(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}")
+            write_stdout("".join(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}\n"
+                                 for config in configs))
             return 0
         args.out.mkdir(parents=True, exist_ok=True)
         settings = load_settings(args.out)
@@ -241,8 +260,10 @@ def main(argv=None) -> int:
 
         gallery = pick_sentences(valid)
         if not args.report_only:
-            todo = [(c, s) for c in configs for s in seeds[c.name]
-                    if not record_done(record_path_of(args.out, c.name, s))]
+            # seed-major: every configuration's first seed before any second seed, so a
+            # study stopped early has every row
+            todo = [(c, s) for s in sorted({s for v in seeds.values() for s in v}) for c in configs
+                    if s in seeds[c.name] and not record_done(record_path_of(args.out, c.name, s))]
             total = sum(len(s) for s in seeds.values())
             finished = total - len(todo)
             if args.max_runs is not None:
@@ -250,13 +271,13 @@ def main(argv=None) -> int:
             records = [r for c in study_configs(args.data) for r in collect_records(args.out, c.name)]
             minutes, basis = estimate_minutes(args, records)
             cores = min(args.jobs, max(1, len(todo)))
-            print(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
+            write_stdout(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
                   f"already finished (not rerun); {len(todo)} runs × {minutes:.2f} minutes on {cores} "
                   f"core{'s' if cores > 1 else ''} ≈ {len(todo) * minutes / cores / 60:.2f} hours "
                   f"({len(todo) * minutes / cores:.0f} minutes; {len(todo) * minutes / 60:.2f} CPU-hours; "
                   f"minutes per run: {basis})"
-                  + (f"; --max-runs {args.max_runs}: then stop" if args.max_runs is not None else ""),
-                  flush=True)
+                  + (f"; --max-runs {args.max_runs}: then stop" if args.max_runs is not None else "")
+                  + "\n", keep_going=True)
             session = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                        "machine": args.machine or default_machine(),
                        "command": "python -m nmt.study " + shlex.join(argv), "commit": git_commit(),
@@ -270,6 +291,8 @@ def main(argv=None) -> int:
                         "sessions": [*settings.get("sessions", []), session]}
             (args.out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
             links, _ = reference_links(args, test)
+            if any(c.needs_alignments for c, _ in todo):
+                train_alignments(args)
             common = common_overrides(args)
             lock, last_report = threading.Lock(), time.monotonic()
             with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -283,10 +306,11 @@ def main(argv=None) -> int:
                     if record["status"] == "finished" or not (previous and previous.get("status") == "finished"):
                         write_record(path, record)
                     figure = record.get("eval", {})
-                    print(f"nmt.study: [{done}/{len(todo)}] {config.name} seed {seed}: {record['status']}"
+                    write_stdout(f"nmt.study: [{done}/{len(todo)}] {config.name} seed {seed}: {record['status']}"
                           + (f", test BLEU {figure['test_bleu']:.1f}, AER {figure['aer']:.3f}"
                              if record["status"] == "finished" and figure.get("aer") is not None else "")
-                          + (f" ({record['reason']})" if record["status"] != "finished" else ""), flush=True)
+                          + (f" ({record['reason']})" if record["status"] != "finished" else "") + "\n",
+                         keep_going=True)      # the records and the report are the study's outputs
                     if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
                         with lock:
                             write_report(args, settings, collect(args.out, configs, seeds), gallery,
@@ -298,7 +322,7 @@ def main(argv=None) -> int:
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
-    print(f"nmt.study: report {args.out / 'README.md'}")
+    write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
     return 0
 
 
@@ -330,4 +354,4 @@ def describe(args) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(close_stdout(main()))

@@ -1,12 +1,17 @@
 """The study's configurations: one name and one list of `nmt.train` overrides each.
 
-Five families, each changing one part of a fixed base model:
+Eight families, each changing one part of a fixed base model:
 
     score       every RNN attention score, global scope
     scope       local_m, local_p and hard scope for luong_general and bahdanau
+    normaliser  sparsemax and 1.5-entmax instead of softmax, for luong_general and bahdanau
+    coverage    coverage attention (Tu et al. 2016), beside bahdanau whose score it extends
     encoder     the LSTMN self-attention encoder instead of the bi-GRU
     bridge      how the decoder's first state is made (last is the base)
-    positional  a small Transformer with each positional encoding
+    positional  a small Transformer with each positional encoding (ALiBi included)
+    guided      guided alignment (Garg et al. 2019): the attention supervised with the
+                toy task's true links (toy only: Multi30k would need an aligner's
+                training links), RNN base and Transformer
 
 The RNN base is a bidirectional GRU encoder (hidden H per direction, so
 states of 2H) under a Luong-style GRU decoder of hidden 2H, so that
@@ -22,15 +27,21 @@ SCORES = ["bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_locat
 SCOPES = ["local_m", "local_p", "hard"]
 SCOPE_SCORES = ["luong_general", "bahdanau"]
 BRIDGES = ["mean", "zero", "zhou", "han", "structured"]   # "last" is the base run
-POSITIONALS = ["sinusoidal", "learned", "relative", "rotary", "none"]
+POSITIONALS = ["sinusoidal", "learned", "relative", "rotary", "alibi", "none"]
+NORMALISERS = ["sparsemax", "entmax15"]   # softmax is every other run
+NORMALISER_SCORES = ["luong_general", "bahdanau"]
+GUIDED_WEIGHT = 1.0   # trainer.guided_alignment.weight of the guided runs
 BASE = "luong_general"
 
 FAMILIES = {
     "score": "Attention score (RNN, global scope)",
     "scope": "Attention scope (RNN)",
+    "normaliser": "Attention normaliser: sparsemax and 1.5-entmax vs softmax (RNN, global scope)",
+    "coverage": "Coverage attention vs its additive score (RNN)",
     "encoder": "Encoder: LSTMN self-attention vs bi-GRU",
     "bridge": "Bridge (decoder start state)",
     "positional": "Transformer positional encoding",
+    "guided": "Guided alignment: attention supervised with the true links (toy)",
 }
 
 
@@ -68,13 +79,14 @@ class Budget:
 
     toy: measured. The quick-start model reaches validation BLEU 95 on the
     toy task after 250-275 updates (luong_general, multihead; seed 1), so
-    1,000 updates leave room for slower mechanisms; a validation every 25
-    updates places the "updates to BLEU 95" figure to within 25; patience 10
-    ends a run 250 updates after its last improvement (a solved run stops
+    600 updates leave room for slower mechanisms; a validation every 25
+    updates places the "updates to BLEU 95" figure to within 25; patience 4
+    ends a run 100 updates after its last improvement (a solved run stops
     early; the checkpoint evaluated is the first with the best validation
-    BLEU either way). One such run took 41-53 s on one thread of a shared
-    2-core machine (`minutes_per_run`, the plan's estimate until the study's
-    own finished runs give a better one).
+    BLEU either way). 800 updates took 41 s on one thread of the 2-core
+    machine when it was quiet, 1,000 took 53 s when lightly shared; under a
+    load of 9 on 2 cores, 550 updates took 210 s (`minutes_per_run` is the
+    plan's estimate until the study's own finished runs give one).
 
     multi30k: NOT measured yet (a documented profile): at most 15 minutes
     per run on one core, meant to let the base configuration reach 20 test
@@ -91,8 +103,8 @@ class Budget:
 
 
 BUDGETS = {
-    "toy": Budget(budget_steps=1000, budget_minutes=None, val_every=25, val_sentences=200, patience=10,
-                  seeds=3, target_bleu=95.0, minutes_per_run=1.0),
+    "toy": Budget(budget_steps=600, budget_minutes=None, val_every=25, val_sentences=200, patience=4,
+                  seeds=3, target_bleu=95.0, minutes_per_run=3.0),
     "multi30k": Budget(budget_steps=None, budget_minutes=15.0, val_every=200, val_sentences=300,
                        patience=0, seeds=2, target_bleu=None, minutes_per_run=16.5),
 }
@@ -104,10 +116,11 @@ class StudyConfig:
     family: str
     overrides: tuple[str, ...]
     also: tuple[str, ...] = field(default=())   # base runs shown beside this family
+    needs_alignments: bool = False              # data.train_alignments: the toy task's true links
 
 
 def rnn_overrides(s: Sizes, attention: str, scope: str = "global", encoder: str = "gru",
-                  bridge: str = "last") -> tuple[str, ...]:
+                  bridge: str = "last", normaliser: str = "softmax") -> tuple[str, ...]:
     states = 2 * s.enc_hidden   # a bidirectional encoder's hidden_size is its state size
     if encoder == "lstmn":   # one direction: give it the bi-GRU's state size
         enc = [f"model.encoder.hidden_size={states}"]
@@ -120,7 +133,7 @@ def rnn_overrides(s: Sizes, attention: str, scope: str = "global", encoder: str 
             f"model.decoder.embed_dim={s.embed}", f"model.decoder.hidden_size={states}",
             "model.decoder.style=luong", "model.decoder.layers=1",
             f"model.decoder.dropout={s.dropout}", f"model.attention.scope={scope}",
-            "schedule=constant", f"optimizer.lr={s.lr}")
+            f"model.attention.normaliser={normaliser}", "schedule=constant", f"optimizer.lr={s.lr}")
 
 
 def transformer_overrides(s: Sizes, positional: str) -> tuple[str, ...]:
@@ -142,12 +155,25 @@ def study_configs(profile: str) -> list[StudyConfig]:
     configs += [StudyConfig(f"{a}-{scope}", "scope", rnn_overrides(s, a, scope=scope),
                             also=tuple(SCOPE_SCORES))
                 for a in SCOPE_SCORES for scope in SCOPES]
+    configs += [StudyConfig(f"{a}-{n}", "normaliser", rnn_overrides(s, a, normaliser=n),
+                            also=tuple(NORMALISER_SCORES))
+                for a in NORMALISER_SCORES for n in NORMALISERS]
+    configs.append(StudyConfig("coverage", "coverage", rnn_overrides(s, "coverage"), also=("bahdanau",)))
     configs.append(StudyConfig("lstmn", "encoder", rnn_overrides(s, BASE, encoder="lstmn"),
                                also=(BASE,)))
     configs += [StudyConfig(f"bridge-{b}", "bridge", rnn_overrides(s, BASE, bridge=b), also=(BASE,))
                 for b in BRIDGES]
     configs += [StudyConfig(f"transformer-{p}", "positional", transformer_overrides(s, p))
                 for p in POSITIONALS]
+    if profile == "toy":
+        guided = (f"trainer.guided_alignment.weight={GUIDED_WEIGHT}",)
+        configs += [
+            StudyConfig(f"{BASE}-guided", "guided", rnn_overrides(s, BASE) + guided, also=(BASE,),
+                        needs_alignments=True),
+            StudyConfig("transformer-sinusoidal-guided", "guided",
+                        transformer_overrides(s, "sinusoidal") + guided
+                        + ("trainer.guided_alignment.layer=-2", "trainer.guided_alignment.head=0"),
+                        also=("transformer-sinusoidal",), needs_alignments=True)]
     return configs
 
 
