@@ -321,3 +321,25 @@ def test_one_override_reaches_every_attention():
     cfg = compose_model("experiment=transformer_small")
     model = build_model(cfg.model, 20, 20)
     assert {m.normaliser for m in model.modules() if isinstance(m, MultiHeadAttention)} == {"softmax"}
+
+
+# -- heatmaps -------------------------------------------------------------------
+def test_heatmaps_draw_exact_zeros_white_and_small_weights_not(tmp_path):
+    import numpy as np
+    from nmt.viz.heatmaps import attention_figure, save_figure
+
+    weights = np.array([[0.0, 1e-4, 0.9999],
+                        [0.75, 0.25, 0.0]])                           # (T, S): sparsemax rows
+    fig = attention_figure(weights, ["a", "b", "c"], ["x", "y"])
+    fig.canvas.draw()
+    pixels = np.asarray(fig.canvas.buffer_rgba())                      # (height, width, 4)
+    ax = fig.axes[0]
+
+    def colour(t, s):
+        x, y = ax.transData.transform((s, t))                          # cell centre, display
+        return tuple(pixels[pixels.shape[0] - int(round(y)), int(round(x)), :3])
+
+    white = (255, 255, 255)
+    assert colour(0, 0) == white and colour(1, 2) == white             # exactly 0
+    assert colour(0, 1) != white and colour(1, 1) != white             # 1e-4 and 0.25: colours
+    save_figure(fig, tmp_path / "zeros.png")
