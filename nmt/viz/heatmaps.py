@@ -8,70 +8,94 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 
+# TensorBoard shows an image in a card about 340 px wide, scaled down to fit
+# (never up) and as tall as it is. A heatmap is drawn for that width at 100 dpi
+# with at most MAX_COLUMNS source tokens across, each CELL_IN wide, so token
+# labels are shown at about their own size; `card_figures` cuts a longer source
+# into several such figures. Rows (output tokens) only make a figure taller.
+DPI = 100
+CARD_IN = 3.4                # inches: 340 px
+CELL_IN = 0.15               # room per token on each axis: 15 px for a 9-10 pt label
+MAX_COLUMNS = 16             # source tokens across one card
+LABEL_PT = 10.0              # token labels and title
+MAX_LABEL_CHARS = 14         # longer subwords are cut with an ellipsis
+# viridis, but a weight of exactly 0 (sparsemax, entmax15, outside a local
+# window) is drawn white, apart from a small weight's dark purple
+ZERO_WHITE = matplotlib.colormaps["viridis"].with_extremes(bad="white")
+
+
+def _label(piece: str) -> str:
+    return piece if len(piece) <= MAX_LABEL_CHARS else piece[:MAX_LABEL_CHARS - 1] + "…"
+
+
 def _label_size(n: int) -> float:
-    return max(6.0, min(11.0, 220.0 / max(n, 1)))
+    """10 pt up to 16 tokens, 9 pt up to 24, then smaller, never under 7 pt."""
+    return LABEL_PT if n <= 16 else max(7.0, min(9.0, 216.0 / n))
 
 
 def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], title: str = "",
-                     centers=None, window: int | None = None) -> Figure:
-    """weights (T, S) -> a labelled heatmap with a colour scale.
+                     centers=None, window: int | None = None, columns: range | None = None) -> Figure:
+    """weights (T, S) -> one labelled heatmap with a colour bar below it:
+    source subwords across, output subwords down; 340 px wide for up to
+    MAX_COLUMNS source tokens, wider beyond.
 
-    centers (T,) local-p's predicted positions p_t are drawn as dots and the
-    window [p_t - D, p_t + D] as a bracket on each row.
+    columns: draw only these source positions (one card of `card_figures`),
+    on the colour scale of the whole map. centers (T,) local-p's predicted
+    positions p_t are drawn as dots and the window [p_t - D, p_t + D] as a
+    bracket on each row.
     """
     weights = np.asarray(weights, dtype=float)
     T, S = weights.shape
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.42 * S + 2.5), max(3.5, 0.36 * T + 1.8)), dpi=110)
-    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=max(1e-6, float(weights.max())),
+    columns = range(S) if columns is None else columns
+    first, shown = columns.start, weights[:, columns.start:columns.stop]        # (T, C)
+    C = shown.shape[1]
+    legend = centers is not None
+    size = (max(CARD_IN, 1.3 + CELL_IN * C), 2.0 + (0.3 if legend else 0.0) + CELL_IN * T)
+    fig = plt.figure(figsize=size, dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_equal(shown, 0.0), cmap=ZERO_WHITE, vmin=0.0,
+                      vmax=max(1e-6, float(weights.max())),
                       aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(S), src_pieces[:S], rotation=60, ha="right", rotation_mode="anchor",
-                  fontsize=_label_size(S))
-    ax.set_yticks(range(T), tgt_pieces[:T], fontsize=_label_size(T))
-    ax.set_xlabel("source")
-    ax.set_ylabel("output")
+    ax.set_xticks(range(C), [_label(p) for p in src_pieces[first:first + C]], rotation=90,
+                  fontsize=_label_size(C))
+    ax.set_yticks(range(T), [_label(p) for p in tgt_pieces[:T]], fontsize=_label_size(T))
+    ax.tick_params(length=2, pad=2)
+    ax.set_xlabel("source", fontsize=9, labelpad=2)
+    ax.set_ylabel("output", fontsize=9, labelpad=2)
     if centers is not None:
-        centers = np.asarray(centers, dtype=float)[:T]
+        centers = np.asarray(centers, dtype=float)[:T] - first                 # (T,) in this card
         ax.plot(centers, range(len(centers)), "o", color="red", markersize=4, label="centre p_t")
         if window is not None:
             for t, p in enumerate(centers):
-                left, right = max(p - window, -0.5), min(p + window, S - 0.5)
-                ax.plot([left, right], [t, t], color="red", linewidth=0.8, alpha=0.7)
+                left, right = max(p - window, -0.5), min(p + window, C - 0.5)
+                if left < right:
+                    ax.plot([left, right], [t, t], color="red", linewidth=0.8, alpha=0.7)
             ax.plot([], [], color="red", linewidth=0.8, label=f"window p_t ± {window}")
-        ax.set_xlim(-0.5, S - 0.5)
-        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize=7, frameon=False)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
-    if title:
-        ax.set_title(title, fontsize=10, pad=18 if centers is not None else 6)
-    fig.tight_layout()
+        ax.set_xlim(-0.5, C - 0.5)
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize=8, frameon=False,
+                  borderaxespad=0.2, handletextpad=0.3, columnspacing=0.8)
+    bar = fig.colorbar(image, ax=ax, location="bottom", fraction=0.05, pad=0.02, aspect=30)
+    bar.ax.tick_params(labelsize=8)
+    bar.set_label("attention weight (white: exactly 0)", fontsize=8, labelpad=1)
+    if title:                  # over the whole figure: the axes are narrower than the card
+        fig.suptitle(title, fontsize=LABEL_PT)
     return fig
 
 
-def heads_figure(layer_weights, src_pieces: list[str], tgt_pieces: list[str],
-                 title: str = "") -> Figure:
-    """layer_weights (H, T, S): one panel per head, then their mean, shared scale."""
-    layer_weights = np.asarray(layer_weights, dtype=float)
-    H, T, S = layer_weights.shape
-    panels = list(layer_weights) + [layer_weights.mean(0)]
-    names = [f"head {h + 1}" for h in range(H)] + ["mean"]
-    cols = min(3, len(panels))
-    rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(cols * max(3.2, 0.3 * S + 1.6),
-                                                  rows * max(2.8, 0.28 * T + 1.4)),
-                             dpi=100, squeeze=False)
-    vmax = max(1e-6, float(layer_weights.max()))
-    for ax, panel, name in zip(axes.flat, panels, names):
-        image = ax.imshow(panel, cmap="viridis", vmin=0, vmax=vmax, aspect="auto",
-                          interpolation="nearest")
-        ax.set_xticks(range(S), src_pieces[:S], rotation=60, ha="right", rotation_mode="anchor",
-                      fontsize=_label_size(S) - 1)
-        ax.set_yticks(range(T), tgt_pieces[:T], fontsize=_label_size(T) - 1)
-        ax.set_title(name, fontsize=9)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    fig.colorbar(image, ax=axes.ravel().tolist(), fraction=0.03, pad=0.02, label="attention weight")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    return fig
+def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: str,
+                 centers=None, window: int | None = None) -> list[tuple[str, Figure]]:
+    """One map as TensorBoard cards: [("", figure)] for up to MAX_COLUMNS
+    source tokens, else [("/source_1-13", ...), ("/source_14-25", ...)],
+    even parts on one colour scale, each titled with its source range."""
+    S = np.asarray(weights).shape[1]
+    parts = -(-S // MAX_COLUMNS)                                  # ceil
+    if parts == 1:
+        return [("", attention_figure(weights, src_pieces, tgt_pieces, title, centers, window))]
+    bounds = [round(k * S / parts) for k in range(parts + 1)]
+    return [(f"/source_{a + 1}-{b}",
+             attention_figure(weights, src_pieces, tgt_pieces, f"{title}\nsource {a + 1}-{b} of {S}",
+                              centers, window, columns=range(a, b)))
+            for a, b in zip(bounds, bounds[1:])]
 
 
 def save_figure(fig: Figure, path) -> None:

@@ -32,9 +32,10 @@ def test_transformer_learns_the_toy_task(tmp_path, cache_dir):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     events = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"images": 0})
     events.Reload()
-    # every cross-attention layer, with its heads and their mean, as one image each
+    # every cross-attention layer: the mean of its heads, and each head on a card of its own
     assert sorted(events.Tags()["images"]) == ["attention/sentence_1/layer_1",
-                                               "attention/sentence_1/layer_2"]
+                                               "attention/sentence_1/layer_2"] + [
+        f"per_head_attention/sentence_1/layer_{layer}/head_{head}" for layer in (1, 2) for head in (1, 2, 3, 4)]
 
 
 def test_resume_continues_exactly(tmp_path, cache_dir):
