@@ -137,8 +137,9 @@ def default_machine() -> str:
     return f"{os.cpu_count()}-core CPU ({platform.machine()}, {platform.system()}), no GPU"
 
 
-def load_pairs(args):
-    """(validation pairs, test pairs) of the study's data, raw text."""
+def load_pairs(args, split: str = "valid"):
+    """(validation pairs, or training pairs with split="train"; test pairs) of
+    the study's data, raw text; validation and test without empty sources."""
     from hydra import compose, initialize_config_dir
 
     from nmt.data.corpora import load_corpus
@@ -146,7 +147,10 @@ def load_pairs(args):
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         cfg = compose("config", overrides=data_overrides(args))
     corpus = load_corpus(cfg.data, Path(args.cache_dir or cfg.cache_dir))
-    valid = [(s, t) for s, t in corpus.valid if s.strip()]
+    if split == "train":
+        valid = list(corpus.train)
+    else:
+        valid = [(s, t) for s, t in corpus.valid if s.strip()]
     test = [(s, t) for s, t in corpus.test if s.strip()]
     if args.test_sentences:
         test = test[: args.test_sentences]

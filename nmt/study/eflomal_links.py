@@ -1,0 +1,109 @@
+"""Silver word links for a test set: eflomal, symmetrised with grow-diag-final-and.
+
+    pip install -e '.[study]'
+    python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k \\
+        --out benchmarks/attention_study/multi30k/test.links
+    python -m nmt.study --data-path ../shared/data/multi30k \\
+        --links benchmarks/attention_study/multi30k/test.links ...
+
+Östling & Tiedemann 2016, Efficient Word Alignment with Markov Chain Monte
+Carlo, PBML 106 (eflomal). The aligner is trained on the training corpus
+plus the test set (an unsupervised aligner may see the sentences it
+aligns; Koehn and Knowles 2017, Sec. 3.5, did the same with fast_align),
+in both directions; the two directions are joined by grow-diag-final-and
+(nmt.study.symmetrise). Words are the whitespace-separated words of the raw
+sentences, lower-cased for the aligner (their positions unchanged), which
+are the words nmt.study.alignment groups subwords into. The links are
+silver, not gold: an aligner's guess. eflomal samples (Gibbs sampling,
+no seed option), so two runs may differ in a few links.
+
+Writes one line per test sentence, Pharaoh "i-j" (source word i, target
+word j, from 0); --train-out also writes the training pairs' links (for
+guided alignment, data.train_alignments).
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from nmt.errors import NmtError
+from nmt.study.alignment import read_links
+from nmt.study.symmetrise import grow_diag_final_and
+
+
+def pharaoh(links: set) -> str:
+    return " ".join(f"{i}-{j}" for i, j in sorted(links))
+
+
+def eflomal_links(pairs: list[tuple[str, str]], iterations_scale: float = 1.0) -> list[set[tuple[int, int]]]:
+    """Align `pairs` (source, target sentences) with eflomal in both directions
+    and symmetrise each pair's links with grow-diag-final-and."""
+    try:
+        import eflomal
+    except ImportError:
+        raise NmtError("eflomal is not installed: pip install -e '.[study]' (or pip install eflomal)") from None
+    if not pairs:
+        return []
+    src = [" ".join(s.lower().split()) + "\n" for s, _ in pairs]
+    tgt = [" ".join(t.lower().split()) + "\n" for _, t in pairs]
+    if any(line == "\n" for line in src + tgt):
+        raise NmtError("eflomal cannot align an empty sentence; drop empty pairs first")
+    with tempfile.TemporaryDirectory(prefix="nmt-eflomal-") as folder:
+        forward, reverse = Path(folder) / "fwd", Path(folder) / "rev"
+        aligner = eflomal.Aligner(rel_iterations=iterations_scale)
+        aligner.align(src, tgt, links_filename_fwd=str(forward), links_filename_rev=str(reverse), quiet=True)
+        fwd = forward.read_text(encoding="utf-8").splitlines()
+        rev = reverse.read_text(encoding="utf-8").splitlines()
+    if len(fwd) != len(pairs) or len(rev) != len(pairs):
+        raise NmtError(f"eflomal wrote {len(fwd)} and {len(rev)} lines for {len(pairs)} pairs")
+    return [grow_diag_final_and(read_links(f), read_links(r), len(s.split()), len(t.split()))
+            for f, r, (s, t) in zip(fwd, rev, pairs)]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nmt.study.eflomal_links",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--data", choices=["multi30k", "toy"], default="multi30k")
+    parser.add_argument("--data-path", help="local Multi30k folder (data.path)")
+    parser.add_argument("--out", required=True, type=Path, help="the test set's links (Pharaoh)")
+    parser.add_argument("--train-out", type=Path, help="also write the training pairs' links here")
+    parser.add_argument("--train-sentences", type=int, help="use the first N training pairs (default all)")
+    parser.add_argument("--cache-dir", help="cache_dir (default data/)")
+    args = parser.parse_args(argv)
+    try:
+        from argparse import Namespace
+
+        from nmt.study.__main__ import load_pairs
+
+        study_args = Namespace(data=args.data, data_path=args.data_path, cache_dir=args.cache_dir,
+                               test_sentences=None)
+        if args.train_out and args.train_sentences:
+            raise NmtError("--train-out writes one line per training pair: give it without --train-sentences")
+        train, test = load_pairs(study_args, split="train")
+        train = train[: args.train_sentences]
+        # a pair with an empty side gets an empty line (no links) and is not given to eflomal
+        kept = [k for k, (s, t) in enumerate(train) if s.strip() and t.strip()]
+        started = time.perf_counter()
+        links = eflomal_links([train[k] for k in kept] + test)
+        from nmt.atomic import atomic_write
+
+        atomic_write(args.out, "".join(pharaoh(x) + "\n" for x in links[len(kept):]).encode("utf-8"))
+        if args.train_out:
+            by_pair = dict(zip(kept, links))
+            atomic_write(args.train_out, "".join(pharaoh(by_pair.get(k, set())) + "\n"
+                                                 for k in range(len(train))).encode("utf-8"))
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"nmt: error: {error}", file=sys.stderr)
+        return 1
+    print(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} test pairs aligned in "
+          f"{time.perf_counter() - started:.0f} s; test links in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
