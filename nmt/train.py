@@ -35,7 +35,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     settings, their combination, and a build on the meta device).
     `choices` is Hydra's runtime.choices, to name options in messages."""
     from nmt.config_schema import validate
-    from nmt.models.build import check_model_config
+    from nmt.models.build import check_group_settings, check_model_config
 
     validate(cfg)
     positional = str(cfg.model.positional.get("kind", "none"))
@@ -45,6 +45,8 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
             raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
                            f"(data.max_len={max_len} subwords, +1 for <s>); set "
                            f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
+    for group in ("optimizer", "schedule"):
+        check_group_settings(cfg.get(group), group, choices)
     check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
 
 
@@ -65,7 +67,8 @@ def _log_to_file(message: str) -> None:
 @hydra.main(config_path="../configs", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
-    from nmt.training.run_dir import RunDirLock, is_fresh, write_hydra_record
+    from nmt.training.checkpoints import check_resume_data
+    from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False
     run_dir = Path(HydraConfig.get().runtime.output_dir)
@@ -74,6 +77,9 @@ def main(cfg: DictConfig) -> float:
         # A second run on this folder refuses before reading data, and before writing
         # anything there. Under torchrun every rank runs this function; the folder
         # belongs to rank 0.
+        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line now
+        if resume_from is not None:         # other data: refused before reading it, changing nothing
+            check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.get("resume_force", False)))
         main_rank = int(os.environ.get("RANK", "0")) == 0
         lock = RunDirLock(run_dir, fresh=is_fresh(cfg.trainer.resume)) if main_rank else nullcontext()
         with lock:

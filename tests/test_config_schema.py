@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from nmt.config_schema import (RULES, Bool, Choice, Float, Int, Pair, Text, as_plain, leaves,
                                validate)
 from nmt.errors import NmtError
-from nmt.models.build import check_model_config
+from nmt.models.build import check_group_settings, check_model_config
 from tests.helpers import CONFIGS, run_cli
 
 GROUPS = ["data", "model/encoder", "model/decoder", "model/attention", "model/bridge",
@@ -187,6 +187,24 @@ def test_a_preset_with_another_encoder_says_which_keys_conflict():
         "preset's encoder, or drop experiment=quickstart and set model.encoder.* yourself")
 
 
+def test_a_preset_with_another_schedule_says_which_keys_conflict():
+    # transformer_small sets warmup_steps for inverse_sqrt; constant takes no settings
+    cfg = compose_config("experiment=transformer_small", "schedule=constant")
+    with pytest.raises(NmtError) as caught:
+        check_group_settings(cfg.schedule, "schedule", {"experiment": "transformer_small",
+                                                        "schedule": "constant"})
+    assert str(caught.value) == (
+        "experiment=transformer_small sets schedule.warmup_steps for its own schedule, which "
+        "schedule=constant does not take (it has no settings); drop schedule=constant to use the "
+        "preset's schedule, or drop experiment=transformer_small and set schedule.* yourself")
+
+
+def test_every_optimizer_and_schedule_option_takes_its_settings(configs):
+    for group in ("optimizer", "schedule"):
+        for option in options(group):
+            check_group_settings(configs[f"{group}={option}"][group], group)
+
+
 def test_a_key_of_another_option_is_named():
     cfg = compose_config("model/encoder=lstmn", "+model.encoder.layers=2")
     with pytest.raises(NmtError, match=r"^model.encoder.layers: not a setting of LSTMNEncoder"):
@@ -233,6 +251,11 @@ def test_cli_preset_with_another_encoder(tmp_path):
     message, _ = refused(tmp_path, "experiment=quickstart", "model/encoder=transformer")
     assert message.startswith("experiment=quickstart sets model.encoder.embed_dim, "
                               "model.encoder.hidden_size for its own encoder")
+
+
+def test_cli_preset_with_another_schedule(tmp_path):
+    message, _ = refused(tmp_path, "experiment=transformer_small", "schedule=constant")
+    assert message.startswith("experiment=transformer_small sets schedule.warmup_steps")
 
 
 def test_cli_heads_must_divide_d_model_before_data(tmp_path):

@@ -118,6 +118,14 @@ def test_resume_auto_never_takes_another_folders_checkpoint(tmp_path):
     assert find_resume_checkpoint(None, run_dir) is None
 
 
+def test_a_missing_resume_checkpoint_is_refused_before_any_data(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    message = one_error(nmt_train(tmp_path / "run", cache, f"trainer.resume={tmp_path / 'nope.pt'}"))
+    assert message == f"trainer.resume={tmp_path / 'nope.pt'}: no such checkpoint file"
+    assert list(cache.iterdir()) == []
+
+
 # -- the data fingerprint ------------------------------------------------------------
 
 def test_resume_with_other_data_is_one_line_and_force_continues(tmp_path, cache_dir, finished):
@@ -127,7 +135,9 @@ def test_resume_with_other_data_is_one_line_and_force_continues(tmp_path, cache_
     shutil.copytree(finished, run_dir)
     last = run_dir / "checkpoints" / "last.pt"
     tokenizer = load_checkpoint(last)["fingerprint"]["tokenizer"][:12]
+    before = snapshot(run_dir)
     done = nmt_train(run_dir, cache_dir, "trainer.resume=auto", "data.max_len=31")
+    assert snapshot(run_dir) == before        # refused before the data and before .hydra/
     assert one_error(done) == (
         f"cannot resume from {last}: it was trained on other data or another vocabulary (checkpoint: "
         f"data.max_len=32, tokenizer {tokenizer}; this config: data.max_len=31, tokenizer {tokenizer}); "

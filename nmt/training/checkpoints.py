@@ -74,15 +74,16 @@ def save_checkpoint(state: dict, path: Path) -> Path:
     return path
 
 
-def load_checkpoint(path, map_location="cpu") -> dict:
-    """Load and check a checkpoint; every problem is one NmtError line."""
+def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
+    """Load and check a checkpoint; every problem is one NmtError line.
+    `mmap` maps the tensors instead of reading them (a quick look at the rest)."""
     path = Path(path)
     if not path.exists():
         raise NmtError(f"checkpoint {path} does not exist")
     if path.is_dir():
         raise NmtError(f"checkpoint {path} is a directory; give the .pt file inside it")
     try:
-        state = torch.load(path, map_location=map_location, weights_only=True)
+        state = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except Exception as error:  # noqa: BLE001 - any failure means a refused or damaged file
         blocked = [line.strip() for line in str(error).splitlines() if "GLOBAL" in line]
         if isinstance(error, pickle.UnpicklingError) and blocked:
@@ -164,6 +165,15 @@ def check_fingerprint(state: dict, current: dict, path, force: bool = False) -> 
     raise NmtError(f"cannot resume from {path}: it was trained on other data or another vocabulary "
                    f"(checkpoint: {ours}; this config: {theirs}); resume with the checkpoint's data "
                    "settings, or set trainer.resume_force=true to continue anyway")
+
+
+def check_resume_data(path, data_cfg, force: bool = False) -> None:
+    """The data settings half of `check_fingerprint`, before any data is read
+    (the tokenizer is compared once it is built). The tensors are only mapped."""
+    state = load_checkpoint(path, mmap=True)
+    saved = checkpoint_fingerprint(state)
+    current = {"data": data_fingerprint(data_cfg, {})["data"], "tokenizer": saved["tokenizer"]}
+    check_fingerprint(state, current, path, force)
 
 
 def prune_step_checkpoints(folder: Path, keep: int) -> None:

@@ -77,8 +77,8 @@ class RunDirLock:
         if _held.get(key):
             _held[key] += 1
             return self
-        if self.fresh and holds_a_run(self.run_dir):   # checked before the lock file is touched
-            raise _holds_a_run_error(self.run_dir)
+        if self.fresh and holds_a_run(self.run_dir) and not self.path.exists():
+            raise _holds_a_run_error(self.run_dir)      # no lock file to create: no live run either
         self.run_dir.mkdir(parents=True, exist_ok=True)
         handle = open(self.path, "a+")     # not "w": the holder's pid stays readable
         try:
@@ -87,7 +87,7 @@ class RunDirLock:
             handle.close()
             raise NmtError(f"another run is using {self.run_dir}; wait for it or choose "
                            "another hydra.run.dir") from None
-        if self.fresh and holds_a_run(self.run_dir):   # a run that finished meanwhile
+        if self.fresh and holds_a_run(self.run_dir):   # busy says more, so it is asked first
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
             raise _holds_a_run_error(self.run_dir)
