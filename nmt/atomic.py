@@ -1,5 +1,6 @@
 """Replace a file all at once: readers see the old file or the new one, never a part."""
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -26,11 +27,12 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
     tmp_name = tmp
     signals.temporary_files.add(tmp)       # a stop signal now removes it (nmt.signals)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        try:
+            write_all(fd, data)
             if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, mode)
         os.replace(tmp, target)
         tmp = None
@@ -38,3 +40,17 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
         signals.temporary_files.discard(tmp_name)
+
+
+def write_all(fd: int, data) -> None:
+    """Write every byte of `data` to file descriptor `fd` or raise OSError.
+
+    Not through Python's buffered files: when write(2) writes only part
+    (a file-size limit, `ulimit -f`), CPython's BufferedWriter can report
+    success and drop the rest, so a cut-off file would look whole."""
+    view = memoryview(data).cast("B")
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:                # write(2) never returns 0 for a regular file with room
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from nmt.data.tokenizer import check_same_vocabulary
+from nmt.cli_checks import close_stdout, write_stdout
 from nmt.errors import NmtError
 from nmt.training.checkpoints import load_checkpoint, save_checkpoint
 
@@ -95,9 +96,13 @@ def main(argv=None) -> int:
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
-    print(f"averaged {len(args.checkpoints)} checkpoints into {path}")
+    try:
+        write_stdout(f"averaged {len(args.checkpoints)} checkpoints into {path}\n")
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(close_stdout(main()))

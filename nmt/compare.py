@@ -7,12 +7,15 @@ tokens/s and wall time, as Markdown; `--csv FILE` also writes CSV.
 
 import argparse
 import csv
+import io
 import json
 import sys
 from pathlib import Path
 
 import yaml
 
+from nmt.atomic import atomic_write
+from nmt.cli_checks import check_not_input, close_stdout, write_stdout
 from nmt.errors import NmtError
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
@@ -25,14 +28,29 @@ def collect_runs(sweep_dir: Path) -> list[dict]:
     for summary_path in sorted(sweep_dir.glob("**/summary.json")):
         run_dir = summary_path.parent
         overrides_path = run_dir / ".hydra" / "overrides.yaml"
-        overrides = yaml.safe_load(overrides_path.read_text()) if overrides_path.exists() else []
-        summary = json.loads(summary_path.read_text())
+        overrides = _read(overrides_path, yaml.safe_load) if overrides_path.exists() else []
+        summary = _read(summary_path, json.loads)
+        for path, good in ((overrides_path, isinstance(overrides, (list, type(None)))),
+                           (summary_path, isinstance(summary, dict) and all(
+                               isinstance(summary.get(k), (int, float)) for k in COLUMNS))):
+            if not good:
+                raise NmtError(f"{path} is not what nmt.train writes; remove that run folder or run it again")
         runs.append({"run": str(run_dir.relative_to(sweep_dir)) or ".",
-                     "overrides": dict(o.split("=", 1) for o in overrides or [] if "=" in o),
-                     **summary})
+                     "overrides": dict(str(o).split("=", 1) for o in overrides or [] if "=" in str(o)),
+                     "files": [summary_path, overrides_path], **summary})
     if not runs:
         raise NmtError(f"no finished runs (summary.json) under {sweep_dir}")
     return runs
+
+
+def _read(path: Path, parse):
+    try:
+        return parse(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise NmtError(f"cannot read {path}: {error.strerror or error}") from None
+    except (ValueError, yaml.YAMLError):   # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise NmtError(f"{path} is damaged (not valid {'JSON' if path.suffix == '.json' else 'YAML'}); "
+                       "remove that run folder or run it again") from None
 
 
 def table_rows(runs: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -59,16 +77,25 @@ def main(argv=None) -> int:
     parser.add_argument("--csv", type=Path, help="also write the table as CSV here")
     args = parser.parse_args(argv)
     try:
-        header, rows = table_rows(collect_runs(args.sweep_dir))
+        if args.csv is not None and (args.csv.is_dir() or not args.csv.parent.is_dir()):
+            raise NmtError(f"--csv {args.csv}: give a file in an existing folder")
+        runs = collect_runs(args.sweep_dir)
+        if args.csv is not None:       # a file the table was read from would be lost
+            check_not_input("--csv", args.csv, [("run file", p) for r in runs for p in r["files"]])
+        header, rows = table_rows(runs)
+        if args.csv is not None:        # whole or not at all, before the table is printed
+            table = io.StringIO(newline="")
+            csv.writer(table).writerows([header] + rows)
+            try:
+                atomic_write(args.csv, table.getvalue().encode("utf-8"))
+            except OSError as error:
+                raise NmtError(f"cannot write {args.csv}: {error.strerror or error}") from None
+        write_stdout(markdown(header, rows) + "\n")
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
-    print(markdown(header, rows))
-    if args.csv:
-        with open(args.csv, "w", newline="", encoding="utf-8") as handle:
-            csv.writer(handle).writerows([header] + rows)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(close_stdout(main()))

@@ -14,11 +14,11 @@ if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one 
 import argparse
 import logging
 import math
-import os
 import sys
 from pathlib import Path
 
 from nmt.atomic import atomic_write
+from nmt.cli_checks import check_not_input, close_stdout, finite_float, write_stdout
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.translate")
@@ -41,12 +41,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
     parser.add_argument("--nbest", type=positive_int, default=1,
                         help="print the N best as 'line ||| text ||| score' (Moses n-best format)")
-    parser.add_argument("--length-penalty", type=float, default=1.0, help="Wu et al. 2016 alpha")
-    parser.add_argument("--coverage-penalty", type=float, default=0.0, metavar="BETA",
+    parser.add_argument("--length-penalty", type=finite_float, default=1.0, help="Wu et al. 2016 alpha")
+    parser.add_argument("--coverage-penalty", type=finite_float, default=0.0, metavar="BETA",
                         help="Wu et al. 2016 beta: beam hypotheses ranked by log P / lp + beta * "
                              "sum over source tokens of log(min(attention received, 1)); 0 = off")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
-    parser.add_argument("--max-length-ratio", type=float, default=1.5, metavar="R",
+    parser.add_argument("--max-length-ratio", type=finite_float, default=1.5, metavar="R",
                         help="the output may have at most R * source subwords + --max-length-extra")
     parser.add_argument("--max-length-extra", type=int, default=10, metavar="N")
     parser.add_argument("--min-length", type=int, default=0, metavar="N",
@@ -89,11 +89,7 @@ def write_output(lines: list[str], path: str | None) -> None:
     # A line break inside a translation would shift every later line.
     body = "".join(line.replace("\r", " ").replace("\n", " ") + "\n" for line in lines).encode("utf-8")
     if path is None:
-        try:
-            sys.stdout.buffer.write(body)
-            sys.stdout.flush()
-        except BrokenPipeError:      # the reader (e.g. `head`) stopped reading: not our error
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        write_stdout(body)       # a failed write (full disk, ulimit -f) is NmtError
         return
     check_output(path)
     try:
@@ -102,13 +98,26 @@ def write_output(lines: list[str], path: str | None) -> None:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def check_output(path: str) -> None:
-    """Refuse an --output that cannot be written before any work is done."""
+def check_output(path: str, option: str = "--output") -> None:
+    """Refuse an output file that cannot be written before any work is done."""
     target = Path(path)
     if target.is_dir():
-        raise NmtError(f"--output {path} is a directory; give a file name")
+        raise NmtError(f"{option} {path} is a directory; give a file name")
     if not target.parent.is_dir():
-        raise NmtError(f"--output {path}: folder {target.parent} does not exist; create it first")
+        raise NmtError(f"{option} {path}: folder {target.parent} does not exist; create it first")
+
+
+def check_files(args) -> None:
+    """Every file this run writes: writable, and none of them a file it reads
+    (through another spelling or a link too), before anything is read or written."""
+    inputs = [("--input", args.input), ("--reference", args.reference)]
+    inputs += [("--checkpoint", path) for path in args.checkpoint]
+    for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):
+        if path is not None:
+            check_output(path, option)
+            check_not_input(option, path, inputs)
+    if args.output and args.attention_html:
+        check_not_input("--attention-html", args.attention_html, [("--output", args.output)])
 
 
 def make_folder(folder: str) -> None:
@@ -163,6 +172,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
     try:
+        check_files(args)              # before the seconds of importing torch
         from nmt.translator import Translator
         from nmt.training.validation import score_translations
 
@@ -178,8 +188,6 @@ def main(argv=None) -> int:
         if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
             raise NmtError("--attention-layer/--attention-head draw one model's layers; "
                            "give one --checkpoint")
-        if args.output:
-            check_output(args.output)
         if args.plot_attention:
             make_folder(args.plot_attention)
         sources = read_input(args.input)
@@ -226,4 +234,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(close_stdout(main()))

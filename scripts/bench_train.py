@@ -32,6 +32,8 @@ from hydra import compose, initialize_config_dir
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
+from nmt.cli_checks import finite_float
+
 ROOT = Path(__file__).resolve().parent.parent
 PAD = 0
 
@@ -43,7 +45,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=5, help="untimed updates first")
     parser.add_argument("--flop-batches", type=int, default=4,
                         help="batches the FLOPs are counted over (0: skip the FLOP count)")
-    parser.add_argument("--ceiling-seconds", type=float, default=2.0,
+    parser.add_argument("--ceiling-seconds", type=finite_float, default=2.0,
                         help="time for each matmul-ceiling measurement (0: skip it)")
     parser.add_argument("--profile-steps", type=int, default=3, help="updates under torch.profiler (0: none)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks"), help="folder for the JSON and profile")

@@ -1,0 +1,89 @@
+"""What every command line shares: finite numbers, outputs written whole or
+refused, and an `--output` that is not one of its inputs.
+
+Standard output is an output like any file: a full disk (`> /dev/full`), a
+file-size limit (`ulimit -f`) or any other failed write there is one
+`nmt: error:` line and exit 1, never a cut-off result with exit 0. A reader
+that stops reading (`| head`) is not an error: the rest is dropped quietly.
+"""
+
+import argparse
+import math
+import os
+import sys
+from pathlib import Path
+
+from nmt.atomic import write_all
+from nmt.errors import NmtError
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a real number; nan, inf and -inf are refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number")
+    return value
+
+
+def _drop_stdout() -> None:
+    """Point file descriptor 1 at /dev/null: what Python still holds for
+    stdout then goes nowhere instead of failing again at exit (exit 120)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+
+
+_stdout_failure: str | None = None      # a failed write that did not stop the program
+
+
+def write_stdout(data: str | bytes, keep_going: bool = False) -> None:
+    """Write and flush `data` on standard output; a failed write is NmtError.
+
+    `keep_going`: for progress lines of a long job whose real outputs are
+    files: the job goes on, and `close_stdout` makes the exit code 1."""
+    global _stdout_failure
+    try:
+        sys.stdout.flush()               # what print() and logging left, first
+        write_all(sys.stdout.fileno(), data.encode("utf-8") if isinstance(data, str) else data)
+    except BrokenPipeError:              # the reader (e.g. `head`) stopped reading: not our error
+        _drop_stdout()
+    except OSError as error:
+        _drop_stdout()
+        message = (f"cannot write standard output: {error.strerror or error}; the output "
+                   "is incomplete (is the disk full?)")
+        if not keep_going:
+            raise NmtError(message) from None
+        _stdout_failure = _stdout_failure or message
+
+
+def close_stdout(code: int) -> int:
+    """The exit code after a last flush of standard output, done here rather
+    than by Python at exit: a failure is one line and exit 1."""
+    try:
+        write_stdout("")
+        if _stdout_failure is not None:
+            raise NmtError(_stdout_failure)
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        return code or 1
+    return code
+
+
+def same_file(a, b) -> bool:
+    """Whether two paths name one file (also through links or other spellings)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:                      # one does not exist (yet): compare the resolved paths
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def check_not_input(option: str, output, inputs) -> None:
+    """Refuse an output that is one of the inputs, before anything is written.
+    `inputs`: (option, path) pairs, path None when the option was not given."""
+    for name, path in inputs:
+        if path is not None and same_file(output, path):
+            raise NmtError(f"{option} {output} is the same file as {name} {path}; writing it "
+                           "would destroy that input; choose another file")
