@@ -191,11 +191,13 @@ def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
     done = [r["eval"]["wall_s"] + r.get("eval_seconds", 0) for r in records if r.get("status") == "finished"]
     if done:
         return sum(done) / len(done) / 60, f"mean of the {len(done)} finished runs"
-    minutes = BUDGETS[args.data].minutes_per_run
+    profile = BUDGETS[args.data]
     if args.budget_minutes:
         return args.budget_minutes * 1.1, "the budget plus a tenth for evaluation"
-    scale = args.budget_steps / (BUDGETS[args.data].budget_steps or args.budget_steps)
-    return minutes * scale, "the profile's measured figure, scaled to the budget"
+    if not profile.budget_steps:
+        return float("nan"), "unknown: this profile has no measured figure for an update budget"
+    return (profile.minutes_per_run * args.budget_steps / profile.budget_steps,
+            "the profile's measured figure, scaled to the budget")
 
 
 def train_alignments(args) -> Path:
