@@ -237,6 +237,12 @@ def test_cli_grad_clip(tmp_path):
     assert stderr.strip() == f"nmt: error: {message}"     # the one line, nothing else
 
 
+def test_cli_with_hydras_logging_turned_off(tmp_path):
+    # nmt's job logging (train.log opened at its first record) is an option users can swap
+    message, _ = refused(tmp_path, "hydra/job_logging=disabled", "trainer.grad_clip=-1")
+    assert message == "trainer.grad_clip=-1: must be >= 0 (0 turns clipping off)"
+
+
 def test_cli_max_steps_not_a_number(tmp_path):
     message, _ = refused(tmp_path, "trainer.max_steps=abc")
     assert message == "trainer.max_steps=abc: must be a whole number >= 1"
