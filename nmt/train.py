@@ -45,6 +45,12 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
             raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
                            f"(data.max_len={max_len} subwords, +1 for <s>); set "
                            f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
+    window = cfg.model.attention.get("max_len")      # luong_location: one score per source position
+    if window is not None and int(window) < int(cfg.data.get("max_len", 100)):
+        max_len = int(cfg.data.get("max_len", 100))
+        raise NmtError(f"model.attention.max_len={window} is shorter than the longest source "
+                       f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
+                       f"or data.max_len={window}")
     for group in ("optimizer", "schedule"):
         check_group_settings(cfg.get(group), group, choices)
     check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)

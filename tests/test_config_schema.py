@@ -264,6 +264,13 @@ def test_cli_preset_with_another_schedule(tmp_path):
     assert message.startswith("experiment=transformer_small sets schedule.warmup_steps")
 
 
+def test_cli_location_attention_shorter_than_a_source(tmp_path):
+    # today: NmtError in the middle of training, at the first long source
+    message, _ = refused(tmp_path, "model/attention=luong_location", "model.attention.max_len=20")
+    assert message == ("model.attention.max_len=20 is shorter than the longest source (data.max_len=32 "
+                       "subwords); set model.attention.max_len=32 or data.max_len=20")
+
+
 def test_cli_heads_must_divide_d_model_before_data(tmp_path):
     message, _ = refused(tmp_path, "experiment=transformer_small", "model.encoder.heads=3")
     assert message == ("model.encoder.d_model=256 is not divisible by model.encoder.heads=3; "
