@@ -30,6 +30,8 @@ COLUMNS = [
     ("final_step", "updates", "{:,.0f}"),
     ("cpu_minutes", "CPU-min", "{:.2f}"),
 ]
+HEAD_COLUMNS = [("aer_best_head", "AER best head", "{:.3f}"),            # Transformers: each seed's best
+                ("aer_all_heads_mean", "AER mean of all heads", "{:.3f}")]  # weights averaged over layers, heads
 EXACT = {"parameters"}   # the same for every seed: no ± shown
 
 
@@ -326,7 +328,9 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
         "each target subword links to its arg-max source subword, and two words are linked when any of "
         "their subwords are (`nmt.study.alignment`); counts are summed over the test set. Lower is "
         "better; 0 is a perfect alignment. Transformers: the attention shown is the last decoder "
-        "layer's cross-attention, mean of its heads; every head is in the table at the end.",
+        "layer's cross-attention, mean of its heads; *AER best head* is each seed's best single head "
+        "(of every layer), *AER mean of all heads* that of the weights averaged over every layer and "
+        "head; every head is in the table at the end.",
         "- **entropy**: mean entropy of the attention distributions (nats; lower is sharper).",
         "- **train tok/s**, **CPU-min**: speed on a machine shared with other work; compare "
         "with care.",
@@ -349,7 +353,12 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
     for family, title in FAMILIES.items():
         if not family_names(family, configs, table):
             continue
-        out += ["", f"## {title}", "", *family_table(family, configs, table, runs, columns, rank_key, lower, tests)]
+        names = family_names(family, configs, table)
+        mine = columns
+        if any(r["eval"] and r["eval"].get("aer_heads") for r in runs if r["name"] in names):
+            at = [k for k, *_ in columns].index("aer") + 1
+            mine = columns[:at] + HEAD_COLUMNS + columns[at:]
+        out += ["", f"## {title}", "", *family_table(family, configs, table, runs, mine, rank_key, lower, tests)]
         if family in galleries:
             out += ["", f"![{title}: attention gallery]({galleries[family]})"]
         if family in curves:
