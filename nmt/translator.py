@@ -9,6 +9,8 @@
     t = Translator.from_checkpoints(["run1/checkpoints/best.pt", "run2/checkpoints/best.pt"])
 """
 
+import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +37,44 @@ def length_limits(config) -> dict:
     if table:
         max_src_len = min(max_src_len, int(table))
     return {"max_src_len": max_src_len, "max_tgt_len": int(table) if table else None}
+
+
+def check_text(text, where: str) -> str:
+    """`text` if sentencepiece can encode it, else NmtError naming `where`
+    ("sentence 3"). Any Unicode text can be encoded except a lone surrogate
+    (U+D800 to U+DFFF alone): what Python makes of undecodable bytes with
+    errors='surrogateescape', or JSON's "\ud800"; it is not text."""
+    if not isinstance(text, str):
+        raise NmtError(f"{where} is {type(text).__name__}, not text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise NmtError(f"{where} holds a lone surrogate (U+{ord(text[error.start]):04X} at character "
+                       f"{error.start + 1}), which is not text; decode the input as UTF-8 with "
+                       "errors='strict' or 'replace'") from None
+    return text
+
+
+def _check_search(beam_size, nbest, batch_size, min_length, length_penalty) -> None:
+    for name, value, least in (("beam_size", beam_size, 1), ("nbest", nbest, 1),
+                               ("batch_size", batch_size, 1), ("min_length", min_length, 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+                (name in ("batch_size", "min_length") and value < least):
+            raise NmtError(f"{name}={value!r} must be a whole number >= {least}")
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, numbers.Real) or \
+            not math.isfinite(length_penalty):
+        raise NmtError(f"length_penalty={length_penalty!r} must be a finite number")
+
+
+def _check_sentences(sentences) -> list:
+    if isinstance(sentences, str):
+        raise NmtError("give a list of sentences, not one string")
+    if isinstance(sentences, (bytes, bytearray)) or not hasattr(sentences, "__iter__"):
+        raise NmtError(f"give a list of sentences, not {type(sentences).__name__}")
+    sentences = list(sentences)
+    for number, text in enumerate(sentences, 1):
+        check_text(text, f"sentence {number}")
+    return sentences
 
 
 @dataclass
@@ -103,7 +143,11 @@ class Translator:
         """texts -> src (B, S) tensor, pieces per sentence, truncation flags."""
         ids, truncated = [], []
         for text in texts:
-            seq = self.tokenizer.encode_src(text)
+            try:
+                seq = self.tokenizer.encode_src(text)
+            except (RuntimeError, TypeError, ValueError) as error:   # what check_text did not foresee
+                raise NmtError(f"sentencepiece cannot encode {text[:40]!r}: "
+                               f"{str(error).splitlines()[0][:120]}") from None
             truncated.append(len(seq) > self.max_src_len)
             ids.append(seq[: self.max_src_len] or [self.tokenizer.unk_id])
         width = max(len(s) for s in ids)
@@ -121,6 +165,8 @@ class Translator:
         length limit, from max_len_ratio and max_len_extra, comes first).
         `coverage_penalty`: Wu et al.'s beta (nmt.decoding.beam.coverage_penalty),
         0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1."""
+        sentences = _check_sentences(sentences)
+        _check_search(beam_size, nbest, batch_size, min_length, length_penalty)
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
         if not (coverage_penalty >= 0 and coverage_penalty != float("inf")):

@@ -69,3 +69,50 @@ def test_missing_checkpoint_is_an_nmt_error(tmp_path):
 
     with pytest.raises(NmtError, match="does not exist"):
         Translator.from_checkpoint(tmp_path / "best.pt", device="cpu")
+
+
+# -- text it cannot encode, and arguments of the wrong kind: one NmtError ----------
+
+@pytest.mark.parametrize("text, message", [
+    ("a\ud800b", "sentence 2 holds a lone surrogate (U+D800 at character 2), which is not text; "
+                 "decode the input as UTF-8 with errors='strict' or 'replace'"),
+    ("\udcff", "sentence 2 holds a lone surrogate (U+DCFF at character 1), which is not text; "
+               "decode the input as UTF-8 with errors='strict' or 'replace'"),
+])
+def test_text_sentencepiece_cannot_encode_is_one_nmt_error(translator, text, message):
+    with pytest.raises(NmtError) as error:
+        translator.translate([SENTENCE, text], beam_size=1)
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize("text", ["x\x00y", "\x01\x02\x1b[31m", "\ufffe\uffff", "\U0010ffff", "a\u2028b",
+                                  "\x85", "e\u0301", "\u200b", "\t\t"])
+def test_odd_but_valid_text_is_translated(translator, text):
+    (out,) = translator.translate([text], beam_size=1)
+    assert isinstance(out.text, str)
+
+
+@pytest.mark.parametrize("sentences, message", [
+    ("monday the first", "give a list of sentences, not one string"),
+    ([SENTENCE, None], "sentence 2 is NoneType, not text"),
+    ([b"bytes"], "sentence 1 is bytes, not text"),
+    (None, "give a list of sentences, not NoneType"),
+])
+def test_sentences_of_the_wrong_kind(translator, sentences, message):
+    with pytest.raises(NmtError) as error:
+        translator.translate(sentences)
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"beam_size": 2.5}, "beam_size=2.5 must be a whole number >= 1"),
+    ({"beam_size": True}, "beam_size=True must be a whole number >= 1"),
+    ({"batch_size": 0}, "batch_size=0 must be a whole number >= 1"),
+    ({"min_length": -1}, "min_length=-1 must be a whole number >= 0"),
+    ({"length_penalty": float("nan")}, "length_penalty=nan must be a finite number"),
+    ({"length_penalty": "1"}, "length_penalty='1' must be a finite number"),
+])
+def test_search_options_of_the_wrong_kind(translator, options, message):
+    with pytest.raises(NmtError) as error:
+        translator.translate([SENTENCE], **options)
+    assert str(error.value) == message
