@@ -221,6 +221,7 @@ RULES: dict[str, Rule] = {
     "optimizer.betas": Pair(item=Float(low=0, high=1, high_open=True)),
     "optimizer.eps": Float(low=0),
     "optimizer.weight_decay": Float(low=0),
+    "optimizer.fused": Bool(hint="true: one fused kernel per step; false: torch's per-parameter loop"),
 
     # schedule (configs/schedule)
     "schedule.warmup_steps": POSITIVE,

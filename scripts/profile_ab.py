@@ -1,0 +1,248 @@
+"""Same-process A/B micro-benchmarks of the training step's parts, one thread.
+
+    python scripts/profile_ab.py optimizer dropout dropout_update loss rnn_step --rounds 15
+
+Each candidate runs beside the code it would replace in one process,
+alternating A, B, B, A, ... over `--rounds` rounds, so a machine that is busy
+with other work slows both alike; what is printed is the median over rounds
+of time(B) / time(A) (below 1: B is faster), not absolute times. Shapes are
+those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
+
+  optimizer  Adam's for-loop step (torch's CPU default) against foreach=True and
+             fused=True, over the parameters of transformer_small and rnn_bahdanau
+  dropout    F.dropout (one bernoulli_ per element) against a mask cut from 16-bit
+             slices of 64-bit random words, forward and backward, (4096, 256) and (4096, 1024)
+  loss       token_losses (log-softmax, gather, mean) forward and backward against
+             F.cross_entropy(label_smoothing=...) and a fused softmax-minus-target backward
+  rnn_step   rnn_bahdanau's decoder, teacher-forced forward and backward, slicing
+             emb[:, t] at every step against one emb.unbind(1)
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+VOCAB = 8000
+
+
+def ab(name: str, variants: dict, rounds: int, reps: int = 1) -> dict:
+    """Median over rounds of each variant's time / the first variant's time."""
+    keys = list(variants)
+    for fn in variants.values():          # warm-up: allocator, lazy state
+        fn()
+    times = {k: [] for k in keys}
+    for r in range(rounds):
+        for key in (keys if r % 2 == 0 else keys[::-1]):
+            start = time.perf_counter()
+            for _ in range(reps):
+                variants[key]()
+            times[key].append((time.perf_counter() - start) / reps)
+    base = keys[0]
+    ratios = {k: statistics.median(t / b for t, b in zip(times[k], times[base])) for k in keys}
+    print(f"{name}: time / time({base}), median of {rounds} alternating rounds")
+    for k in keys:
+        print(f"  {k:<40} {ratios[k]:.3f}")
+    return ratios
+
+
+def build(preset: str):
+    from hydra import compose, initialize_config_dir
+
+    from nmt.models.build import build_model
+    from pathlib import Path
+
+    configs = str(Path(__file__).resolve().parent.parent / "configs")
+    with initialize_config_dir(config_dir=configs, version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={preset}"])
+    return build_model(cfg.model, VOCAB, VOCAB)
+
+
+def bench_optimizer(rounds: int) -> None:
+    for preset in ("transformer_small", "rnn_bahdanau"):
+        params = list(build(preset).parameters())
+        for p in params:
+            p.grad = torch.randn_like(p) * 1e-3
+        optimizers = {
+            "Adam for-loop (CPU default)": torch.optim.Adam(params, lr=1e-4, foreach=False),
+            "Adam foreach=True": torch.optim.Adam(params, lr=1e-4, foreach=True),
+            "Adam fused=True": torch.optim.Adam(params, lr=1e-4, fused=True),
+            "AdamW fused=True": torch.optim.AdamW(params, lr=1e-4, fused=True),
+        }
+        ab(f"optimizer step, {preset} ({sum(p.numel() for p in params):,} parameters)",
+           {k: o.step for k, o in optimizers.items()}, rounds, reps=3)
+
+
+def dropout_words(x, p: float):
+    """Inverted dropout whose keep mask comes from 16-bit slices of random
+    64-bit words: four mask entries per generator call instead of one.
+    keep with probability q = 1 - round(p * 2^16) / 2^16, scale 1 / q."""
+    cut = round(p * 65536)
+    words = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_(-2 ** 63, 2 ** 63 - 1)
+    keep = words.view(torch.int16)[: x.numel()].view(x.shape) >= cut - 32768
+    return x.masked_fill(~keep, 0.0) * (65536 / (65536 - cut))
+
+
+def bench_dropout(rounds: int) -> None:
+    for shape in ((4096, 256), (4096, 1024)):
+        x = torch.randn(*shape, requires_grad=True)
+        g = torch.randn(*shape)
+
+        def run(fn):
+            return lambda: fn(x).backward(g)
+
+        ab(f"dropout p=0.1 forward+backward {shape}", {
+            "F.dropout": run(lambda t: F.dropout(t, 0.1, True)),
+            "64-bit words, 16-bit slices": run(lambda t: dropout_words(t, 0.1)),
+            "rand_like(x) >= p": run(lambda t: t.masked_fill(torch.rand_like(t) < 0.1, 0.0) / 0.9),
+        }, rounds, reps=3)
+        ab(f"dropout p=0.1 mask only {shape}", {
+            "bernoulli_": lambda: torch.empty(shape).bernoulli_(0.9),
+            "64-bit words, 16-bit slices": lambda: torch.empty(
+                (x.numel() + 3) // 4, dtype=torch.int64).random_(-2 ** 63, 2 ** 63 - 1),
+        }, rounds, reps=3)
+
+
+class SmoothedLoss(torch.autograd.Function):
+    """Label-smoothed NLL and plain NLL from one log-softmax; backward in one
+    pass: d/dz = g * (softmax(z) - (1 - eps) * onehot(y) - eps / V)."""
+
+    @staticmethod
+    def forward(ctx, logits, labels, smoothing):
+        log_probs = logits.float().log_softmax(-1)                           # (N, V)
+        nll = -log_probs.gather(-1, labels[:, None])[:, 0]                   # (N,)
+        smoothed = (1 - smoothing) * nll - smoothing * log_probs.mean(-1)    # (N,)
+        ctx.save_for_backward(log_probs, labels)
+        ctx.smoothing = smoothing
+        return smoothed, nll
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        log_probs, labels = ctx.saved_tensors
+        eps, V = ctx.smoothing, log_probs.size(-1)
+        g = grad[:, None]                                                    # (N, 1)
+        out = log_probs.exp_().mul_(g).sub_(g * (eps / V))                   # in place: saved once
+        out.scatter_add_(-1, labels[:, None], -(1 - eps) * g)
+        return out, None, None
+
+
+def bench_loss(rounds: int) -> None:
+    from nmt.training.loss import token_losses
+
+    N = 3300                           # target tokens of a 4096-position batch
+    logits = torch.randn(1, N, VOCAB, requires_grad=True)
+    labels = torch.randint(4, VOCAB, (1, N))
+    labels[0, -100:] = 0               # some padding
+
+    def current():
+        smoothed, nll = token_losses(logits, labels, 0, 0.1)
+        smoothed.sum().backward()
+
+    def cross_entropy():
+        flat, y = logits.view(N, VOCAB), labels.view(N)
+        smoothed = F.cross_entropy(flat, y, ignore_index=0, label_smoothing=0.1, reduction="none")
+        with torch.no_grad():
+            nll = F.cross_entropy(flat, y, ignore_index=0, reduction="none")
+        smoothed.sum().backward()
+        return nll
+
+    def fused():
+        flat, y = logits.view(N, VOCAB), labels.view(N)
+        smoothed, nll = SmoothedLoss.apply(flat, y, 0.1)
+        real = y != 0
+        smoothed.masked_fill(~real, 0.0).sum().backward()
+
+    ab(f"loss forward+backward ({N} tokens, V={VOCAB})", {
+        "token_losses (now)": current, "F.cross_entropy x2": cross_entropy,
+        "one autograd.Function": fused}, rounds)
+
+
+def bench_rnn_step(rounds: int) -> None:
+    from nmt.models.decoders import rnn
+
+    model = build("rnn_bahdanau")
+    B, S, T = 128, 28, 26                              # ~3,300 target tokens, 4096 positions
+    src = torch.randint(4, VOCAB, (B, S))
+    tgt = torch.randint(4, VOCAB, (B, T + 1))
+    original = rnn.RNNDecoder.forward
+
+    def sliced():
+        rnn.RNNDecoder.forward = original
+        out, _ = model(src, tgt[:, :-1])
+        out.logits.sum().backward()
+
+    def unbound():
+        rnn.RNNDecoder.forward = forward_unbind
+        out, _ = model(src, tgt[:, :-1])
+        out.logits.sum().backward()
+        rnn.RNNDecoder.forward = original
+
+    def forward_unbind(self, tgt_in, state, memory, need_weights=False):
+        emb = self.dropout(self.embed(tgt_in))
+        vecs, weights = [], []
+        for emb_t in emb.unbind(1):
+            vec, state, att = self._step(emb_t, state, memory)
+            vecs.append(vec)
+            weights.append(att.weights)
+        return rnn.DecoderOutput(self.output(torch.stack(vecs, 1)), torch.cat(weights, 1), None,
+                                 None, None, None)
+
+    ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, T={T})",
+       {"emb[:, t] per step (now)": sliced, "emb.unbind(1) once": unbound}, rounds)
+
+
+def bench_dropout_update(rounds: int) -> None:
+    """A whole forward+backward of each preset with nn.Dropout as torch has
+    it, and with nmt.models.dropout.Dropout's mask (swapped in place)."""
+    from torch import nn
+
+    from nmt.models.dropout import dropout_noise
+
+    original = nn.Dropout.forward
+
+    def words(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return x * dropout_noise(x.shape, self.p, x.device, x.dtype)
+
+    for preset in ("transformer_small", "rnn_bahdanau"):
+        model = build(preset)
+        model.train()
+        B, S, T = 128, 28, 26
+        src = torch.randint(4, VOCAB, (B, S))
+        tgt = torch.randint(4, VOCAB, (B, T + 1))
+
+        def update(forward):
+            def run():
+                nn.Dropout.forward = forward
+                try:
+                    out, _ = model(src, tgt[:, :-1])
+                    out.logits.float().log_softmax(-1).mean().backward()
+                finally:
+                    nn.Dropout.forward = original
+            return run
+
+        ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout modules", {
+            "nn.Dropout (bernoulli_)": update(original),
+            "16-bit slices of 64-bit words": update(words)}, rounds)
+
+
+BENCHES = {"dropout_update": bench_dropout_update, "optimizer": bench_optimizer, "dropout": bench_dropout, "loss": bench_loss,
+           "rnn_step": bench_rnn_step}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("benches", nargs="+", choices=sorted(BENCHES))
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    for name in args.benches:
+        BENCHES[name](args.rounds)
+
+
+if __name__ == "__main__":
+    main()
