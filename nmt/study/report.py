@@ -309,6 +309,7 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
         f"{'the toy test set' if toy else 'test_2016_flickr'}, "
         f"{'greedy' if settings['beam_size'] == 1 else 'beam ' + str(settings['beam_size'])}; "
         f"sacreBLEU `{first.get('bleu_signature', '?')}`",
+        *([] if toy else [base_line(table)]),
         "- Sessions (each command that trained runs; a finished run is never trained again):",
         *[f"  - {s['date']}, commit `{s['commit']}`, {s['machine']}, {s['jobs']} jobs: `{s['command']}` "
           f"({s['runs']} runs to train)" for s in sessions],
@@ -379,6 +380,18 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
             "rebuilt from these alone); `results.csv`: one row per run; `summary.csv`: one row per "
             "configuration; `study.json`: the settings and every session's command.", ""]
     return out
+
+
+def base_line(table: dict) -> str:
+    """Multi30k: does the base configuration reach the issue's 20 test BLEU (greedy) on this budget?"""
+    entry = table.get("luong_general")
+    if not entry or "test_bleu" not in entry["stats"]:
+        return ("- Budget check: the base configuration (luong_general) has not run, so whether this budget "
+                "reaches 20 test BLEU (greedy) is not known")
+    mean = entry["stats"]["test_bleu"][0]
+    return (f"- Budget check: the base configuration (luong_general) reached {mean:.2f} test BLEU over "
+            f"{entry['n']} seed(s), {'at least' if mean >= 20 else 'below'} the 20 (greedy) the study's budget "
+            f"is meant to allow" + ("" if mean >= 20 else ": this budget is too small for a ranking that means much"))
 
 
 def load_json(path: Path) -> dict:

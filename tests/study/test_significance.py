@@ -23,3 +23,22 @@ def test_paired_bootstrap_on_a_tiny_example():
     assert same["difference"] == 0.0 and same["p_value"] == 1.0
     with pytest.raises(ValueError, match="references"):
         paired_bootstrap(GOOD, [BAD[:3]], REFS)
+
+
+def test_report_tests_each_configuration_against_its_family_best():
+    from nmt.study.configs import study_configs
+    from nmt.study.report import aggregate, paired_tests
+
+    outputs = {"luong_dot": GOOD, "bahdanau": BAD, "cosine": GOOD}
+    runs = [{"name": n, "family": "score", "seed": 1, "first_seed": 1, "hypotheses": h,
+             "eval": {"test_bleu": sacrebleu.corpus_bleu(h, [REFS]).score, "final_step": 10}}
+            for n, h in outputs.items()]
+    configs = [c for c in study_configs("multi30k") if c.name in outputs]
+    cells = paired_tests(runs, configs, aggregate(runs), REFS)
+    # the family's best (highest mean test BLEU; bahdanau comes first in the grid but is worst)
+    # is the baseline; an identical output is p = 1
+    best = "luong_dot" if cells["luong_dot"] == "baseline" else "cosine"
+    assert cells[best] == "baseline"
+    assert cells["bahdanau"].startswith("-") and cells["bahdanau"].endswith("p = 0.001")
+    other = "cosine" if best == "luong_dot" else "luong_dot"
+    assert cells[other] == "+0.00, p = 1.000"
