@@ -4,7 +4,7 @@ One table, RULES, names each leaf of the composed config tree (configs/*.yaml
 with every group option) by its dotted path and says what it may hold:
 
     "trainer.grad_clip": Float(low=0, hint="0 turns clipping off"),
-    "trainer.metric":    Choice("bleu", "chrf", "loss"),
+    "trainer.metric":    Choice(options=("bleu", "chrf", "loss")),
 
 `validate(cfg)` walks the config and answers the first value that breaks its
 rule with one NmtError line, e.g.
@@ -17,8 +17,10 @@ tests/test_config_schema.py composes every option of every group and fails
 for any leaf that has no rule, so a new key needs one (add it below).
 
 Keys that start with "_" (`_target_`, `_partial_`) name classes, not values.
-Checks across keys (heads dividing d_model, settings a group option does not
-take) are in `nmt/models/build.py` (`check_model_config`).
+Checks across keys are in `nmt.train.check_config`: settings a group option
+does not take, combinations that cannot work, and the model built on the
+meta device so that its constructors' checks (heads dividing d_model, ...)
+answer before any data is read (`nmt/models/build.py`, `check_model_config`).
 """
 
 import math
