@@ -5,6 +5,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from nmt.errors import NmtError
+from nmt.models.dropout import Dropout
 from nmt.models.encoders.output import EncoderOutput
 
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
@@ -31,14 +32,14 @@ class RNNEncoder(nn.Module):
             raise NmtError(f"cell={cell!r} unknown; choose one of {sorted(CELLS)}")
         if bidirectional and hidden_size % 2:
             raise NmtError(f"model.encoder.hidden_size={hidden_size} must be even for a bidirectional "
-                           f"encoder: each direction gets half of it; use {hidden_size + 1} or "
+                           f"encoder: each direction gets half of it; use {hidden_size - 1} or {hidden_size + 1}, or "
                            "model.encoder.bidirectional=false")
         per_direction = hidden_size // 2 if bidirectional else hidden_size
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         self.rnn = CELLS[cell](embed_dim, per_direction, num_layers=layers,
                                bidirectional=bidirectional, batch_first=True,
                                dropout=dropout if layers > 1 else 0.0)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.bidirectional = bidirectional
         self.output_size = hidden_size                        # [forward; backward] when bidirectional
 
