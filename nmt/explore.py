@@ -6,9 +6,18 @@ size, and see the translation, its score and interactive heatmaps of every
 attention map (Transformer cross- and self-attention by layer and head, RNN
 attention with local-p's centre and window). With --compare, a second
 model translates the same sentence beside the first.
+
+The page's API: POST /api/translate with Content-Type: application/json and
+a body {"text": "...", "beam_size": 1..10} of at most 64 KiB (MAX_BODY),
+answered with {"results": [one per model]}. Anything else is a 4xx with
+{"error": "one line"}: 400 for a body that is not such an object (not
+JSON, nested too deeply, text that is not text), 404/405 for another path
+or method, 413 for a larger body (refused before it is parsed, by its
+Content-Length or as it streams in), 415 for another content type.
 """
 
 import argparse
+import json
 import socket
 import sys
 import threading
@@ -16,6 +25,41 @@ import threading
 from nmt.errors import NmtError
 
 BEAMS = (1, 2, 3, 4, 5, 8, 10)
+MAX_BODY = 64 * 1024            # bytes of a request body; a sentence is far smaller
+
+
+class Refused(Exception):
+    """A request the API answers with `status` and {"error": message}."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+async def read_json(request):
+    """The request's JSON body, or Refused: its type and size are checked
+    before the body is read, and its size again as it streams in."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise Refused(415, f"send the body as JSON with Content-Type: application/json "
+                           f"(got {kind or 'none'})")
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise Refused(413 if length.isdigit() else 400,
+                      f"the request body is {length} bytes; the explorer takes at most {MAX_BODY}"
+                      if length.isdigit() else "the Content-Length header is not a number")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise Refused(413, f"the request body is over {MAX_BODY} bytes; the explorer takes at "
+                               f"most {MAX_BODY}")
+    try:
+        return json.loads(bytes(body))
+    except RecursionError:
+        raise Refused(400, "the request body is nested too deeply; send {text, beam_size}") from None
+    except ValueError:                   # not JSON, or not UTF-8
+        raise Refused(400, "the request body is not JSON") from None
 
 
 class Model:
@@ -39,7 +83,9 @@ def create_app(models: list[Model]):
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, JSONResponse
     from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
 
+    from nmt.translator import check_text
     from nmt.viz.attention_data import check_source
     from nmt.viz.html_export import render_page
 
@@ -61,9 +107,9 @@ def create_app(models: list[Model]):
     @app.post("/api/translate")
     async def translate(request: Request):
         try:
-            body = await request.json()
-        except ValueError:
-            return error("the request body is not JSON")
+            body = await read_json(request)
+        except Refused as refused:
+            return error(str(refused), refused.status)
         if not isinstance(body, dict):
             return error("send a JSON object {text, beam_size}")
         text, beam = body.get("text"), body.get("beam_size", 1)
@@ -72,10 +118,15 @@ def create_app(models: list[Model]):
         if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
             return error(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
         try:
+            check_text(text, "the source sentence")
             check_source(models[0].translator, text)     # the same message for every model
         except NmtError as problem:
             return error(str(problem))
         return {"results": await run_in_threadpool(_translate_all, models, text, beam, lock)}
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request, exc):    # another path (404) or method (405): JSON too
+        return error(f"{exc.detail}: the API is POST /api/translate", exc.status_code)
 
     @app.exception_handler(Exception)
     async def unexpected(request, exc):    # a bug: uvicorn logs the traceback; the page gets one line

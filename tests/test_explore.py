@@ -25,11 +25,15 @@ def transformer_checkpoint(tmp_path_factory, cache_dir):
     return tiny_transformer(tmp_path_factory, cache_dir)
 
 
+SERVER_LOG = {}      # the running explorer's stderr, its server log
+
+
 @pytest.fixture(scope="module")
 def explorer(toy_checkpoint, transformer_checkpoint, tmp_path_factory):
     """`python -m nmt.explore --checkpoint RNN --compare TRANSFORMER --port N`, as a user runs it."""
     port = free_port()
     log = tmp_path_factory.mktemp("explorer") / "stderr.txt"
+    SERVER_LOG["path"] = log
     with open(log, "w") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "nmt.explore", "--checkpoint", str(toy_checkpoint),
@@ -93,6 +97,24 @@ def test_api_bad_input_is_one_clear_line(explorer, body, message):
 
 def test_api_body_that_is_not_json(explorer):
     assert post(explorer, b"{not json") == (400, {"error": "the request body is not JSON"})
+
+
+@pytest.mark.parametrize("body, content_type, status", [
+    (b'{"text": "a\\ud800b"}', "application/json", 400),          # a lone surrogate
+    (b"[" * 30000 + b"]" * 30000, "application/json", 400),        # nested too deeply
+    (b'{"text": "' + b"x" * 70000 + b'"}', "application/json", 413),  # over the size limit
+    (b'{"text": "x"}', "text/plain", 415),
+    (b"\xff\xfe{", "application/json", 400),                       # not UTF-8
+])
+def test_the_real_server_answers_bad_bodies_and_logs_no_traceback(explorer, body, content_type, status):
+    request = urllib.request.Request(explorer + "api/translate", data=body,
+                                     headers={"Content-Type": content_type})
+    with pytest.raises(urllib.error.HTTPError) as error:
+        urllib.request.urlopen(request, timeout=60)
+    assert error.value.code == status
+    assert set(json.load(error.value)) == {"error"}
+    log = SERVER_LOG["path"].read_text()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log
 
 
 def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
