@@ -1,0 +1,40 @@
+"""The index's findings are built from the rows they cite."""
+
+import pytest
+
+from nmt.study.index import compare, findings
+from nmt.study.report import aggregate
+
+
+def runs_of(values: dict[str, list[float]]) -> list[dict]:
+    return [{"name": name, "family": "x", "seed": seed, "first_seed": 1,
+             "eval": {"aer": aer, "test_bleu": 100.0, "final_step": 300, "steps_to_target": 200,
+                      "target_bleu": 95.0}}
+            for name, aers in values.items() for seed, aer in enumerate(aers, 1)]
+
+
+def test_compare_ranks_only_beyond_two_standard_errors():
+    table = aggregate(runs_of({"a": [0.10, 0.12, 0.11], "b": [0.60, 0.62, 0.64], "c": [0.58, 0.70, 0.50]}))
+    line, better = compare(table, "a", "b", "aer", lower_is_better=True)
+    # a: mean 0.110, sd 0.010; b: mean 0.620, sd 0.020 -> gap 0.51 >> 2 * sqrt(0.01²/3 + 0.02²/3) = 0.026
+    assert better == "a" and line == ("a 0.110 ± 0.010 (3 seeds) vs b 0.620 ± 0.020 (3 seeds): "
+                                      "a clearly better")
+    # b and c: gap 0.027, standard error sqrt(0.02²/3 + 0.1²/3) = 0.059 -> no ranking
+    line, better = compare(table, "b", "c", "aer", lower_is_better=True)
+    assert better is None and line.endswith("within the seed spread")
+    assert compare(table, "a", "zzz", "aer", True) == ("a vs zzz: not both run", None)
+
+
+def test_guided_alignment_finding_says_by_how_much():
+    runs = runs_of({"luong_general": [0.60, 0.62, 0.64], "luong_general-guided": [0.10, 0.12, 0.11]})
+    text = "\n".join(findings(aggregate(runs), runs))
+    # 0.110 - 0.620 = -0.510
+    assert "changes the AER by -0.510 (from 0.620 to 0.110)" in text
+    assert "luong_general-guided clearly better" in text
+    assert "**pending**" in text
+
+
+@pytest.mark.parametrize("missing", ["luong_general", "luong_general-guided"])
+def test_findings_without_a_row_say_so(missing):
+    runs = runs_of({name: [0.5, 0.6] for name in ("luong_general", "luong_general-guided") if name != missing})
+    assert "not run yet" in "\n".join(findings(aggregate(runs), runs))
