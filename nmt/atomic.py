@@ -12,11 +12,20 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
     """Write `data` to `path` through a temporary file beside it and a rename.
 
     The file keeps its permissions, or gets the umask's for a new one (the
-    temporary file is private). `durable` also syncs the bytes to disk before
+    temporary file is private). A symlink keeps pointing at the new file; a
+    path that is a device or a pipe (/dev/stdout) is written into directly. `durable` also syncs the bytes to disk before
     the rename. Raises OSError, worded by the caller; a failed write leaves
     the old file as it was and no temporary file behind.
     """
-    target = Path(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device or pipe (/dev/stdout, a FIFO): nothing to replace, so write into it.
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        return
+    target = Path(os.path.realpath(path))  # through a symlink: replace the file, not the link
     if target.exists():
         mode = target.stat().st_mode & 0o777
     else:

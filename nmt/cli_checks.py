@@ -45,6 +45,11 @@ def write_stdout(data: str | bytes, keep_going: bool = False) -> None:
     `keep_going`: for progress lines of a long job whose real outputs are
     files: the job goes on, and `close_stdout` makes the exit code 1."""
     global _stdout_failure
+    if sys.stdout is None:               # started with `>&-`
+        if data:
+            raise NmtError("standard output is closed (>&-), so the output cannot be written; "
+                           "redirect it to a file")
+        return
     try:
         sys.stdout.flush()               # what print() and logging left, first
         write_all(sys.stdout.fileno(), data.encode("utf-8") if isinstance(data, str) else data)

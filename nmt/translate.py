@@ -68,7 +68,12 @@ def read_input(path: str | None) -> list[str]:
     if path is not None:
         from nmt.data.readers import read_lines
         return read_lines(path)
-    raw = sys.stdin.buffer.read()
+    if sys.stdin is None:                # started with `<&-`
+        raise NmtError("standard input is closed (<&-); give --input FILE or pipe the sentences in")
+    try:
+        raw = sys.stdin.buffer.read()
+    except OSError as error:
+        raise NmtError(f"cannot read standard input: {error.strerror or error}") from None
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()

@@ -302,3 +302,40 @@ def test_atomic_write_past_the_limit_fails_and_leaves_nothing(tmp_path, size):
                           preexec_fn=limit_file_size, timeout=60)
     assert done.returncode == 27, done.stderr.decode()          # EFBIG
     assert list(tmp_path.iterdir()) == []
+
+
+# -- closed standard streams, and outputs that are links or devices --------------------
+
+def test_translate_with_stdout_closed(toy_checkpoint):
+    done = subprocess.run([sys.executable, "-m", "nmt.translate", "--checkpoint", str(toy_checkpoint),
+                           "--beam-size", "1"], cwd=ROOT, env=ENV, input=MANY_LINES, stdout=None,
+                          stderr=subprocess.PIPE, timeout=300, preexec_fn=lambda: os.close(1))
+    one_error(done, "standard output is closed (>&-), so the output cannot be written; ")
+
+
+def test_translate_with_stdin_closed(toy_checkpoint):
+    done = subprocess.run([sys.executable, "-m", "nmt.translate", "--checkpoint", str(toy_checkpoint)],
+                          cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                          preexec_fn=lambda: os.close(0))
+    one_error(done, "standard input is closed (<&-); give --input FILE or pipe the sentences in")
+
+
+def test_atomic_write_through_a_symlink_replaces_the_file_and_keeps_the_link(tmp_path):
+    from nmt.atomic import atomic_write
+
+    real, link = tmp_path / "real.txt", tmp_path / "link.txt"
+    real.write_text("old\n")
+    link.symlink_to(real)
+    atomic_write(link, b"new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"
+
+
+def test_atomic_write_into_a_device_writes_it(tmp_path):
+    """--output /dev/stdout (as root, /dev is writable: a rename would have
+    replaced the device node with a regular file)."""
+    done = subprocess.run([sys.executable, "-c", "from nmt.atomic import atomic_write\n"
+                           "atomic_write('/dev/stdout', b'through the device\\n')"],
+                          cwd=ROOT, env=ENV, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b"through the device\n"
+    assert Path("/dev/stdout").is_symlink() or not Path("/dev/stdout").is_file()
