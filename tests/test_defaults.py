@@ -115,6 +115,8 @@ def test_log_lines_never_land_inside_the_progress_bar(dot_run):
     assert any("validation step 2" in s for s in records)      # logged while the bar was shown
     for segment in records:
         assert segment.startswith("["), segment[:200]            # a line of its own, not after the bar
+    log_file = (dot_run["dir"] / "train.log").read_text(encoding="utf-8")
+    assert log_file.count("validation step") == 2                 # the file still gets every line
 
 
 def summary_lines(output: str) -> list[str]:
