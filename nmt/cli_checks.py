@@ -51,8 +51,14 @@ def write_stdout(data: str | bytes, keep_going: bool = False) -> None:
                            "redirect it to a file")
         return
     try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):   # a stream in memory (pytest, a notebook)
+        sys.stdout.write(data.decode("utf-8") if isinstance(data, bytes) else data)
+        sys.stdout.flush()
+        return
+    try:
         sys.stdout.flush()               # what print() and logging left, first
-        write_all(sys.stdout.fileno(), data.encode("utf-8") if isinstance(data, str) else data)
+        write_all(fd, data.encode("utf-8") if isinstance(data, str) else data)
     except BrokenPipeError:              # the reader (e.g. `head`) stopped reading: not our error
         _drop_stdout()
     except OSError as error:

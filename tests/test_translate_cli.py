@@ -251,5 +251,7 @@ def test_max_length_options_bound_the_output(tmp_path, toy_checkpoint, capsys):
     assert "not both 0" in one_error_line(capsys.readouterr().err)
     assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--min-length", "-1"]) == 1
     assert "--min-length -1 must be >= 0" in one_error_line(capsys.readouterr().err)
-    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--max-length-ratio", "nan"]) == 1
-    assert "must be finite" in one_error_line(capsys.readouterr().err)
+    with pytest.raises(SystemExit) as usage:          # refused as a bad option, as --batch-size 0 is
+        main(["--checkpoint", str(toy_checkpoint), "--input", source, "--max-length-ratio", "nan"])
+    assert usage.value.code == 2
+    assert "argument --max-length-ratio: nan is not a finite number" in capsys.readouterr().err
