@@ -132,7 +132,7 @@ def family_table(family: str, configs: list[StudyConfig], table: dict, runs: lis
     names = family_names(family, configs, table)
     header = ["configuration", "seeds"] + [title for _, title, _ in columns] + [f"vs family best ({rank_key})"]
     if tests:
-        header.append("paired bootstrap vs best (BLEU)")
+        header.append("paired bootstrap vs best (BLEU difference, p; first seeds)")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     done = [n for n in names if table[n]["n"] and rank_key in table[n]["stats"]]
     sign = 1 if lower_is_better else -1
