@@ -8,9 +8,11 @@ that stops reading (`| head`) is not an error: the rest is dropped quietly.
 """
 
 import argparse
+import logging
 import math
 import os
 import sys
+import types
 from pathlib import Path
 
 from nmt.atomic import write_all
@@ -81,6 +83,29 @@ def close_stdout(code: int) -> int:
         print(f"nmt: error: {error}", file=sys.stderr, flush=True)
         return code or 1
     return code
+
+
+def guard_stdout_logging() -> None:
+    """Log handlers that write to standard output (Hydra's console handler):
+    a failed write there is noted and stdout dropped, so the job goes on and
+    `close_stdout` ends it with one line and exit 1, instead of logging's
+    "--- Logging error ---" traceback for every record."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout:
+            handler.handleError = types.MethodType(_log_write_failed, handler)
+
+
+def _log_write_failed(handler, record) -> None:
+    global _stdout_failure
+    error = sys.exc_info()[1]
+    if not isinstance(error, OSError):
+        logging.StreamHandler.handleError(handler, record)     # a bug: logging's own report
+        return
+    _drop_stdout()
+    if not isinstance(error, BrokenPipeError):
+        _stdout_failure = _stdout_failure or (
+            f"cannot write standard output: {error.strerror or error}; the log there is "
+            "incomplete (is the disk full?); train.log in the run folder has all of it")
 
 
 def same_file(a, b) -> bool:

@@ -19,6 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt import signals
+from nmt.cli_checks import close_stdout, guard_stdout_logging
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
@@ -77,6 +78,7 @@ def main(cfg: DictConfig) -> float:
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False
+    guard_stdout_logging()               # a full disk under the console log: one line at the end
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
         check_config(cfg, HydraConfig.get().runtime.choices)
@@ -112,4 +114,11 @@ def main(cfg: DictConfig) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+        code = 0
+    except SystemExit as stop:
+        if isinstance(stop.code, str):
+            raise
+        code = stop.code or 0
+    sys.exit(close_stdout(code))     # standard output's last flush, checked: one line, not exit 120

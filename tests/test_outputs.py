@@ -339,3 +339,23 @@ def test_atomic_write_into_a_device_writes_it(tmp_path):
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == b"through the device\n"
     assert Path("/dev/stdout").is_symlink() or not Path("/dev/stdout").is_file()
+
+
+# -- nmt.train's log on standard output ----------------------------------------------------
+
+TRAIN = ("experiment=quickstart", "trainer.max_steps=4", "trainer.val_every=2", "trainer.val_max_sentences=4",
+         "trainer.heatmap_sentences=0", "trainer.log_every=1")
+
+
+def test_train_log_on_a_full_stdout_is_one_line_and_the_run_still_finishes(tmp_path, cache_dir):
+    """The log on the terminal is a view (train.log has all of it): the run
+    goes on, and ends with exit 1 and one line instead of a traceback a record.
+    (`ulimit -f` limits train.log and the checkpoints as much as stdout.)"""
+    run_dir = tmp_path / "run"
+    done = to_dev_full("nmt.train", *TRAIN, f"cache_dir={cache_dir}", f"hydra.run.dir={run_dir}")
+    stderr = done.stderr.decode()
+    assert "Logging error" not in stderr
+    line = one_error(done, STDOUT_FAILED)
+    assert line.endswith("the log there is incomplete (is the disk full?); train.log in the run "
+                         "folder has all of it")
+    assert (run_dir / "checkpoints" / "last.pt").exists() and (run_dir / "summary.json").exists()

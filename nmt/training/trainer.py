@@ -22,6 +22,7 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from nmt import signals
+from nmt.cli_checks import guard_stdout_logging, write_stdout
 from nmt.average import average_checkpoints
 from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
@@ -261,10 +262,11 @@ class Trainer:
         with RunDirLock(self.run_dir) if self.dist.is_main else nullcontext():
             try:
                 with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
+                    guard_stdout_logging()     # tqdm's handler too: a full disk is one line at the end
                     code = self._fit()
                 self.dist.barrier()            # the other ranks wait while rank 0 writes
                 if code == 0 and getattr(self, "finish_lines", None):
-                    print("\n".join(self.finish_lines), flush=True)   # after the bar is closed
+                    write_stdout("\n".join(self.finish_lines) + "\n", keep_going=True)  # after the bar is closed
                 return code
             finally:
                 self.dist.close()
