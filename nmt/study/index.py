@@ -75,7 +75,7 @@ def findings(table: dict, runs: list[dict] | None = None) -> list[str]:
     elif best_scope:
         out.append(f"- Local-p with general: the scope family's lowest mean AER is {best_scope}'s, not "
                    f"local-p + general's: {line} (family table *Attention scope*). "
-                   + ("Disagrees." if clear else "No ranking: the gap is within the seed spread."))
+                   + ("Disagrees on alignment." if clear else "Not settled: no ranking without a clear gap."))
     line2, clear2 = compare(table, "luong_general-local_p", "luong_general", "steps_to_target", True)
     out.append(f"- Speed to BLEU 95, local-p + general against global general: {line2}.")
     worst = best_of(table, scores, "aer", False)   # highest AER
@@ -83,10 +83,14 @@ def findings(table: dict, runs: list[dict] | None = None) -> list[str]:
     runner = best_of(table, others, "aer", False)
     if worst and runner:
         line3, clear3 = compare(table, worst, runner, "aer", True)
+        if not clear3:
+            verdict = "Not settled: the bottom of the ranking is not clear."
+        elif worst == "luong_location":
+            verdict = "Agrees on alignment: location aligns worst."
+        else:
+            verdict = "Disagrees on alignment: location does not align worst here."
         out.append(f"- Location worst: the score family's highest mean AER is {worst}'s; against the next "
-                   f"worst: {line3}. " + ("Agrees (location is worst)." if worst == "luong_location"
-                                           else "Disagrees: location is not the worst aligner here.")
-                   + ("" if clear3 else " The gap is within the seed spread, so no ranking at the bottom."))
+                   f"worst: {line3}. {verdict}")
     line4, _ = compare(table, "luong_dot", "luong_general", "aer", True)
     line5, _ = compare(table, "luong_dot", "luong_general", "steps_to_target", True)
     out.append(f"- Dot for global attention: AER {line4}; updates to BLEU 95 {line5}.")
