@@ -232,13 +232,18 @@ def write_index(root: Path) -> None:
             out += [f"- {title}: not run yet"]
     if toy:
         out += ["", "## Part 1 at a glance", "",
-                "| configuration | family | seeds | updates to BLEU 95 | test BLEU | AER |", "|---|---|---|---|---|---|"]
+                "| configuration | family | seeds | updates to BLEU 95 | test BLEU | AER | AER best head |",
+                "|---|---|---|---|---|---|---|"]
         from nmt.study.report import cell
         for name, entry in toy.items():
             if entry["n"]:
                 out.append(f"| {name} | {entry['family']} | {entry['n']} | "
                            f"{cell(entry, 'steps_to_target', '{:,.0f}')} | {cell(entry, 'test_bleu', '{:.2f}')} | "
-                           f"{cell(entry, 'aer', '{:.3f}')} |")
+                           f"{cell(entry, 'aer', '{:.3f}')} | {cell(entry, 'aer_best_head', '{:.3f}')} |")
+    if toy:
+        out += ["", "AER: of the attention shown (Transformers: last layer, mean of heads); *AER best head*: "
+                "each seed's best single head (Transformers only). Details, galleries and curves: "
+                "[toy/README.md](toy/README.md)."]
     out += ["", "## What the papers found, and what we find", "",
             "On the toy part's evidence only; each line cites its rows (mean ± sd over seeds) and ranks "
             "only where the gap exceeds two standard errors of the difference.", "", *findings(toy, toy_runs)]
