@@ -191,8 +191,13 @@ def exact_match(model, lo, hi, n=100):
 @pytest.fixture(scope="module")
 def sorters():
     from nmt.models.positional.sinusoidal import SinusoidalPositions
-    return {"alibi": train_sorter(AlibiPositions()),
-            "sinusoidal": train_sorter(SinusoidalPositions())}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)         # tiny matrices: one thread is faster, and on a busy
+    try:                             # machine two threads spin against each other (20x)
+        yield {"alibi": train_sorter(AlibiPositions()),
+               "sinusoidal": train_sorter(SinusoidalPositions())}
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_alibi_trained_short_decodes_long(sorters):
