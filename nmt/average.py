@@ -15,6 +15,11 @@ translation only. The trainer's `trainer.average_last=N` uses the same
 function at the end of a run.
 """
 
+if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
+    from nmt import signals
+
+    signals.install("; --output is written whole or not at all")
+
 import argparse
 import sys
 from pathlib import Path

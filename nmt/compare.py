@@ -5,6 +5,11 @@ the overrides that differ between runs, parameters, BLEU, chrF, perplexity,
 tokens/s and wall time, as Markdown; `--csv FILE` also writes CSV.
 """
 
+if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
+    from nmt import signals
+
+    signals.install("; --csv is written whole or not at all")
+
 import argparse
 import csv
 import io

@@ -16,12 +16,18 @@ or method, 413 for a larger body (refused before it is parsed, by its
 Content-Length or as it streams in), 415 for another content type.
 """
 
+if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
+    from nmt import signals
+
+    signals.install("before the explorer was serving")
+
 import argparse
 import json
 import socket
 import sys
 import threading
 
+from nmt import signals
 from nmt.errors import NmtError
 
 BEAMS = (1, 2, 3, 4, 5, 8, 10)
@@ -186,6 +192,8 @@ def main(argv=None) -> int:
 
     print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",
           file=sys.stderr, flush=True)
+    # uvicorn takes Ctrl-C over while it serves: it shuts down, then raises the signal again
+    signals.set_context("; the explorer has shut down")
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
     return 0
 

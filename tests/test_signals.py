@@ -218,3 +218,52 @@ def test_translate_stops_while_decoding(tmp_path, toy_checkpoint):
     one_stop_line(child, code, signal.SIGINT)
     assert not output.exists()            # nothing, rather than a part
     no_partial_files(tmp_path)
+
+
+# -- the other commands that load torch: nmt.average, nmt.explore ------------------------
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+@pytest.mark.parametrize("delay", [0.0, 0.3, 1.0])
+def test_average_stops_while_loading(tmp_path, toy_checkpoint, signum, delay):
+    output = tmp_path / "avg.pt"
+    child = Child("nmt.average", str(toy_checkpoint), str(toy_checkpoint), "--output", str(output))
+    child.wait_for(child.handles_sigterm)
+    time.sleep(delay)
+    code = child.stop(signum)
+    if code == 0:                         # a fast machine finished first: the output is whole
+        assert load_checkpoint(output)["model"]
+        return
+    assert one_stop_line(child, code, signum) == f"nmt: stopped by {signum.name}; --output is written " \
+                                                 "whole or not at all"
+    assert not output.exists()
+    no_partial_files(tmp_path)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.5, 1.5])
+def test_explorer_stops_while_starting(toy_checkpoint, delay):
+    child = Child("nmt.explore", "--checkpoint", str(toy_checkpoint), "--port", str(free_port()))
+    child.wait_for(child.handles_sigterm)
+    time.sleep(delay)
+    code = child.stop(signal.SIGINT)
+    lines = stderr_lines(child.stderr)
+    assert code == 130 and "Traceback" not in child.stderr, child.stderr
+    assert lines[-1] in ("nmt: stopped by SIGINT before the explorer was serving",
+                         "nmt: stopped by SIGINT; the explorer has shut down"), lines
+    assert len(lines) == 1 or lines[0].startswith("nmt: attention explorer on ")
+
+
+def test_explorer_stops_while_serving(toy_checkpoint):
+    child = Child("nmt.explore", "--checkpoint", str(toy_checkpoint), "--port", str(free_port()))
+    child.wait_for(lambda: "explorer on http" in child.stderr)
+    time.sleep(0.5)                       # uvicorn is listening
+    code = child.stop(signal.SIGINT)
+    assert code == 130 and "Traceback" not in child.stderr, child.stderr
+    assert stderr_lines(child.stderr)[1:] == ["nmt: stopped by SIGINT; the explorer has shut down"]
