@@ -55,8 +55,10 @@ def write_all(fd: int, data) -> None:
     """Write every byte of `data` to file descriptor `fd` or raise OSError.
 
     Not through Python's buffered files: when write(2) writes only part
-    (a file-size limit, `ulimit -f`), CPython's BufferedWriter can report
-    success and drop the rest, so a cut-off file would look whole."""
+    (a file-size limit, `ulimit -f`), sys.stdout's buffered writer was seen to
+    report success and drop the rest (`sys.stdout.buffer.write(b"x" * 200)`
+    and a flush, under a 64-byte limit, exit 0 with 64 bytes written), so a
+    cut-off output would look whole. Every return of write(2) is checked here."""
     view = memoryview(data).cast("B")
     while view:
         written = os.write(fd, view)

@@ -11,7 +11,7 @@ The page's API: POST /api/translate with Content-Type: application/json and
 a body {"text": "...", "beam_size": 1..10} of at most 64 KiB (MAX_BODY),
 answered with {"results": [one per model]}. Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
-JSON, nested too deeply, text that is not text), 404/405 for another path
+JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
 Content-Length or as it streams in), 415 for another content type.
 """
@@ -50,10 +50,10 @@ async def read_json(request):
         raise Refused(415, f"send the body as JSON with Content-Type: application/json "
                            f"(got {kind or 'none'})")
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-        raise Refused(413 if length.isdigit() else 400,
-                      f"the request body is {length} bytes; the explorer takes at most {MAX_BODY}"
-                      if length.isdigit() else "the Content-Length header is not a number")
+    if length is not None and not length.isdigit():
+        raise Refused(400, "the Content-Length header is not a number")
+    if length is not None and int(length) > MAX_BODY:
+        raise Refused(413, f"the request body is {length} bytes; the explorer takes at most {MAX_BODY}")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk

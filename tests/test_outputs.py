@@ -291,9 +291,10 @@ def test_length_penalty_nan_is_one_usage_line(toy_checkpoint):
 
 @pytest.mark.parametrize("size", [LIMIT + 1, 100, 10_000, 1_000_000])
 def test_atomic_write_past_the_limit_fails_and_leaves_nothing(tmp_path, size):
-    """write(2) writes the first LIMIT bytes and says so; Python's buffered
-    file then reported success for small sizes, and a cut-off file was renamed
-    into place. Now every size fails with EFBIG and leaves no file."""
+    """write(2) writes the first LIMIT bytes and says so; the next write
+    fails with EFBIG, and no cut-off file is renamed into place. (A guard: the
+    buffered file the writer used before passed this too; sys.stdout's did
+    not, see test_translate_stdout_file_size_limit.)"""
     target = tmp_path / "out.bin"
     code = ("import errno, sys\nfrom nmt.atomic import atomic_write\n"
             f"try:\n    atomic_write({str(target)!r}, b'x' * {size})\n"
