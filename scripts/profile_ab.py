@@ -16,6 +16,8 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
              F.cross_entropy(label_smoothing=...) and a fused softmax-minus-target backward
   rnn_step   rnn_bahdanau's decoder, teacher-forced forward and backward, slicing
              emb[:, t] at every step against one emb.unbind(1)
+  dropout_update  a whole forward and backward of each preset, its dropout modules
+             drawing F.dropout's mask against nmt.models.dropout's
 """
 
 import argparse
@@ -76,13 +78,10 @@ def bench_optimizer(rounds: int) -> None:
 
 
 def dropout_words(x, p: float):
-    """Inverted dropout whose keep mask comes from 16-bit slices of random
-    64-bit words: four mask entries per generator call instead of one.
-    keep with probability q = 1 - round(p * 2^16) / 2^16, scale 1 / q."""
-    cut = round(p * 65536)
-    words = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_(-2 ** 63, 2 ** 63 - 1)
-    keep = words.view(torch.int16)[: x.numel()].view(x.shape) >= cut - 32768
-    return x.masked_fill(~keep, 0.0) * (65536 / (65536 - cut))
+    """nmt.models.dropout's mask: 16-bit slices of random 64-bit words."""
+    from nmt.models.dropout import dropout_noise
+
+    return x * dropout_noise(x.shape, p, x.device, x.dtype)
 
 
 def bench_dropout(rounds: int) -> None:
@@ -166,46 +165,43 @@ def bench_rnn_step(rounds: int) -> None:
     B, S, T = 128, 28, 26                              # ~3,300 target tokens, 4096 positions
     src = torch.randint(4, VOCAB, (B, S))
     tgt = torch.randint(4, VOCAB, (B, T + 1))
-    original = rnn.RNNDecoder.forward
+    current = rnn.RNNDecoder.forward                   # emb.unbind(1) once
 
-    def sliced():
-        rnn.RNNDecoder.forward = original
-        out, _ = model(src, tgt[:, :-1])
-        out.logits.sum().backward()
-
-    def unbound():
-        rnn.RNNDecoder.forward = forward_unbind
-        out, _ = model(src, tgt[:, :-1])
-        out.logits.sum().backward()
-        rnn.RNNDecoder.forward = original
-
-    def forward_unbind(self, tgt_in, state, memory, need_weights=False):
+    def forward_sliced(self, tgt_in, state, memory, need_weights=False):
+        """The decoder as it was: emb[:, t] at each step, whose backward writes a
+        (B, T, E) gradient per step."""
         emb = self.dropout(self.embed(tgt_in))
         vecs, weights = [], []
-        for emb_t in emb.unbind(1):
-            vec, state, att = self._step(emb_t, state, memory)
+        for t in range(tgt_in.size(1)):
+            vec, state, att = self._step(emb[:, t], state, memory)
             vecs.append(vec)
             weights.append(att.weights)
-        return rnn.DecoderOutput(self.output(torch.stack(vecs, 1)), torch.cat(weights, 1), None,
-                                 None, None, None)
+        return rnn.DecoderOutput(self.output(torch.stack(vecs, 1)), torch.cat(weights, 1))
+
+    def update(forward):
+        def run():
+            rnn.RNNDecoder.forward = forward
+            try:
+                out, _ = model(src, tgt[:, :-1])
+                out.logits.sum().backward()
+            finally:
+                rnn.RNNDecoder.forward = current
+        return run
 
     ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, T={T})",
-       {"emb[:, t] per step (now)": sliced, "emb.unbind(1) once": unbound}, rounds)
+       {"emb[:, t] per step (before)": update(forward_sliced),
+        "emb.unbind(1) once (now)": update(current)}, rounds)
 
 
 def bench_dropout_update(rounds: int) -> None:
-    """A whole forward+backward of each preset with nn.Dropout as torch has
-    it, and with nmt.models.dropout.Dropout's mask (swapped in place)."""
-    from torch import nn
+    """A whole forward+backward of each preset with the model's dropout
+    modules drawing torch's mask (F.dropout) and their own (now)."""
+    from nmt.models.dropout import Dropout
 
-    from nmt.models.dropout import dropout_noise
+    current = Dropout.forward
 
-    original = nn.Dropout.forward
-
-    def words(self, x):
-        if not self.training or self.p == 0.0:
-            return x
-        return x * dropout_noise(x.shape, self.p, x.device, x.dtype)
+    def torch_mask(self, x):
+        return F.dropout(x, self.p, self.training)
 
     for preset in ("transformer_small", "rnn_bahdanau"):
         model = build(preset)
@@ -216,21 +212,21 @@ def bench_dropout_update(rounds: int) -> None:
 
         def update(forward):
             def run():
-                nn.Dropout.forward = forward
+                Dropout.forward = forward
                 try:
                     out, _ = model(src, tgt[:, :-1])
                     out.logits.float().log_softmax(-1).mean().backward()
                 finally:
-                    nn.Dropout.forward = original
+                    Dropout.forward = current
             return run
 
         ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout modules", {
-            "nn.Dropout (bernoulli_)": update(original),
-            "16-bit slices of 64-bit words": update(words)}, rounds)
+            "F.dropout (bernoulli_, before)": update(torch_mask),
+            "16-bit slices of 64-bit words (now)": update(current)}, rounds)
 
 
-BENCHES = {"dropout_update": bench_dropout_update, "optimizer": bench_optimizer, "dropout": bench_dropout, "loss": bench_loss,
-           "rnn_step": bench_rnn_step}
+BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
+           "loss": bench_loss, "rnn_step": bench_rnn_step}
 
 
 def main(argv=None) -> None:

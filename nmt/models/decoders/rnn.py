@@ -5,6 +5,7 @@ from torch import Tensor, nn
 
 from nmt.errors import NmtError
 from nmt.models.decoders.output import DecoderOutput
+from nmt.models.dropout import Dropout
 from nmt.models.memory import Memory
 
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
@@ -59,7 +60,7 @@ class RNNDecoder(nn.Module):
             self.readout = nn.Linear(context_size + hidden_size, hidden_size)
         self.rnn = CELLS[cell](rnn_input, hidden_size, num_layers=layers, batch_first=True,
                                dropout=dropout if layers > 1 else 0.0)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output = nn.Linear(hidden_size, vocab_size)
         if tie_embeddings:
             if embed_dim != hidden_size:

@@ -10,6 +10,7 @@ from torch import Tensor, nn
 from nmt.data.masks import target_mask
 from nmt.errors import NmtError
 from nmt.models.decoders.output import DecoderOutput
+from nmt.models.dropout import Dropout
 from nmt.models.encoders.transformer import check_sizes
 from nmt.models.memory import Memory
 from nmt.models.positional.base import PositionalSpec
@@ -60,12 +61,12 @@ class TransformerDecoderLayer(nn.Module):
         self.cross_attn = MultiHeadAttention(d_model, heads, dropout, kv_dim=memory_dim,
                                              normaliser=normaliser)
         self.ff = nn.Sequential(
-            nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
+            nn.Linear(d_model, ff_size), nn.ReLU(), Dropout(dropout), nn.Linear(ff_size, d_model)
         )
         self.norm_self = nn.LayerNorm(d_model)
         self.norm_cross = nn.LayerNorm(d_model)
         self.norm_ff = nn.LayerNorm(d_model)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
 
     def _inp(self, x: Tensor, norm: nn.Module) -> Tensor:
         """What a sub-layer reads: LN(x) with pre-norm, x with post-norm."""
@@ -163,7 +164,7 @@ class TransformerDecoder(nn.Module):
         nn.init.normal_(self.embed.weight, std=d_model**-0.5)
         nn.init.zeros_(self.embed.weight[pad_id])
         self.position = positional.input_layer(d_model)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
         self.layers = nn.ModuleList(
             TransformerDecoderLayer(
                 d_model, memory_dim, heads, ff_size, dropout, norm_first,

@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from nmt.models.dropout import Dropout
 from nmt.models.encoders.output import EncoderOutput
 
 
@@ -38,7 +39,7 @@ class LSTMNEncoder(nn.Module):
         self.w_s = nn.Linear(hidden_size, hidden_size, bias=False)
         self.v = nn.Linear(hidden_size, 1, bias=False)
         self.gates = nn.Linear(embed_dim + hidden_size, 4 * hidden_size)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.hidden_size = hidden_size
         self.output_size = hidden_size
 

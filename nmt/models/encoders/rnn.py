@@ -5,6 +5,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from nmt.errors import NmtError
+from nmt.models.dropout import Dropout
 from nmt.models.encoders.output import EncoderOutput
 
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
@@ -38,7 +39,7 @@ class RNNEncoder(nn.Module):
         self.rnn = CELLS[cell](embed_dim, per_direction, num_layers=layers,
                                bidirectional=bidirectional, batch_first=True,
                                dropout=dropout if layers > 1 else 0.0)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.bidirectional = bidirectional
         self.output_size = hidden_size                        # [forward; backward] when bidirectional
 

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor, nn
 
 from nmt.errors import NmtError
+from nmt.models.dropout import Dropout
 from nmt.models.encoders.output import EncoderOutput
 from nmt.models.positional.base import PositionalSpec
 from nmt.models.positional.sinusoidal import SinusoidalPositions
@@ -37,11 +38,11 @@ class TransformerEncoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position,
                                             normaliser=normaliser)
         self.ff = nn.Sequential(
-            nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
+            nn.Linear(d_model, ff_size), nn.ReLU(), Dropout(dropout), nn.Linear(ff_size, d_model)
         )
         self.norm_attn = nn.LayerNorm(d_model)
         self.norm_ff = nn.LayerNorm(d_model)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
 
     def forward(self, x: Tensor, mask: Tensor, self_weights: Optional[list] = None) -> Tensor:
         """x (B, S, D), mask (B, 1, 1, S) -> (B, S, D). A list given as
@@ -96,7 +97,7 @@ class TransformerEncoder(nn.Module):
         nn.init.normal_(self.embed.weight, std=d_model**-0.5)
         nn.init.zeros_(self.embed.weight[pad_id])
         self.position = positional.input_layer(d_model)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
         self.layers = nn.ModuleList(
             TransformerEncoderLayer(
                 d_model, heads, ff_size, dropout, norm_first,
