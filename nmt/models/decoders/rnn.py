@@ -136,10 +136,10 @@ class RNNDecoder(nn.Module):
         if self.style == "luong" and not self.input_feeding and not self.coverage:
             return self._forward_parallel(emb, state, memory)
         vecs, weights, log_probs, centers, coverage = [], [], [], [], []
-        for t in range(tgt_in.size(1)):
+        for emb_t in emb.unbind(1):                                  # one backward stack, not T slices
             if self.coverage:
                 coverage.append(state["coverage"])                   # c_t (B, S)
-            vec, state, att = self._step(emb[:, t], state, memory)
+            vec, state, att = self._step(emb_t, state, memory)
             vecs.append(vec)
             weights.append(att.weights)
             log_probs.append(att.log_prob)
