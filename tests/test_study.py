@@ -74,8 +74,8 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
     result = run_cli("nmt.study", *common, "--max-runs", "1", timeout=240)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert "3 runs, 0 already finished (not rerun); 1 runs ×" in result.stdout.decode()
-    first = out / "runs" / "luong_dot" / "seed1.json"
-    assert first.exists() and not (out / "runs" / "luong_dot" / "seed2.json").exists()
+    first = out / "records" / "luong_dot" / "seed1.json"
+    assert first.exists() and not (out / "records" / "luong_dot" / "seed2.json").exists()
     trained = (runs / "luong_dot" / "seed1" / "study_train.out").stat().st_mtime_ns
     record = first.read_bytes()
 
@@ -101,7 +101,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
     for row in rows:
         assert 0.0 <= float(row["aer"]) <= 1.0 and float(row["entropy"]) >= 0.0
         assert int(row["final_step"]) <= 20
-    saved = json.loads((out / "runs" / "transformer-sinusoidal" / "seed1.json").read_text())
+    saved = json.loads((out / "records" / "transformer-sinusoidal" / "seed1.json").read_text())
     assert len(saved["eval"]["aer_heads"]) == 2 and len(saved["eval"]["aer_heads"][0]) == 4
     assert len(saved["hypotheses"]) == 30 and len(saved["gallery"]) == 5
     index = (out.parent / "README.md").read_text()
@@ -127,4 +127,16 @@ def test_a_failing_configuration_is_reported(tmp_path, cache_dir):
     assert "0 of 1 finished" in readme and "| luong_general (base: bi-GRU, bridge last) | 0 | exit status 1" in readme
     assert "- luong_general seed 1: exit status 1" in readme
     assert (runs / "luong_general" / "seed1" / "study_failed.txt").exists()
-    assert json.loads((out / "runs" / "luong_general" / "seed1.json").read_text())["status"] == "failed"
+    assert json.loads((out / "records" / "luong_general" / "seed1.json").read_text())["status"] == "failed"
+
+
+def test_the_records_folder_is_not_ignored_by_git():
+    """The records are what is committed; a .gitignore rule such as `runs/` once hid them."""
+    import subprocess
+
+    from nmt.study.runner import record_path_of
+    from tests.helpers import ROOT
+
+    path = record_path_of(ROOT / "benchmarks" / "attention_study" / "toy", "bahdanau", 1)
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=ROOT)
+    assert ignored.returncode == 1, f"{path} is ignored by .gitignore"

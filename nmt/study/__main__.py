@@ -335,7 +335,7 @@ def main(argv=None) -> int:
 def collect_records(out: Path, name: str) -> list[dict]:
     from nmt.study.runner import read_record
 
-    folder = out / "runs" / name
+    folder = out / "records" / name
     return [r for r in (read_record(p) for p in sorted(folder.glob("seed*.json"))) if r] if folder.is_dir() else []
 
 

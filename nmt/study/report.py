@@ -1,4 +1,4 @@
-"""The study's report, written from the run records alone (OUT/runs/NAME/seedN.json).
+"""The study's report, written from the run records alone (OUT/records/NAME/seedN.json).
 
     README.md     the tables, galleries, learning curves and AER tables
     results.csv   one row per run (configuration x seed)
@@ -39,7 +39,7 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
     """One dict per run (planned or recorded): name, family, seed, status, eval, records, ..."""
     runs = []
     for config in configs:
-        found = sorted(int(p.stem[4:]) for p in (Path(out_dir) / "runs" / config.name).glob("seed*.json")
+        found = sorted(int(p.stem[4:]) for p in (Path(out_dir) / "records" / config.name).glob("seed*.json")
                        if p.stem[4:].isdigit())
         for seed in sorted(set(seeds.get(config.name, [])) | set(found)):
             record = read_record(record_path_of(out_dir, config.name, seed)) or {}
@@ -294,7 +294,7 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
     out = [
         f"# The attention study: {'part 1, the toy task' if toy else 'part 2, Multi30k de→en'}",
         "",
-        "Written by `python -m nmt.study` from the run records in `runs/` beside this file; do not edit "
+        "Written by `python -m nmt.study` from the run records in `records/` beside this file; do not edit "
         "by hand. Rebuild it (no training) with "
         f"`python -m nmt.study --report-only --data {settings['data']} --out {args.out}`.",
         "",
@@ -376,7 +376,7 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
     failed = [r for r in runs if r["status"] != "finished"]
     out += ["", "## Runs not finished", ""]
     out += ([f"- {r['name']} seed {r['seed']}: {r['reason']}" for r in failed] if failed else ["None."])
-    out += ["", "## Files", "", "- `runs/NAME/seedN.json`: each run's record (commit it; the report is "
+    out += ["", "## Files", "", "- `records/NAME/seedN.json`: each run's record (commit it; the report is "
             "rebuilt from these alone); `results.csv`: one row per run; `summary.csv`: one row per "
             "configuration; `study.json`: the settings and every session's command.", ""]
     return out

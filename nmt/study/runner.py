@@ -6,7 +6,7 @@ goes on. A folder with `summary.json` is finished and is not trained again,
 so an interrupted study continues where it stopped.
 
 Each run's contribution to the report is one JSON record beside the report,
-`OUT/runs/NAME/seedN.json` (its figures, validation curve, test hypotheses
+`OUT/records/NAME/seedN.json` (its figures, validation curve, test hypotheses
 and gallery panels): small enough to commit, and all the report is rebuilt
 from. A finished record is never trained again, even where its run folder
 (checkpoints) is gone, so a study continues on another machine from what is
@@ -27,7 +27,7 @@ FAILED = "study_failed.txt"
 
 
 def record_path_of(out_dir: Path, name: str, seed: int) -> Path:
-    return Path(out_dir) / "runs" / name / f"seed{seed}.json"
+    return Path(out_dir) / "records" / name / f"seed{seed}.json"
 
 
 def read_record(path: Path) -> dict | None:
