@@ -166,6 +166,19 @@ def test_translate_output_is_the_input(tmp_path, toy_checkpoint, name):
     assert source.read_bytes() == MANY_LINES
 
 
+@pytest.mark.parametrize("name", ["same", "symlink", "hardlink"])
+def test_average_output_is_an_input(tmp_path, toy_checkpoint, name):
+    """nmt.average --output over one of its checkpoints, under any of its names."""
+    copy = tmp_path / "model.pt"
+    copy.write_bytes(toy_checkpoint.read_bytes())
+    before = copy.read_bytes()
+    output = spellings(tmp_path, copy)[name]
+    done = run("nmt.average", copy, toy_checkpoint, "--output", output)
+    line = one_error(done, f"--output {output} is the same file as --checkpoint {copy}; ")
+    assert line.endswith("choose another file")
+    assert copy.read_bytes() == before
+
+
 @pytest.mark.parametrize("option", ["--reference", "--checkpoint", "--attention-html"])
 def test_translate_output_is_another_input(tmp_path, toy_checkpoint, option):
     """--output over the reference or the checkpoint, --attention-html over the input."""

@@ -26,13 +26,13 @@ import math
 import os
 import random
 import re
-import tempfile
 from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
 
 import sentencepiece as spm
 
+from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
@@ -133,16 +133,9 @@ def cache_key(sides: dict[str, list[str]], settings: dict) -> str:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    """The cache file whole or not at all (a signal mid-write removes the temporary file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write(path, data)
 
 
 class Tokenizer:
