@@ -12,8 +12,8 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
              fused=True, over the parameters of transformer_small and rnn_bahdanau
   dropout    F.dropout (one bernoulli_ per element) against a mask cut from 16-bit
              slices of 64-bit random words, forward and backward, (4096, 256) and (4096, 1024)
-  loss       token_losses (log-softmax, gather, mean) forward and backward against
-             F.cross_entropy(label_smoothing=...) and a fused softmax-minus-target backward
+  loss       log-softmax, gather and mean with autograd's backward, against
+             F.cross_entropy(label_smoothing=...) and token_losses' one-pass backward
   rnn_step   rnn_bahdanau's decoder, teacher-forced forward and backward, slicing
              emb[:, t] at every step against one emb.unbind(1)
   dropout_update  a whole forward and backward of each preset, its dropout modules
@@ -104,29 +104,6 @@ def bench_dropout(rounds: int) -> None:
         }, rounds, reps=3)
 
 
-class SmoothedLoss(torch.autograd.Function):
-    """Label-smoothed NLL and plain NLL from one log-softmax; backward in one
-    pass: d/dz = g * (softmax(z) - (1 - eps) * onehot(y) - eps / V)."""
-
-    @staticmethod
-    def forward(ctx, logits, labels, smoothing):
-        log_probs = logits.float().log_softmax(-1)                           # (N, V)
-        nll = -log_probs.gather(-1, labels[:, None])[:, 0]                   # (N,)
-        smoothed = (1 - smoothing) * nll - smoothing * log_probs.mean(-1)    # (N,)
-        ctx.save_for_backward(log_probs, labels)
-        ctx.smoothing = smoothing
-        return smoothed, nll
-
-    @staticmethod
-    def backward(ctx, grad, _):
-        log_probs, labels = ctx.saved_tensors
-        eps, V = ctx.smoothing, log_probs.size(-1)
-        g = grad[:, None]                                                    # (N, 1)
-        out = log_probs.exp_().mul_(g).sub_(g * (eps / V))                   # in place: saved once
-        out.scatter_add_(-1, labels[:, None], -(1 - eps) * g)
-        return out, None, None
-
-
 def bench_loss(rounds: int) -> None:
     from nmt.training.loss import token_losses
 
@@ -134,28 +111,29 @@ def bench_loss(rounds: int) -> None:
     logits = torch.randn(1, N, VOCAB, requires_grad=True)
     labels = torch.randint(4, VOCAB, (1, N))
     labels[0, -100:] = 0               # some padding
+    real = labels != 0
 
-    def current():
-        smoothed, nll = token_losses(logits, labels, 0, 0.1)
-        smoothed.sum().backward()
+    def autograd():
+        """token_losses as it was: log-softmax, gather and mean, autograd's backward."""
+        log_probs = F.log_softmax(logits.float(), dim=-1)
+        nll = -log_probs.gather(-1, labels.masked_fill(~real, 0)[..., None])[..., 0]
+        smoothed = 0.9 * nll - 0.1 * log_probs.mean(-1)
+        smoothed.masked_fill(~real, 0.0).sum().backward()
 
     def cross_entropy():
         flat, y = logits.view(N, VOCAB), labels.view(N)
         smoothed = F.cross_entropy(flat, y, ignore_index=0, label_smoothing=0.1, reduction="none")
         with torch.no_grad():
-            nll = F.cross_entropy(flat, y, ignore_index=0, reduction="none")
+            F.cross_entropy(flat, y, ignore_index=0, reduction="none")      # the logged NLL
         smoothed.sum().backward()
-        return nll
 
-    def fused():
-        flat, y = logits.view(N, VOCAB), labels.view(N)
-        smoothed, nll = SmoothedLoss.apply(flat, y, 0.1)
-        real = y != 0
-        smoothed.masked_fill(~real, 0.0).sum().backward()
+    def now():
+        smoothed, _ = token_losses(logits, labels, 0, 0.1)
+        smoothed.sum().backward()
 
     ab(f"loss forward+backward ({N} tokens, V={VOCAB})", {
-        "token_losses (now)": current, "F.cross_entropy x2": cross_entropy,
-        "one autograd.Function": fused}, rounds)
+        "log-softmax, gather, mean (before)": autograd, "F.cross_entropy x2": cross_entropy,
+        "LabelSmoothedNLL (now)": now}, rounds)
 
 
 def bench_rnn_step(rounds: int) -> None:

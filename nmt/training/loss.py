@@ -5,6 +5,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt.errors import NmtError
+from nmt.training.label_smoothing import LabelSmoothedNLL
 
 
 def token_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float = 0.0) -> Tensor:
@@ -24,14 +25,15 @@ def token_losses(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) 
 
     One log-softmax serves both: the training loss (Szegedy et al. 2016,
     (1 - eps) * NLL + eps * mean over V of -log p) and the unsmoothed NLL that
-    is logged and rewards hard attention (returned detached).
+    is logged and rewards hard attention (returned detached). Its backward is
+    one pass (nmt.training.label_smoothing.LabelSmoothedNLL).
     """
-    log_probs = F.log_softmax(logits.float(), dim=-1)                    # (B, T, V)
+    B, T, V = logits.shape
     real = labels != pad_id                                              # (B, T)
     safe_labels = labels.masked_fill(~real, 0)
-    nll = -log_probs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)    # (B, T)
-    smoothed = (1.0 - smoothing) * nll - smoothing * log_probs.mean(-1)   # (B, T)
-    return smoothed.masked_fill(~real, 0.0), nll.detach().masked_fill(~real, 0.0)
+    smoothed, nll = LabelSmoothedNLL.apply(logits.reshape(B * T, V), safe_labels.reshape(B * T),
+                                           float(smoothing))             # (B*T,) each
+    return smoothed.view(B, T).masked_fill(~real, 0.0), nll.view(B, T).masked_fill(~real, 0.0)
 
 
 def smoothed_loss(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) -> tuple[Tensor, int]:

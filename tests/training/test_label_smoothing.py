@@ -1,0 +1,37 @@
+"""LabelSmoothedNLL: the loss and its one-pass gradient, by hand and against autograd."""
+
+import math
+
+import torch
+
+from nmt.training.label_smoothing import LabelSmoothedNLL
+
+
+def test_loss_and_gradient_by_hand():
+    # z = log [1, 2, 1] -> p = [0.25, 0.5, 0.25]; label y = 1, eps = 0.3, V = 3
+    logits = torch.tensor([[0.0, math.log(2.0), 0.0]], requires_grad=True)
+    smoothed, nll = LabelSmoothedNLL.apply(logits, torch.tensor([1]), 0.3)
+    # nll = -log 0.5 = 0.693147; mean_v -log p_v = (1.386294 + 0.693147 + 1.386294) / 3 = 1.155245
+    # smoothed = 0.7 * 0.693147 + 0.3 * 1.155245 = 0.485203 + 0.346574 = 0.831777
+    assert abs(float(nll) - 0.693147) < 1e-5 and abs(float(smoothed.detach()) - 0.831777) < 1e-5
+    smoothed.sum().backward()
+    # dL/dz = p - 0.7 [k = y] - 0.3 / 3 = [0.25 - 0.1, 0.5 - 0.7 - 0.1, 0.25 - 0.1]
+    assert torch.allclose(logits.grad, torch.tensor([[0.15, -0.3, 0.15]]), atol=1e-6)
+    assert not nll.requires_grad
+
+
+def test_gradient_equals_autograd_of_the_formula():
+    torch.manual_seed(0)
+    logits = torch.randn(6, 11, dtype=torch.float64)
+    labels = torch.randint(0, 11, (6,))
+    weights = torch.rand(6, dtype=torch.float64)      # upstream gradient, as padding zeros give
+    weights[2] = 0.0
+    ours = logits.clone().requires_grad_()
+    (LabelSmoothedNLL.apply(ours, labels, 0.1)[0] * weights).sum().backward()
+    reference = logits.clone().requires_grad_()
+    log_p = reference.log_softmax(-1)
+    loss = 0.9 * -log_p.gather(-1, labels[:, None])[:, 0] - 0.1 * log_p.mean(-1)
+    (loss * weights).sum().backward()
+    assert ours.grad.dtype == torch.float64
+    assert torch.allclose(ours.grad, reference.grad, atol=1e-6)   # forward runs in float32
+    assert torch.equal(ours.grad[2], torch.zeros(11, dtype=torch.float64))
