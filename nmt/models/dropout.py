@@ -56,7 +56,9 @@ class Dropout(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if not self.training or self.p == 0.0:
             return x
-        if x.device.type != "cpu":             # CUDA has a fused dropout kernel
+        if x.device.type != "cpu" or torch.compiler.is_compiling():
+            # CUDA has a fused dropout kernel; under torch.compile Inductor draws its own mask
+            # (Tensor.random_ would break the graph)
             return F.dropout(x, self.p, training=True)
         return x * dropout_noise(x.shape, self.p, x.device, x.dtype)
 

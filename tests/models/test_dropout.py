@@ -41,3 +41,10 @@ def test_seeded_runs_draw_the_same_mask():
     a = dropout_noise((64, 33), 0.2)
     torch.manual_seed(3)
     assert torch.equal(a, dropout_noise((64, 33), 0.2))
+
+
+def test_no_graph_break_under_torch_compile():
+    """Tensor.random_ would split a compiled graph at every dropout; compiled,
+    the module hands the mask to Inductor (F.dropout). Dynamo only, no codegen."""
+    explanation = torch._dynamo.explain(Dropout(0.1).train())(torch.randn(4, 8))
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
