@@ -58,9 +58,25 @@ def test_seed_spread_pools_the_variances():
     spread, names = seed_spread(table)
     # variances 2 and 0 -> pooled sqrt(1) = 1; c has one seed and does not count
     assert spread == pytest.approx(1.0) and names == ["a", "b"]
-    # a - b = 6; standard error sqrt(2/2 + 0/2) = 1: 6 > 2 -> clear; c has one seed -> None
-    assert clearly_different(table["a"], table["b"], "test_bleu") is True
-    assert clearly_different(table["a"], table["c"], "test_bleu") is None
+    # two seeds each: Welch df = (1 + 0)² / (1²/1 + 0) = 1, t = 12.706; a - b = 6 < 12.7 · 1 -> no ranking
+    assert clearly_different(table["a"], table["b"], "test_bleu") is False
+    assert clearly_different(table["a"], table["c"], "test_bleu") is None      # c has one seed
+
+
+def test_welch_t_test_by_hand():
+    from nmt.study.report import t_975
+
+    def entry(values):
+        return {"values": {"x": values}}
+    # [1,2,3] and [4,5,6]: variances 1, se = sqrt(1/3 + 1/3) = 0.8165,
+    # df = (2/3)² / ((1/3)²/2 + (1/3)²/2) = 4 -> t = 2.776, threshold 2.267; gap 3 -> clear
+    assert clearly_different(entry([1, 2, 3]), entry([4, 5, 6]), "x") is True
+    # gap 1.5 < 2.267 -> not clear
+    assert clearly_different(entry([1, 2, 3]), entry([2.5, 3.5, 4.5]), "x") is False
+    # both without spread: any gap counts, none does not
+    assert clearly_different(entry([100, 100]), entry([99, 99]), "x") is True
+    assert clearly_different(entry([5, 5]), entry([5, 5]), "x") is False
+    assert (t_975(1), t_975(2.9), t_975(4), t_975(11), t_975(500)) == (12.706, 4.303, 2.776, 2.228, 1.96)
 
 
 def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):

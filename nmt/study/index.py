@@ -2,8 +2,8 @@
 with "What the papers found, and what we find", written from the records.
 
 Every sentence about a finding is built from the rows it cites: means and
-standard deviations over seeds, and a ranking word only where the gap
-exceeds two standard errors of the difference (report.clearly_different).
+standard deviations over seeds, and a ranking word only where Welch's
+t-test over the seeds finds the gap at the 5% level (report.clearly_different).
 """
 
 import json
@@ -250,7 +250,7 @@ def write_index(root: Path) -> None:
                 "[toy/README.md](toy/README.md)."]
     out += ["", "## What the papers found, and what we find", "",
             "On the toy part's evidence only; each line cites its rows (mean ± sd over seeds) and ranks "
-            "only where the gap exceeds two standard errors of the difference.", "", *findings(toy, toy_runs)]
+            "only where Welch's t-test over the seeds finds the gap at the 5% level.", "", *findings(toy, toy_runs)]
     out += ["", "## Superseded", "",
             f"The first Multi30k study gave every run 1.5 minutes (80–135 updates, test BLEU 2–7): it "
             "ranked start-up speed, not attention mechanisms, and its \"peak on reference\" column measured "

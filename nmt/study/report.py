@@ -85,15 +85,33 @@ def aggregate(runs: list[dict]) -> dict[str, dict]:
     return table
 
 
+# Student's t, two-sided 5% (0.975 quantile), by degrees of freedom; between rows the lower df is used
+T_975 = [(1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447), (7, 2.365), (8, 2.306),
+         (9, 2.262), (10, 2.228), (12, 2.179), (15, 2.131), (20, 2.086), (30, 2.042), (60, 2.000)]
+
+
+def t_975(df: float) -> float:
+    """The two-sided 5% critical value of Student's t at `df` degrees of freedom
+    (the table row at or below df, so never too small; 1.96 beyond 60)."""
+    if df >= 120:
+        return 1.960
+    return next(t for d, t in reversed(T_975) if d <= max(df, 1))
+
+
 def clearly_different(a: dict, b: dict, key: str) -> bool | None:
-    """Do two configurations' means differ by more than two standard errors of
-    the difference, sqrt(sa²/na + sb²/nb)? None when either has fewer than 2 seeds."""
+    """Welch's t-test at the 5% level: is |mean a - mean b| > t · se, with
+    se = sqrt(sa²/na + sb²/nb) and Welch-Satterthwaite degrees of freedom
+    df = se⁴ / ((sa²/na)²/(na-1) + (sb²/nb)²/(nb-1))? None when either has
+    fewer than 2 seeds. With both spreads 0, any gap counts."""
     va, vb = a["values"].get(key, []), b["values"].get(key, [])
     if len(va) < 2 or len(vb) < 2:
         return None
-    se = math.sqrt(statistics.variance(va) / len(va) + statistics.variance(vb) / len(vb))
+    qa, qb = statistics.variance(va) / len(va), statistics.variance(vb) / len(vb)
     gap = abs(statistics.fmean(va) - statistics.fmean(vb))
-    return gap > 2 * se if se > 0 else gap > 0
+    if qa + qb == 0:
+        return gap > 0
+    df = (qa + qb) ** 2 / (qa ** 2 / (len(va) - 1) + qb ** 2 / (len(vb) - 1))
+    return gap > t_975(df) * math.sqrt(qa + qb)
 
 
 def seed_spread(table: dict[str, dict], key: str = "test_bleu") -> tuple[float | None, list[str]]:
@@ -336,8 +354,9 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
         "- **train tok/s**, **CPU-min**: speed on a machine shared with other work; compare "
         "with care.",
         "- Mean ± standard deviation over seeds. **vs family best**: the gap of the mean to the family's "
-        "best, and whether it exceeds two standard errors of the difference, 2·√(s₁²/n₁ + s₂²/n₂) "
-        "(\"clearly\"); only such gaps are read as rankings.",
+        "best, and whether Welch's t-test over the seeds finds it at the 5% level (|gap| > t·√(s₁²/n₁ + "
+        "s₂²/n₂), t at the Welch–Satterthwaite degrees of freedom: 12.7 for two seeds each, 2.8 to 4.3 "
+        "for three) (\"clearly\"); only such gaps are read as rankings.",
         "",
         "## Setup",
         "",

@@ -13,13 +13,14 @@ def runs_of(values: dict[str, list[float]]) -> list[dict]:
             for name, aers in values.items() for seed, aer in enumerate(aers, 1)]
 
 
-def test_compare_ranks_only_beyond_two_standard_errors():
+def test_compare_ranks_only_where_welchs_test_does():
     table = aggregate(runs_of({"a": [0.10, 0.12, 0.11], "b": [0.60, 0.62, 0.64], "c": [0.58, 0.70, 0.50]}))
     line, better = compare(table, "a", "b", "aer", lower_is_better=True)
-    # a: mean 0.110, sd 0.010; b: mean 0.620, sd 0.020 -> gap 0.51 >> 2 * sqrt(0.01²/3 + 0.02²/3) = 0.026
+    # a: mean 0.110, sd 0.010; b: mean 0.620, sd 0.020: se = sqrt(0.01²/3 + 0.02²/3) = 0.0129,
+    # Welch df = 2.9 -> t = 4.303 (df 2); gap 0.51 >> 4.303 * 0.0129 = 0.056
     assert better == "a" and line == ("a 0.110 ± 0.010 (3 seeds) vs b 0.620 ± 0.020 (3 seeds): "
                                       "a clearly better")
-    # b and c: gap 0.027, standard error sqrt(0.02²/3 + 0.1²/3) = 0.059 -> no ranking
+    # b and c: gap 0.027 < se = sqrt(0.02²/3 + 0.1²/3) = 0.059 alone -> no ranking
     line, better = compare(table, "b", "c", "aer", lower_is_better=True)
     assert better is None and line.endswith("within the seed spread")
     assert compare(table, "a", "zzz", "aer", True) == ("a vs zzz: not both run", None)
