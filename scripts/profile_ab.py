@@ -18,6 +18,8 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
              emb[:, t] at every step against one emb.unbind(1)
   dropout_update  a whole forward and backward of each preset, its dropout modules
              drawing F.dropout's mask against nmt.models.dropout's
+  encoder_pack  the bidirectional GRU encoder on packed sequences against
+             nmt.models.encoders.padded_rnn, forward and backward
 """
 
 import argparse
@@ -203,8 +205,70 @@ def bench_dropout_update(rounds: int) -> None:
             "16-bit slices of 64-bit words (now)": update(current)}, rounds)
 
 
+def bench_encoder_pack(rounds: int) -> None:
+    """rnn_bahdanau's bidirectional GRU encoder forward+backward on packed
+    sequences (as nmt ran it before) against nmt.models.encoders.padded_rnn
+    (now), on a batch of mixed lengths. ATen's packed layer narrows the
+    projected input at every step, and each narrow's backward writes a zero
+    (N, 3H) tensor: O(S^2) memory traffic."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    from nmt.models.encoders.padded_rnn import run_padded
+
+    encoder = build("rnn_bahdanau").encoder
+    encoder.train()
+    B, S = 128, 28
+    x = torch.randn(B, S, 256, requires_grad=True)
+    lengths = torch.randint(S // 2, S + 1, (B,))
+    lengths[0] = S
+
+    def packed():
+        out, _ = encoder.rnn(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+        pad_packed_sequence(out, batch_first=True)[0].sum().backward()
+
+    def padded():
+        run_padded(encoder.rnn, x, lengths)[0].sum().backward()
+
+    ab(f"bidirectional GRU encoder forward+backward (B={B}, S={S}, lengths {S // 2}..{S})",
+       {"packed sequences (before)": packed, "run_padded (now)": padded}, rounds)
+
+    # the whole model, its encoder as it was (packed) and as it is
+    from nmt.models.encoders import rnn
+
+    model = build("rnn_bahdanau")
+    model.train()
+    src = torch.randint(4, VOCAB, (B, S))
+    src[torch.arange(S)[None, :] >= lengths[:, None]] = 0          # padding
+    tgt = torch.randint(4, VOCAB, (B, 27))
+    current = rnn.RNNEncoder.forward
+
+    def forward_packed(self, src, src_mask):
+        n = src_mask[:, 0, :].sum(-1)
+        x = self.dropout(self.embed(src))
+        out, final = self.rnn(pack_padded_sequence(x, n.cpu().clamp(min=1), batch_first=True,
+                                                   enforce_sorted=False))
+        memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        hidden = final[0] if isinstance(final, tuple) else final
+        last = torch.cat([hidden[-2], hidden[-1]], -1) if self.bidirectional else hidden[-1]
+        return rnn.EncoderOutput(self.dropout(memory), last)
+
+    def update(forward):
+        def run():
+            rnn.RNNEncoder.forward = forward
+            try:
+                out, _ = model(src, tgt[:, :-1])
+                out.logits.float().log_softmax(-1).mean().backward()
+            finally:
+                rnn.RNNEncoder.forward = current
+        return run
+
+    ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, lengths {S // 2}..{S}, T=26)",
+       {"packed encoder (before)": update(forward_packed), "run_padded encoder (now)": update(current)},
+       rounds)
+
+
 BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
-           "loss": bench_loss, "rnn_step": bench_rnn_step}
+           "loss": bench_loss, "rnn_step": bench_rnn_step, "encoder_pack": bench_encoder_pack}
 
 
 def main(argv=None) -> None:

@@ -1,12 +1,12 @@
-"""GRU and LSTM encoders over packed sequences (padding costs nothing)."""
+"""GRU and LSTM encoders over padded batches, with the results of packed sequences."""
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from nmt.errors import NmtError
 from nmt.models.dropout import Dropout
 from nmt.models.encoders.output import EncoderOutput
+from nmt.models.encoders.padded_rnn import run_padded
 
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM}
 
@@ -46,12 +46,8 @@ class RNNEncoder(nn.Module):
     def forward(self, src: Tensor, src_mask: Tensor) -> EncoderOutput:
         lengths = src_mask[:, 0, :].sum(-1)                   # (B,)
         x = self.dropout(self.embed(src))                     # (B, S, E)
-        packed = pack_padded_sequence(x, lengths.cpu().clamp(min=1), batch_first=True,
-                                      enforce_sorted=False)
-        out, final = self.rnn(packed)
-        memory, _ = pad_packed_sequence(out, batch_first=True,
-                                        total_length=src.size(1))  # (B, S, H)
-        hidden = final[0] if isinstance(final, tuple) else final   # (layers*dirs, B, H/dirs)
+        # as over packed sequences, without packing's per-step backward cost (padded_rnn.py)
+        memory, hidden = run_padded(self.rnn, x, lengths.clamp(min=1))   # (B, S, H), (layers*dirs, B, H/dirs)
         if self.bidirectional:
             last = torch.cat([hidden[-2], hidden[-1]], dim=-1)     # (B, H)
         else:
