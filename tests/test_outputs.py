@@ -346,13 +346,25 @@ def test_atomic_write_through_a_symlink_replaces_the_file_and_keeps_the_link(tmp
 
 def test_atomic_write_into_a_device_writes_it(tmp_path):
     """--output /dev/stdout (as root, /dev is writable: a rename would have
-    replaced the device node with a regular file)."""
+    replaced the device node with a regular file). Written through
+    /proc/self/fd/1, the link /dev/stdout stands for, so that a machine whose
+    /dev/stdout an older build had already replaced still tests the writer."""
     done = subprocess.run([sys.executable, "-c", "from nmt.atomic import atomic_write\n"
-                           "atomic_write('/dev/stdout', b'through the device\\n')"],
+                           "atomic_write('/proc/self/fd/1', b'through the device\\n')"],
                           cwd=ROOT, env=ENV, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == b"through the device\n"
-    assert Path("/dev/stdout").is_symlink() or not Path("/dev/stdout").is_file()
+
+
+def test_atomic_write_into_a_fifo_writes_it(tmp_path):
+    from nmt.atomic import atomic_write
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    atomic_write(fifo, b"through the pipe\n")
+    assert reader.communicate(timeout=30)[0] == b"through the pipe\n"
+    assert not fifo.is_file() and list(tmp_path.iterdir()) == [fifo]   # still a FIFO, nothing beside it
 
 
 # -- nmt.train's log on standard output ----------------------------------------------------
