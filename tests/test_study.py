@@ -7,6 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
+from nmt.errors import NmtError
 from nmt.study.__main__ import parse_args
 from nmt.study.configs import FAMILIES, select, study_configs
 from nmt.study.metrics import entropy, steps_to_target
@@ -156,3 +157,22 @@ def test_the_records_folder_is_not_ignored_by_git():
     path = record_path_of(ROOT / "benchmarks" / "attention_study" / "toy", "bahdanau", 1)
     ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=ROOT)
     assert ignored.returncode == 1, f"{path} is ignored by .gitignore"
+
+
+def test_guided_runs_take_the_training_links_given(tmp_path):
+    """Multi30k's guided runs are supervised with --train-links (an aligner's
+    links of the training pairs); without them the study stops before training."""
+    from argparse import Namespace
+
+    from nmt.study.__main__ import train_alignments
+
+    guided = [c for c in study_configs("multi30k") if c.family == "guided"]
+    assert [c.name for c in guided] == ["luong_general-guided", "transformer-sinusoidal-guided"]
+    assert all(c.needs_alignments for c in guided)
+    with pytest.raises(NmtError, match="give --train-links FILE"):
+        train_alignments(Namespace(data="multi30k", train_links=None, runs_dir=tmp_path))
+    with pytest.raises(NmtError, match="no such file"):
+        train_alignments(Namespace(data="multi30k", train_links=str(tmp_path / "absent"), runs_dir=tmp_path))
+    links = tmp_path / "train.links"
+    links.write_text("0-0 1-1\n")
+    assert train_alignments(Namespace(data="multi30k", train_links=str(links), runs_dir=tmp_path)) == links

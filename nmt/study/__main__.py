@@ -35,7 +35,8 @@ from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
            "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
-           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str}
+           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str,
+           "train_links": str}
 
 
 def parse_args(argv):
@@ -64,6 +65,8 @@ def parse_args(argv):
     parser.add_argument("--beam-size", type=int, default=1, help="test decoding beam (1 = greedy)")
     parser.add_argument("--links", help="reference word links of the test set, one line per sentence, "
                         "Pharaoh 'i-j' (e.g. from nmt.study.eflomal_links); the toy task has its own")
+    parser.add_argument("--train-links", help="word links of the training pairs for the guided runs, one "
+                        "line per pair, Pharaoh (nmt.study.eflomal_links --train-out); the toy task has its own")
     parser.add_argument("--cache-dir", help="sentencepiece cache (cache_dir); default data/")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads per run")
     parser.add_argument("--report-every", type=finite_float, default=10.0,
@@ -201,12 +204,20 @@ def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
 
 
 def train_alignments(args) -> Path:
-    """The toy task's true links of its training pairs, for the guided runs
-    (python -m nmt.data.alignments toy FILE, at data=toy's sizes and seed)."""
+    """The word links of the training pairs, for the guided runs: --train-links,
+    or on the toy task its true links (python -m nmt.data.alignments toy FILE,
+    at data=toy's sizes and seed)."""
     from nmt.data.alignments import main as write_alignments
 
+    if args.train_links:
+        path = Path(args.train_links).resolve()
+        if not path.is_file():
+            raise NmtError(f"--train-links {args.train_links}: no such file")
+        return path
     if args.data != "toy":
-        raise NmtError("guided alignment runs need training links; the study makes them for --data toy only")
+        raise NmtError("the guided runs need word links of the training pairs: give --train-links FILE "
+                       "(python -m nmt.study.eflomal_links --train-out FILE), or leave them out with "
+                       "--only and the other families")
     path = (Path(args.runs_dir) / "toy_train.align").resolve()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -294,6 +305,7 @@ def main(argv=None) -> int:
                         "patience": args.patience, "target_bleu": args.target_bleu,
                         "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,
                         "runs_dir": str(args.runs_dir), "links": args.links,
+                        "train_links": args.train_links,
                         "sessions": [*settings.get("sessions", []), session]}
             (args.out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
             links, _ = reference_links(args, test)

@@ -9,9 +9,10 @@ Eight families, each changing one part of a fixed base model:
     encoder     the LSTMN self-attention encoder instead of the bi-GRU
     bridge      how the decoder's first state is made (last is the base)
     positional  a small Transformer with each positional encoding (ALiBi included)
-    guided      guided alignment (Garg et al. 2019): the attention supervised with the
-                toy task's true links (toy only: Multi30k would need an aligner's
-                training links), RNN base and Transformer
+    guided      guided alignment (Garg et al. 2019): the attention supervised with
+                word links of the training pairs, RNN base and Transformer: the toy
+                task's true links, or on Multi30k eflomal's silver links
+                (python -m nmt.study.eflomal_links --train-out; --train-links)
 
 The RNN base is a bidirectional GRU encoder (hidden H per direction, so
 states of 2H) under a Luong-style GRU decoder of hidden 2H, so that
@@ -41,7 +42,7 @@ FAMILIES = {
     "encoder": "Encoder: LSTMN self-attention vs bi-GRU",
     "bridge": "Bridge (decoder start state)",
     "positional": "Transformer positional encoding",
-    "guided": "Guided alignment: attention supervised with the true links (toy)",
+    "guided": "Guided alignment: attention supervised with word links (toy: true; Multi30k: eflomal's)",
 }
 
 
@@ -165,15 +166,14 @@ def study_configs(profile: str) -> list[StudyConfig]:
                 for b in BRIDGES]
     configs += [StudyConfig(f"transformer-{p}", "positional", transformer_overrides(s, p))
                 for p in POSITIONALS]
-    if profile == "toy":
-        guided = (f"trainer.guided_alignment.weight={GUIDED_WEIGHT}",)
-        configs += [
-            StudyConfig(f"{BASE}-guided", "guided", rnn_overrides(s, BASE) + guided, also=(BASE,),
-                        needs_alignments=True),
-            StudyConfig("transformer-sinusoidal-guided", "guided",
-                        transformer_overrides(s, "sinusoidal") + guided
-                        + ("trainer.guided_alignment.layer=-2", "trainer.guided_alignment.head=0"),
-                        also=("transformer-sinusoidal",), needs_alignments=True)]
+    guided = (f"trainer.guided_alignment.weight={GUIDED_WEIGHT}",)
+    configs += [
+        StudyConfig(f"{BASE}-guided", "guided", rnn_overrides(s, BASE) + guided, also=(BASE,),
+                    needs_alignments=True),
+        StudyConfig("transformer-sinusoidal-guided", "guided",
+                    transformer_overrides(s, "sinusoidal") + guided
+                    + ("trainer.guided_alignment.layer=-2", "trainer.guided_alignment.head=0"),
+                    also=("transformer-sinusoidal",), needs_alignments=True)]
     return configs
 
 
