@@ -176,3 +176,16 @@ def test_guided_runs_take_the_training_links_given(tmp_path):
     links = tmp_path / "train.links"
     links.write_text("0-0 1-1\n")
     assert train_alignments(Namespace(data="multi30k", train_links=str(links), runs_dir=tmp_path)) == links
+
+
+def test_study_runs_log_without_a_progress_bar(tmp_path):
+    """The study's runs set TQDM_DISABLE=1 (their output is a log file); the
+    trainer must not override it (an explicit disable=False did, and every
+    run's log filled with progress-bar redraws)."""
+    quick = ("experiment=quickstart", "trainer.max_steps=4", "trainer.val_every=4",
+             "trainer.val_max_sentences=4", "trainer.heatmap_sentences=0")
+    quiet = run_cli("nmt.train", *quick, f"hydra.run.dir={tmp_path / 'quiet'}", env={"TQDM_DISABLE": "1"})
+    shown = run_cli("nmt.train", *quick, f"hydra.run.dir={tmp_path / 'shown'}")
+    assert quiet.returncode == 0 and shown.returncode == 0, quiet.stderr.decode()[-500:]
+    assert b"train:" not in quiet.stderr + quiet.stdout
+    assert b"train:" in shown.stderr + shown.stdout

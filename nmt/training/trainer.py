@@ -293,8 +293,9 @@ class Trainer:
                  ", ".join(f"{k}={v}" for k, v in self.data.stats.items()))
         previous = {s: signal.signal(s, self._handle_signal) for s in signals.STOP_SIGNALS}
         self.model.train()
+        # only other ranks pass disable: an explicit value would override TQDM_DISABLE=1
         bar = tqdm(total=int(self.tc.max_steps), initial=self.step, desc="train", unit="step",
-                   dynamic_ncols=True, mininterval=1.0, disable=not self.dist.is_main)
+                   dynamic_ncols=True, mininterval=1.0, **({} if self.dist.is_main else {"disable": True}))
         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
         code, started = 0, time.perf_counter()
         try:
