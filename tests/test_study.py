@@ -51,6 +51,15 @@ def test_study_overrides_on_the_command_line():
         parse_args(["--budget-minutes", "1", "--budget-steps", "5"])
 
 
+def test_multi30k_budget_is_updates_cut_at_fifteen_minutes():
+    from nmt.study.__main__ import common_overrides
+
+    common = common_overrides(parse_args(["--data-path", "/data"]))
+    assert "trainer.max_steps=1600" in common and "trainer.max_minutes=15.0" in common
+    minutes = common_overrides(parse_args(["--data-path", "/data", "--budget-minutes", "3"]))
+    assert "trainer.max_minutes=3.0" in minutes and "trainer.max_minutes=15.0" not in minutes
+
+
 def test_seed_spread_pools_the_variances():
     runs = [{"name": n, "family": "score", "eval": {"test_bleu": b, "final_step": 10}} for n, b in
             [("a", 10.0), ("a", 12.0), ("b", 5.0), ("b", 5.0), ("c", 1.0)]]

@@ -118,8 +118,10 @@ def data_overrides(args) -> list[str]:
 
 def common_overrides(args) -> list[str]:
     sizes = PROFILES[args.data]
+    cap = BUDGETS[args.data].cap_minutes
     budget = ([f"trainer.max_minutes={args.budget_minutes}", "trainer.max_steps=1000000"]
-              if args.budget_minutes else [f"trainer.max_steps={args.budget_steps}"])
+              if args.budget_minutes else
+              [f"trainer.max_steps={args.budget_steps}", *([f"trainer.max_minutes={cap}"] if cap else [])])
     return [*data_overrides(args), f"data.vocab_size={sizes.vocab_size}",
             f"data.batch_tokens={sizes.batch_tokens}", *budget, f"trainer.val_every={args.val_every}",
             f"trainer.val_max_sentences={args.val_sentences}", "trainer.keep_last=0",
@@ -301,6 +303,7 @@ def main(argv=None) -> int:
                        "jobs": args.jobs, "threads": args.threads, "runs": len(todo)}
             settings = {**settings, "data": args.data, "data_description": describe(args),
                         "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,
+                        "cap_minutes": None if args.budget_minutes else BUDGETS[args.data].cap_minutes,
                         "val_sentences": args.val_sentences, "val_every": args.val_every,
                         "patience": args.patience, "target_bleu": args.target_bleu,
                         "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,

@@ -302,6 +302,12 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
     budget = (f"{settings['budget_minutes']:g} minutes of wall clock per run (trainer.max_minutes)"
               if settings.get("budget_minutes") else
               f"at most {settings['budget_steps']:,} updates per run (trainer.max_steps)")
+    if settings.get("cap_minutes") and not settings.get("budget_minutes"):
+        capped = sorted({f"{r['name']} seed {r['seed']} ({r['eval']['final_step']:,} updates)" for r in runs
+                         if r["status"] == "finished" and not settings.get("patience")
+                         and r["eval"].get("final_step", 0) < settings["budget_steps"]})
+        budget += (f", cut at {settings['cap_minutes']:g} minutes of wall clock (trainer.max_minutes): "
+                   + (f"cut there: {', '.join(capped)}" if capped else "no run was cut there"))
     if settings.get("patience"):
         budget += (f", stopped {settings['patience']} validations "
                    f"({settings['patience'] * settings['val_every']} updates) after the last improvement")
