@@ -204,3 +204,71 @@ def test_offline_file_works_in_a_browser(transformer_checkpoint, tmp_path):
     assert tip.startswith("query (decoder input) \u201c<s>\u201d") and tip.endswith("weight 1.0000")
     assert problems == [] and requests == [html.as_uri()]
     assert not form_visible
+
+
+def test_rounding_never_turns_a_weight_into_zero():
+    from nmt.viz.attention_data import _rounded
+
+    # 4 decimals: 0.123456 -> 0.1235; 3e-5 would round to 0.0, which the page draws
+    # white as an exact zero, so it is kept as it is; an exact 0 stays 0
+    values = _rounded([[0.0, 3e-5, 0.123456]])
+    assert values[0][0] == 0.0 and values[0][2] == 0.1235
+    assert values[0][1] == pytest.approx(3e-5, rel=1e-6)
+
+
+# one sentence, two maps drawn by hand: a sparsemax-like row with an exact 0 and
+# a tiny weight, and a coverage map (value_name "coverage") whose first row is c_1 = 0
+HAND_PAGE = {
+    "mode": "static", "title": "nmt attention",
+    "models": [{"name": "hand", "description": "by hand"}],
+    "sentences": [{"line": 1, "source": "a b c", "results": [{
+        "source": "a b c", "text": "x", "score": -1.0, "src_pieces": ["a", "b", "c"],
+        "tgt_pieces": ["x", "</s>"], "truncated": False,
+        "maps": [
+            {"name": "cross", "title": "attention", "rows": ["x", "</s>"], "cols": ["a", "b", "c"],
+             "row_axis": "target", "col_axis": "source", "center": None, "window": None,
+             "layers": [[[[0.0, 3e-5, 0.99997], [0.5, 0.5, 0.0]]]]},
+            {"name": "coverage", "title": "coverage c_t", "rows": ["x", "</s>"],
+             "cols": ["a", "b", "c"], "row_axis": "target", "col_axis": "source", "center": None,
+             "window": None, "value_name": "coverage", "legend": "row t: c_t",
+             "layers": [[[[0.0, 0.0, 0.0], [0.0, 3e-5, 0.99997]]]]},
+        ]}]}],
+}
+
+
+@needs_chromium
+def test_exact_zeros_are_white_and_small_weights_are_not(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from nmt.viz.html_export import render_page
+
+    html = tmp_path / "hand.html"
+    html.write_text(render_page(HAND_PAGE), encoding="utf-8")
+
+    def cells(page):   # (row, col) -> (fill, data-weight)
+        return {(int(c.get_attribute("data-row")), int(c.get_attribute("data-col"))):
+                (c.get_attribute("fill"), c.get_attribute("data-weight"))
+                for c in page.locator("svg.heatmap rect.cell").all()}
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page()
+        page.goto(html.as_uri())
+        cross, cross_label = cells(page), page.text_content("svg.heatmap text.scale-label")
+        page.hover("svg.heatmap rect.cell[data-row='0'][data-col='0']")
+        tip_zero = page.inner_text("#tooltip")
+        page.select_option(".map-select", "coverage")
+        coverage, coverage_label = cells(page), page.text_content("svg.heatmap text.scale-label")
+        page.hover("svg.heatmap rect.cell[data-row='1'][data-col='1']")
+        tip_tiny = page.inner_text("#tooltip")
+        browser.close()
+    white, darkest = "#ffffff", "rgb(68,1,84)"      # viridis at 0: #440154
+    # exact zeros (weight 0 of a sparse normaliser, a masked cell, c_1 = 0) are white
+    assert cross[0, 0] == (white, "0 (exactly)") and cross[1, 2][0] == white
+    assert all(coverage[0, c][0] == white for c in range(3))
+    # 3e-5 is not 0: viridis' darkest colour (3e-5 of the way up), and its value is said
+    assert cross[0, 1] == (darkest, "3.00e-5") and coverage[1, 1][0] == darkest
+    assert cross[0, 2][0] not in (white, darkest)
+    assert tip_zero.endswith("weight 0 (exactly)") and tip_tiny.endswith("coverage 3.00e-5")
+    assert cross_label == "attention weight (white: exactly 0)"
+    assert coverage_label == "coverage (white: exactly 0)"

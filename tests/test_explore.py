@@ -147,6 +147,14 @@ def test_busy_port_is_one_line_at_start(toy_checkpoint):
     assert err.startswith(f"nmt: error: cannot listen on 127.0.0.1:{port}") and err.count("\n") == 1
 
 
+def weight_text(value: float) -> str:
+    """A weight as the page's tooltip writes it (weightText): '0 (exactly)', 6.12e-10 for
+    one under 1e-4 (which 4 decimals would show as 0), else 4 decimals."""
+    if value == 0:
+        return "0 (exactly)"
+    return f"{value:.2e}".replace("e-0", "e-") if abs(value) < 1e-4 else f"{value:.4f}"
+
+
 @needs_chromium
 def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -178,13 +186,13 @@ def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint,
         panels.nth(0).locator("rect.cell[data-row='0'][data-col='1']").hover()
         assert page.inner_text("#tooltip") == (
             f"target \u201c{rnn['rows'][0]}\u201d\nsource \u201c{rnn['cols'][1]}\u201d\n"
-            f"weight {rnn['layers'][0][0][0][1]:.4f}")
+            f"weight {weight_text(rnn['layers'][0][0][0][1])}")
 
         cross = expected[1]["maps"][0]                            # Transformer, layer 1, head 2
         panels.nth(1).locator(".layer-select").select_option("1")
         panels.nth(1).locator(".head-select").select_option("2")
         panels.nth(1).locator("rect.cell[data-row='1'][data-col='2']").hover()
-        assert page.inner_text("#tooltip").endswith(f"weight {cross['layers'][0][1][1][2]:.4f}")
+        assert page.inner_text("#tooltip").endswith(f"weight {weight_text(cross['layers'][0][1][1][2])}")
         page.mouse.move(0, 0)
         page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)
         assert problems == []

@@ -18,7 +18,8 @@ gives the weights the search used at every step, for every layer and head:
             coverage vector c_t the score saw (`value_name`, `legend`)
 
 A map is a dict: name, title, row/column labels and axis names, `layers`
-nested lists [L][H][rows][cols] rounded to 4 decimals, `center` and `window`.
+nested lists [L][H][rows][cols] rounded to 4 decimals (a weight that is not
+0 never rounds to 0), `center` and `window`.
 """
 
 import inspect
@@ -33,7 +34,14 @@ DIGITS = 4
 
 
 def _rounded(array) -> list:
-    return np.round(np.asarray(array, dtype=np.float64), DIGITS).tolist()
+    """Rounded to DIGITS decimals, except that a weight that is not 0 stays
+    not 0 (1e-7 is kept as it is): the page draws exactly 0 white, which
+    must mean a weight of exactly 0 (sparsemax, entmax15, a mask), never a
+    small softmax weight rounded away."""
+    values = np.asarray(array, dtype=np.float64)
+    rounded = np.round(values, DIGITS)
+    tiny = (rounded == 0) & (values != 0)
+    return np.where(tiny, np.asarray(array, dtype=np.float32).astype(np.float64), rounded).tolist()
 
 
 def _takes(module, name: str) -> bool:
