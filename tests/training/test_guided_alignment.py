@@ -222,3 +222,70 @@ def test_gzip_bom_and_windows_line_ends_are_read(tmp_path):
     bad.write_bytes(b"0-0\n\xff-1\n")
     with pytest.raises(NmtError, match="line 2: invalid UTF-8"):
         read_alignments(bad, PAIRS)
+
+
+def test_the_readme_commands_through_the_cli(tmp_path):
+    # python -m nmt.data.alignments toy toy.align, then nmt.train with it, as the README says
+    links = tmp_path / "toy.align"
+    written = run_cli("nmt.data.alignments", "toy", str(links), "--n-train", str(N_TRAIN))
+    assert written.returncode == 0 and written.stdout.decode().strip() == f"wrote {N_TRAIN} lines to {links}"
+    result = run_cli("nmt.train", *QUICK, *TINY_TRANSFORMER, f"data.train_alignments={links}",
+                     "trainer.guided_alignment.weight=1.0", "trainer.max_steps=2", "trainer.val_every=2",
+                     "trainer.log_every=1", f"hydra.run.dir={tmp_path / 'run'}",
+                     f"cache_dir={tmp_path / 'cache'}")
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert (tmp_path / "run" / "checkpoints" / "best.pt").is_file()
+
+
+def test_multi30k_words_map_to_their_own_subwords(tmp_path, cache_dir):
+    # Real text, where sentencepiece splits words ("vieler" -> "▁viele" "r") and
+    # punctuation stays on its word ("Büsche." -> "▁Büsche" "."), as eflomal's links
+    # over whitespace words expect. Links j*n_src//n_tgt - j stand in for an aligner's:
+    # every subword of target word j must put 1/n on exactly the n subwords of that
+    # source word, whose text (NFKC, as sentencepiece normalises) is the word.
+    import gzip
+    import unicodedata
+
+    from tests.helpers import MULTI30K
+
+    if not (MULTI30K / "train.de.gz").is_file():
+        pytest.skip(f"real-data test: Multi30k not found at {MULTI30K} (../shared/data/multi30k)")
+    n = 400
+    sides = {}
+    for lang in ("de", "en"):
+        with gzip.open(MULTI30K / f"train.{lang}.gz", "rt", encoding="utf-8") as f:
+            sides[lang] = [next(f).rstrip("\n") for _ in range(n)]
+        (tmp_path / f"train.{lang}").write_text("\n".join(sides[lang]) + "\n", encoding="utf-8")
+    pairs = list(zip(sides["de"], sides["en"]))
+    lines = []
+    for src, tgt in pairs:
+        n_src, n_tgt = len(src.split()), len(tgt.split())
+        lines.append(" ".join(f"{j * n_src // n_tgt}-{j}" for j in range(n_tgt)))
+    (tmp_path / "train.links").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cfg = make_config("data=files", f"data.train_src={tmp_path / 'train.de'}",
+                      f"data.train_tgt={tmp_path / 'train.en'}", f"data.valid_src={tmp_path / 'train.de'}",
+                      f"data.valid_tgt={tmp_path / 'train.en'}", "data.vocab_size=1000",
+                      f"data.train_alignments={tmp_path / 'train.links'}", cache_dir=cache_dir)
+    data = prepare_data(cfg.data, cache_dir, seed=1)
+    tok = data.tokenizer
+    by_source = {tuple(tok.encode_src(s)): (s, t) for s, t in pairs}
+    split = checked = 0
+    for batch in data.train.batches(0):
+        for row in range(len(batch.src)):
+            src_ids = [i for i in batch.src[row].tolist() if i != 0]
+            tgt_ids = [i for i in batch.tgt[row, 1:].tolist() if i not in (0, 3)]
+            src, tgt = by_source[tuple(src_ids)]
+            src_pieces, tgt_pieces = tok.src_pieces(src_ids), tok.tgt_pieces(tgt_ids)
+            src_words, tgt_words = word_of_pieces(src_pieces), word_of_pieces(tgt_pieces)
+            words = src.split()
+            for t, j in enumerate(tgt_words):
+                i = j * len(words) // len(tgt.split())
+                columns = [s for s, w in enumerate(batch.alignment[row, t].tolist()) if w > 0]
+                text = "".join(src_pieces[s] for s in columns).replace("\u2581", "")
+                assert text == unicodedata.normalize("NFKC", words[i]), (src, t)
+                assert columns == [s for s, w in enumerate(src_words) if w == i]
+                assert batch.alignment[row, t, columns].tolist() == pytest.approx([1 / len(columns)] * len(columns))
+                split += len(columns) > 1
+            assert float(batch.alignment[row, len(tgt_ids):].abs().sum()) == 0.0   # eos, padding
+            checked += 1
+    assert checked == n and split > 100
