@@ -264,6 +264,8 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
     table = aggregate(runs)
     galleries, curves = render_figures(out_dir, configs, runs, sentences)
     tests = paired_tests(runs, configs, table, references) if settings["data"] != "toy" and references else {}
+    if settings["data"] != "toy" and references:
+        write_cited_tests(out_dir, runs, table, references)
     text = "\n".join(readme_lines(settings, configs, runs, table, galleries, curves, sentences, tests, args))
     (out_dir / "README.md").write_text(text, encoding="utf-8")
     write_csvs(out_dir, runs, table)
@@ -271,6 +273,26 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
 
     write_index(out_dir.parent)
     return text
+
+
+def write_cited_tests(out_dir: Path, runs: list[dict], table: dict, references: list[str]) -> None:
+    """OUT/paired.json: the paired bootstrap of every pair of configurations whose
+    test BLEU the index compares (first seeds), one sacreBLEU test per baseline."""
+    from nmt.atomic import atomic_write
+    from nmt.study.index import cited_pairs
+    from nmt.study.significance import paired_bootstrap
+
+    first = {r["name"]: r for r in runs if r["eval"] and r["seed"] == r["first_seed"] and r["hypotheses"]}
+    by_baseline: dict[str, list[str]] = {}
+    for a, b in sorted(cited_pairs(table, runs)):
+        if a in first and b in first:
+            by_baseline.setdefault(b, []).append(a)
+    results = {}
+    for baseline, systems in by_baseline.items():
+        found = paired_bootstrap(first[baseline]["hypotheses"], [first[a]["hypotheses"] for a in systems],
+                                 references)
+        results.update({f"{a}|{baseline}": result for a, result in zip(systems, found)})
+    atomic_write(out_dir / "paired.json", (json.dumps(results, indent=1, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def paired_tests(runs: list[dict], configs: list[StudyConfig], table: dict,

@@ -32,7 +32,7 @@ def test_guided_alignment_finding_says_by_how_much():
     # 0.110 - 0.620 = -0.510
     assert "changes the AER by -0.510 (from 0.620 to 0.110)" in text
     assert "luong_general-guided clearly better" in text
-    assert "**pending**" in text
+    assert "Part 2 (Multi30k) checks the same claims" in text
 
 
 @pytest.mark.parametrize("missing", ["luong_general", "luong_general-guided"])

@@ -42,3 +42,30 @@ def test_report_tests_each_configuration_against_its_family_best():
     assert cells["bahdanau"].startswith("-") and cells["bahdanau"].endswith("p = 0.001")
     other = "cosine" if best == "luong_dot" else "luong_dot"
     assert cells[other] == "+0.00, p = 1.000"
+
+
+def test_index_calls_a_multi30k_gap_on_the_paired_test_when_seeds_cannot(tmp_path):
+    """One seed each cannot rank by the seed spread; the index asks for the
+    paired bootstrap of the pair it compares, the report runs it through
+    sacreBLEU into paired.json, and the finding cites it."""
+    import json
+
+    from nmt.study.index import PairedEvidence, cited_pairs, findings
+    from nmt.study.report import aggregate, write_cited_tests
+
+    outputs = {"luong_general": GOOD, "bahdanau": BAD}
+    runs = [{"name": n, "family": "score", "seed": 1, "first_seed": 1, "hypotheses": h, "status": "finished",
+             "eval": {"test_bleu": sacrebleu.corpus_bleu(h, [REFS]).score, "final_step": 10}}
+            for n, h in outputs.items()]
+    table = aggregate(runs)
+    assert ("bahdanau", "luong_general") in cited_pairs(table, runs)
+    write_cited_tests(tmp_path, runs, table, REFS)
+    paired = json.loads((tmp_path / "paired.json").read_text())
+    assert paired["bahdanau|luong_general"]["p_value"] == pytest.approx(1 / 1001)
+    lines = findings(table, runs, "multi30k", PairedEvidence(paired))
+    line = next(x for x in lines if x.startswith("- test BLEU: bahdanau"))
+    assert "paired bootstrap, first seeds: -" in line and "p = 0.001" in line
+    assert line.endswith("luong_general better on the paired test of the first seeds (the seed spread does not settle it).")
+    # without the test, one seed each is too few to tell
+    line = next(x for x in findings(table, runs, "multi30k") if x.startswith("- test BLEU: bahdanau"))
+    assert line.endswith("too few seeds to tell.") and "updates to BLEU 95" not in "\n".join(findings(table, runs, "multi30k"))
