@@ -32,10 +32,12 @@ class JobFailed(CompactHydraException):
 
 def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     """Mistakes the config alone reveals, found before any data is read: every
-    value against its rule (nmt/config_schema.py), then the model (its parts'
-    settings, their combination, and a build on the meta device).
+    value against its rule (nmt/config_schema.py), the data settings that need
+    no file, then the model (its parts' settings, their combination, and a
+    build on the meta device) and the trainer settings that depend on it.
     `choices` is Hydra's runtime.choices, to name options in messages."""
     from nmt.config_schema import validate
+    from nmt.data.corpora import check_data_config
     from nmt.models.build import check_group_settings, check_model_config
 
     validate(cfg)
@@ -54,7 +56,33 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
                        f"or data.max_len={window}")
     for group in ("optimizer", "schedule"):
         check_group_settings(cfg.get(group), group, choices)
-    check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
+    check_data_config(cfg.data)
+    model = check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
+    check_training_settings(cfg, model)
+
+
+def check_training_settings(cfg: DictConfig, model) -> None:
+    """trainer settings that only work with others: the device, fp16, the
+    coverage penalty's beam, guided alignment's links, layer and head (checked
+    against `model`, built on the meta device). Trainer checks them again."""
+    from nmt.training.device import resolve_device
+    from nmt.training.loss import supervised_attention
+
+    tc = cfg.trainer
+    device = resolve_device(str(tc.device))
+    if tc.precision == "fp16" and device.type != "cuda":
+        raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
+    beta = tc.get("coverage_penalty", 0.0)
+    if beta and int(tc.val_beam_size) < 2:
+        raise NmtError(f"trainer.coverage_penalty={beta} re-ranks the validation beam's hypotheses; "
+                       "set trainer.val_beam_size to 2 or more")
+    guided = tc.get("guided_alignment") or {}
+    if guided.get("weight", 0.0):
+        if not cfg.data.get("train_alignments"):
+            raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
+                           "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
+                           "FILE writes the toy task's)")
+        supervised_attention(model.decoder, None, guided.get("layer", -2), guided.get("head", 0))
 
 
 _owns_folder = False    # True once this job holds its run folder: only then may it write there

@@ -16,6 +16,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+import torch
+
 from nmt.config_schema import (RULES, Bool, Choice, Float, Int, Pair, Text, as_plain, leaves,
                                validate)
 from nmt.errors import NmtError
@@ -213,12 +215,12 @@ def test_a_key_of_another_option_is_named():
 
 # -- end to end: python -m nmt.train -------------------------------------------
 
-def refused(tmp_path, *overrides, multirun=False):
+def refused(tmp_path, *overrides, multirun=False, data="toy"):
     """Run nmt.train on the toy task; assert one error line, exit 1, nothing read or written."""
     cache, run_dir = tmp_path / "cache", tmp_path / "run"
     cache.mkdir()
     where = [f"hydra.sweep.dir={tmp_path / 'sweep'}"] if multirun else [f"hydra.run.dir={run_dir}"]
-    done = run_cli("nmt.train", *(["--multirun"] if multirun else []), "data=toy", *overrides,
+    done = run_cli("nmt.train", *(["--multirun"] if multirun else []), f"data={data}", *overrides,
                    f"cache_dir={cache}", *where, env={"OMP_NUM_THREADS": "1"})
     stderr = done.stderr.decode()
     assert done.returncode == 1, stderr
@@ -275,3 +277,47 @@ def test_cli_heads_must_divide_d_model_before_data(tmp_path):
     message, _ = refused(tmp_path, "experiment=transformer_small", "model.encoder.heads=3")
     assert message == ("model.encoder.d_model=256 is not divisible by model.encoder.heads=3; "
                        "pick sizes with d_model % heads == 0")
+
+
+# Settings that only work together, and data settings that need no file to judge:
+# said before any data is read or the run folder is written (they were refused
+# after the vocabulary was trained, or with .hydra and train.log in the folder).
+TINY_TRANSFORMER = ["model/encoder=transformer", "model/decoder=transformer", "model/bridge=zero",
+                    "model/positional=sinusoidal"] + [
+    f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
+    for key, value in (("d_model", 32), ("layers", 2), ("heads", 2), ("ff_size", 64))]
+PATHS = ["data.train_src=nope.de", "data.train_tgt=nope.en", "data.valid_src=nope.de", "data.valid_tgt=nope.en"]
+NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+
+
+@pytest.mark.parametrize("data, overrides, message", [
+    ("toy", ["experiment=quickstart", "trainer.coverage_penalty=0.2", "trainer.val_beam_size=1"],
+     "trainer.coverage_penalty=0.2 re-ranks the validation beam's hypotheses; set trainer.val_beam_size "
+     "to 2 or more"),
+    ("toy", ["experiment=quickstart", "trainer.guided_alignment.weight=1"],
+     "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of word links 'i-j' per "
+     "training pair (python -m nmt.data.alignments toy FILE writes the toy task's)"),
+    ("toy", [*TINY_TRANSFORMER, "trainer.guided_alignment.weight=1", "data.train_alignments=links.txt",
+             "trainer.guided_alignment.layer=9"],
+     "trainer.guided_alignment.layer=9 but the decoder has 2 layer(s); pick one in [-2, 1]"),
+    ("toy", [*TINY_TRANSFORMER, "trainer.guided_alignment.weight=1", "data.train_alignments=links.txt",
+             "trainer.guided_alignment.head=2"],
+     "trainer.guided_alignment.head=2 but the decoder has 2 heads; pick one in [0, 1]"),
+    ("toy", ["data.n_train=300000"],
+     "toy task: 300400 sentences asked for; keep n_train + n_valid + n_test <= 200000"),
+    ("toy", ["+data.streaming=true"],
+     "data.streaming=true reads data=files only, not data.kind='toy'; use data=files_streaming with "
+     "data.train_src=... and friends"),
+    ("files", [], "data.train_src is not set; add data.train_src=... to the command line"),
+    ("files", [*PATHS, "data.test_src=nope.de"], "set both data.test_src and data.test_tgt, or neither"),
+    ("files_streaming", [*PATHS, "data.train_alignments=links.txt"],
+     "data.train_alignments (guided alignment) is not supported with data.streaming; use data=files, "
+     "which holds the training pairs in memory"),
+    pytest.param("toy", ["trainer.precision=fp16"],
+                 "trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU", marks=NO_GPU),
+    pytest.param("toy", ["trainer.device=cuda"],
+                 "device=cuda but no CUDA GPU is visible; use device=cpu or device=auto", marks=NO_GPU),
+], ids=["coverage_penalty_greedy", "guided_without_links", "guided_layer", "guided_head", "toy_too_big",
+        "streaming_toy", "files_unset", "test_src_alone", "streaming_guided", "fp16_cpu", "cuda_absent"])
+def test_cli_settings_that_cannot_work_are_refused_before_data(tmp_path, data, overrides, message):
+    assert refused(tmp_path, *overrides, data=data)[0] == message

@@ -135,9 +135,11 @@ def load_files(train_src, train_tgt, valid_src, valid_tgt, test_src=None, test_t
 def config_dict(cfg) -> dict:
     """The `data` config as a plain dict; a missing mandatory (???) key is an NmtError."""
     if isinstance(cfg, DictConfig):
-        missing = sorted(OmegaConf.missing_keys(cfg))
+        # OmegaConf names a key from the root when `cfg` is the composed config's `data` node
+        missing = sorted(key if key.startswith("data.") else f"data.{key}"
+                         for key in OmegaConf.missing_keys(cfg))
         if missing:
-            raise NmtError(f"data.{missing[0]} is not set; add data.{missing[0]}=... to the command line")
+            raise NmtError(f"{missing[0]} is not set; add {missing[0]}=... to the command line")
         return OmegaConf.to_container(cfg, resolve=True)
     return dict(cfg)
 
@@ -166,6 +168,36 @@ def _toy_from_cfg(cfg: Mapping, cache_dir) -> Corpus:
 
 
 LOADERS = {"multi30k": _multi30k_from_cfg, "files": _files_from_cfg, "toy": _toy_from_cfg}
+
+
+def check_data_config(cfg) -> dict:
+    """Mistakes the `data` config alone reveals, before any file is read: a
+    required key not set, an unknown kind, settings that cannot work together
+    (streaming with guided alignment or without files, half a test pair, toy
+    sizes the task cannot give). Returns the config as a plain dict."""
+    cfg = config_dict(cfg)
+    kind = cfg.get("kind")
+    if kind not in LOADERS:
+        raise NmtError(f"data.kind={kind!r} unknown; choose one of {sorted(LOADERS)}")
+    if cfg.get("streaming"):
+        if kind != "files":
+            raise NmtError(f"data.streaming=true reads data=files only, not data.kind={kind!r}; "
+                           "use data=files_streaming with data.train_src=... and friends")
+        if cfg.get("train_alignments"):
+            raise NmtError("data.train_alignments (guided alignment) is not supported with data.streaming; "
+                           "use data=files, which holds the training pairs in memory")
+    if kind == "files":
+        for key in ("train_src", "train_tgt", "valid_src", "valid_tgt"):
+            _need(cfg, key)
+        if (cfg.get("test_src") is None) != (cfg.get("test_tgt") is None):
+            raise NmtError("set both data.test_src and data.test_tgt, or neither")
+    if kind == "multi30k":
+        _check_languages(str(_need(cfg, "src_lang")), str(_need(cfg, "tgt_lang")))
+    if kind == "toy":
+        from nmt.data.toy import check_toy_sizes     # toy.py imports Corpus from here
+
+        check_toy_sizes(cfg.get("n_train", 5000), cfg.get("n_valid", 200), cfg.get("n_test", 200))
+    return cfg
 
 
 def load_corpus(cfg, cache_dir=None) -> Corpus:

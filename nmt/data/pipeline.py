@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmt.data.batching import TokenBatcher
-from nmt.data.corpora import config_dict, load_corpus
+from nmt.data.corpora import check_data_config, load_corpus
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import NmtError
 
@@ -68,10 +68,7 @@ def encode_train(pairs: Pairs, tokenizer: Tokenizer, max_len: int):
 
 def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     """Load the corpus, learn (or reuse) the vocabulary, filter and batch the training data."""
-    cfg = config_dict(data_cfg)
-    if cfg.get("streaming") and cfg.get("train_alignments"):
-        raise NmtError("data.train_alignments (guided alignment) is not supported with data.streaming; "
-                       "use data=files, which holds the training pairs in memory")
+    cfg = check_data_config(data_cfg)
     if cfg.get("streaming"):               # corpora larger than memory
         from nmt.data.streaming import prepare_streaming
 

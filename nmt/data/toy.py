@@ -128,14 +128,20 @@ def _sample(rng: random.Random) -> tuple[int | None, int, int, int]:
     return weekday, day, month, year
 
 
-def make_toy_corpus(n_train: int, n_valid: int, n_test: int, seed: int) -> Corpus:
-    """A deterministic toy corpus; no sentence appears twice across the splits."""
+def check_toy_sizes(n_train: int, n_valid: int, n_test: int) -> tuple[int, int, int]:
+    """The three split sizes as ints, or NmtError when the toy task cannot give them."""
     sizes = (int(n_train), int(n_valid), int(n_test))
     if min(sizes) < 0 or sizes[0] < 1 or sizes[1] < 1:
         raise NmtError(f"toy sizes n_train={sizes[0]}, n_valid={sizes[1]}, n_test={sizes[2]}: "
                        "need n_train >= 1, n_valid >= 1, n_test >= 0")
     if sum(sizes) > 200_000:
         raise NmtError(f"toy task: {sum(sizes)} sentences asked for; keep n_train + n_valid + n_test <= 200000")
+    return sizes
+
+
+def make_toy_corpus(n_train: int, n_valid: int, n_test: int, seed: int) -> Corpus:
+    """A deterministic toy corpus; no sentence appears twice across the splits."""
+    sizes = check_toy_sizes(n_train, n_valid, n_test)
     rng, seen, pairs = random.Random(seed), set(), []
     while len(pairs) < sum(sizes):
         fields = _sample(rng)

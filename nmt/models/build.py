@@ -120,18 +120,20 @@ def check_settings(model_cfg: DictConfig, choices: dict | None = None) -> None:
         check_group_settings(model_cfg.get(part), f"model/{part}", choices)
 
 
-def check_model_config(model_cfg: DictConfig, vocab_size: int, choices: dict | None = None) -> None:
+def check_model_config(model_cfg: DictConfig, vocab_size: int, choices: dict | None = None) -> Seq2Seq:
     """Every mistake building the model would find, before any data is read.
 
     The combinations that cannot work, the settings each part takes, then
     the model itself built on the meta device (shapes only, no memory, no
     data): a constructor's own check (heads dividing d_model, an odd
     bidirectional hidden_size, ...) answers here, not after the data.
+    Returns that meta-device model, for checks of settings that name its
+    layers and heads (trainer.guided_alignment).
     """
     check_combination(model_cfg, str(model_cfg.positional.get("kind", "none")))
     check_settings(model_cfg, choices)
     with torch.device("meta"):
-        build_model(model_cfg, vocab_size, vocab_size)
+        return build_model(model_cfg, vocab_size, vocab_size)
 
 
 def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,
