@@ -133,6 +133,22 @@ def make_folder(folder: str) -> None:
                        f"({error.strerror or error})") from None
 
 
+def check_layer_and_head(translator, checkpoint: str, layer, head) -> None:
+    """--attention-layer and --attention-head (1-based) against the decoder,
+    before any sentence is translated."""
+    from torch import nn
+
+    blocks = getattr(translator.model.decoder, "layers", None)
+    if not isinstance(blocks, nn.ModuleList):               # an RNN decoder: one attention
+        raise NmtError("--attention-layer/--attention-head choose a Transformer decoder's layer and "
+                       f"head; {checkpoint} has an RNN decoder with one attention: leave them out")
+    L, H = len(blocks), blocks[0].cross_attn.heads
+    if layer is not None and not 1 <= layer <= L:
+        raise NmtError(f"--attention-layer {layer}: the decoder has {L} layers; pick 1 to {L}")
+    if head is not None and not 1 <= head <= H:
+        raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
+
+
 def plot_attention(translator, sources, outputs, folder: str, layer, head) -> None:
     """One heatmap PNG per non-empty line: the search's attention (an
     ensemble's: the mean of its models'), local-p's centres and window, or a
@@ -154,14 +170,8 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
             layers, centers = layers_and_centers(translator, source, out.tokens)   # a second forward pass
             if centers is not None:
                 window = getattr(attention, "window", None)
-            if layer is not None or head is not None:
-                if layers is None:
-                    raise NmtError("--attention-layer/--attention-head need a Transformer decoder")
-                L, H = layers.shape[:2]                              # (L, H, T, S)
-                if layer is not None and not 1 <= layer <= L:
-                    raise NmtError(f"--attention-layer {layer}: the decoder has {L} layers; pick 1 to {L}")
-                if head is not None and not 1 <= head <= H:
-                    raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
+            if layer is not None or head is not None:   # in range: check_layer_and_head
+                L = layers.shape[0]                                  # (L, H, T, S)
                 chosen = layers[(layer or L) - 1]                    # (H, T, S)
                 weights = chosen.mean(0) if head is None else chosen[head - 1]
                 title += f", layer {layer or L}, " + ("mean of heads" if head is None else f"head {head}")
@@ -190,6 +200,11 @@ def main(argv=None) -> int:
             raise NmtError(f"--coverage-penalty {args.coverage_penalty} must be a finite number >= 0")
         if args.coverage_penalty and args.beam_size == 1:
             raise NmtError("--coverage-penalty re-ranks the beam's hypotheses; use --beam-size 2 or more")
+        for option, value in (("--attention-layer", args.attention_layer),
+                              ("--attention-head", args.attention_head)):
+            if value is not None and not args.plot_attention:
+                raise NmtError(f"{option} chooses what --plot-attention draws; add --plot-attention DIR "
+                               "(--attention-html shows every layer and head)")
         if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
             raise NmtError("--attention-layer/--attention-head draw one model's layers; "
                            "give one --checkpoint")
@@ -206,6 +221,8 @@ def main(argv=None) -> int:
         translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
                                                  max_len_ratio=args.max_length_ratio,
                                                  max_len_extra=args.max_length_extra)
+        if args.attention_layer is not None or args.attention_head is not None:
+            check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
         outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                        batch_size=args.batch_size, length_penalty=args.length_penalty,
                                        min_length=args.min_length,

@@ -179,10 +179,48 @@ def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, whe
 
 
 def test_attention_layer_needs_a_transformer(tmp_path, toy_checkpoint, capsys):
+    # said before translating: no --output written, no picture drawn
     source = write_lines(tmp_path / "in.txt", SOURCES[:1])
     assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--beam-size", "1",
-                 "--plot-attention", str(tmp_path / "p"), "--attention-layer", "1"]) == 1
-    assert "need a Transformer decoder" in one_error_line(capsys.readouterr().err)
+                 "--output", str(tmp_path / "out.txt"), "--plot-attention", str(tmp_path / "p"),
+                 "--attention-layer", "1"]) == 1
+    assert one_error_line(capsys.readouterr().err) == (
+        "nmt: error: --attention-layer/--attention-head choose a Transformer decoder's layer and head; "
+        f"{toy_checkpoint} has an RNN decoder with one attention: leave them out")
+    assert not (tmp_path / "out.txt").exists()
+    assert not list((tmp_path / "p").glob("*.png"))
+
+
+@pytest.mark.parametrize("option", ["--attention-layer", "--attention-head"])
+def test_attention_layer_without_plot_attention_is_refused(tmp_path, toy_checkpoint, capsys, option):
+    # they choose what --plot-attention draws; alone they did nothing, silently (exit 0)
+    source = write_lines(tmp_path / "in.txt", SOURCES[:1])
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, option, "1"]) == 1
+    assert one_error_line(capsys.readouterr().err) == (
+        f"nmt: error: {option} chooses what --plot-attention draws; add --plot-attention DIR "
+        "(--attention-html shows every layer and head)")
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--attention-layer", "0"], "--attention-layer 0: the decoder has 2 layers; pick 1 to 2"),
+    (["--attention-layer", "3"], "--attention-layer 3: the decoder has 2 layers; pick 1 to 2"),
+    (["--attention-head", "0"], "--attention-head 0: the decoder has 2 heads; pick 1 to 2"),
+    (["--attention-head", "3"], "--attention-head 3: the decoder has 2 heads; pick 1 to 2"),
+])
+def test_attention_layer_and_head_out_of_range_before_translating(tmp_path, tmp_path_factory, cache_dir,
+                                                                 capsys, options, message):
+    # was: every line translated and written, then the error (exit 1 after the output)
+    from tests.test_attention_html import tiny_transformer
+
+    checkpoint = tiny_transformer(tmp_path_factory, cache_dir)
+    capsys.readouterr()                                  # the first call's training summary
+    source = write_lines(tmp_path / "in.txt", SOURCES[:2])
+    assert main(["--checkpoint", str(checkpoint), "--input", source, "--beam-size", "1",
+                 "--plot-attention", str(tmp_path / "p"), *options]) == 1
+    captured = capsys.readouterr()
+    assert one_error_line(captured.err) == "nmt: error: " + message
+    assert captured.out == ""
+    assert not list((tmp_path / "p").glob("*.png"))
 
 
 @pytest.mark.parametrize("where, message", [
