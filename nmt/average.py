@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from nmt.data.tokenizer import check_same_vocabulary
-from nmt.cli_checks import check_not_input, close_stdout, write_stdout
+from nmt.cli_checks import check_not_input, check_output, close_stdout, write_stdout
 from nmt.errors import NmtError
 from nmt.training.checkpoints import load_checkpoint, save_checkpoint
 
@@ -95,6 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
     try:
+        check_output(args.output)
         check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
         path = save_checkpoint(average_checkpoints(args.checkpoints), args.output)
     except NmtError as error:

@@ -108,6 +108,16 @@ def _log_write_failed(handler, record) -> None:
             "incomplete (is the disk full?); train.log in the run folder has all of it")
 
 
+def check_output(path, option: str = "--output") -> None:
+    """Refuse an output file that cannot be written before any work is done:
+    a folder, or a file in a folder that does not exist."""
+    target = Path(path)
+    if target.is_dir():
+        raise NmtError(f"{option} {path} is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise NmtError(f"{option} {path}: folder {target.parent} does not exist; create it first")
+
+
 def same_file(a, b) -> bool:
     """Whether two paths name one file (also through links or other spellings)."""
     try:

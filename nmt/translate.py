@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from nmt.atomic import atomic_write
-from nmt.cli_checks import check_not_input, close_stdout, finite_float, write_stdout
+from nmt.cli_checks import check_not_input, check_output, close_stdout, finite_float, write_stdout
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.translate")
@@ -101,15 +101,6 @@ def write_output(lines: list[str], path: str | None) -> None:
         atomic_write(path, body)
     except OSError as error:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
-
-
-def check_output(path: str, option: str = "--output") -> None:
-    """Refuse an output file that cannot be written before any work is done."""
-    target = Path(path)
-    if target.is_dir():
-        raise NmtError(f"{option} {path} is a directory; give a file name")
-    if not target.parent.is_dir():
-        raise NmtError(f"{option} {path}: folder {target.parent} does not exist; create it first")
 
 
 def check_files(args) -> None:

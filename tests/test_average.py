@@ -97,3 +97,18 @@ def test_config_difference_names_the_first_key():
     assert config_difference(a, {**a, "encoder": {"layers": 2, "heads": [4, 8]}}) == \
         "model.encoder.heads[1]: 4 vs 8"
     assert config_difference(a, {"encoder": a["encoder"]}) == "model.decoder only in the first"
+
+
+@pytest.mark.parametrize("where, message", [
+    ("folder", "--output {tmp}/folder is a directory; give a file name"),
+    ("nowhere/avg.pt", "--output {tmp}/nowhere/avg.pt: folder {tmp}/nowhere does not exist; create it first"),
+])
+def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, where, message):
+    # as nmt.translate's --output: said before any checkpoint is read (the checkpoints do not
+    # exist), no folder made; a folder was 'cannot write checkpoint ...: Is a directory; free
+    # disk space or choose another output folder (hydra.run.dir=...)' after loading them all
+    (tmp_path / "folder").mkdir()
+    assert main([str(tmp_path / "none.pt"), "--output", str(tmp_path / where)]) == 1
+    err = capsys.readouterr().err
+    assert err == "nmt: error: " + message.format(tmp=tmp_path) + "\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
