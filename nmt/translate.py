@@ -104,9 +104,13 @@ def write_output(lines: list[str], path: str | None) -> None:
 
 
 def check_files(args) -> None:
-    """Every file this run writes: writable, and none of them a file it reads
-    (through another spelling or a link too), before anything is read or written."""
+    """Every file this run reads exists; every file it writes is writable and
+    none of them a file it reads (through another spelling or a link too);
+    before anything is read or written."""
     inputs = [("--input", args.input), ("--reference", args.reference)]
+    for option, path in inputs:
+        if path is not None and not Path(path).exists():
+            raise NmtError(f"{option} {path}: no such file")
     inputs += [("--checkpoint", path) for path in args.checkpoint]
     for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):
         if path is not None:

@@ -178,6 +178,16 @@ def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, whe
     assert message in one_error_line(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("option", ["--input", "--reference"])
+def test_a_missing_input_names_its_option(tmp_path, capsys, option):
+    # was '... no such file; check the data paths in the config' (nmt.translate has no config),
+    # after the checkpoint was loaded; now before it is read (it does not exist either)
+    source = write_lines(tmp_path / "in.txt", SOURCES[:1])
+    given = {"--input": source, "--reference": source, option: str(tmp_path / "nope.txt")}
+    assert main(["--checkpoint", str(tmp_path / "none.pt"), *[x for kv in given.items() for x in kv]]) == 1
+    assert one_error_line(capsys.readouterr().err) == f"nmt: error: {option} {tmp_path}/nope.txt: no such file"
+
+
 def test_attention_layer_needs_a_transformer(tmp_path, toy_checkpoint, capsys):
     # said before translating: no --output written, no picture drawn
     source = write_lines(tmp_path / "in.txt", SOURCES[:1])
