@@ -131,7 +131,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
     assert len(saved["eval"]["aer_heads"]) == 2 and len(saved["eval"]["aer_heads"][0]) == 4
     assert len(saved["hypotheses"]) == 30 and len(saved["gallery"]) == 5
     index = (out.parent / "README.md").read_text()
-    assert "What the papers found, and what we find" in index and "pending" in index
+    assert "What the papers found, and what we find" in index and "### On Multi30k de→en" in index
 
     # --report-only rebuilds the page from the records alone: the run folders may be gone.
     (out / "README.md").unlink()

@@ -4,7 +4,8 @@ Eight families, each changing one part of a fixed base model:
 
     score       every RNN attention score, global scope
     scope       local_m, local_p and hard scope for luong_general and bahdanau
-    normaliser  sparsemax and 1.5-entmax instead of softmax, for luong_general and bahdanau
+    normaliser  sparsemax and 1.5-entmax instead of softmax, for luong_general, bahdanau
+                and every attention of the Transformer (sinusoidal positions)
     coverage    coverage attention (Tu et al. 2016), beside bahdanau whose score it extends
     encoder     the LSTMN self-attention encoder instead of the bi-GRU
     bridge      how the decoder's first state is made (last is the base)
@@ -37,7 +38,7 @@ BASE = "luong_general"
 FAMILIES = {
     "score": "Attention score (RNN, global scope)",
     "scope": "Attention scope (RNN)",
-    "normaliser": "Attention normaliser: sparsemax and 1.5-entmax vs softmax (RNN, global scope)",
+    "normaliser": "Attention normaliser: sparsemax and 1.5-entmax vs softmax (RNN global scope; Transformer)",
     "coverage": "Coverage attention vs its additive score (RNN)",
     "encoder": "Encoder: LSTMN self-attention vs bi-GRU",
     "bridge": "Bridge (decoder start state)",
@@ -145,7 +146,7 @@ def rnn_overrides(s: Sizes, attention: str, scope: str = "global", encoder: str 
             f"model.attention.normaliser={normaliser}", "schedule=constant", f"optimizer.lr={s.lr}")
 
 
-def transformer_overrides(s: Sizes, positional: str) -> tuple[str, ...]:
+def transformer_overrides(s: Sizes, positional: str, normaliser: str = "softmax") -> tuple[str, ...]:
     parts = []
     for side in ("encoder", "decoder"):
         parts += [f"model.{side}.d_model={s.d_model}", f"model.{side}.layers={s.layers}",
@@ -153,6 +154,7 @@ def transformer_overrides(s: Sizes, positional: str) -> tuple[str, ...]:
                   f"model.{side}.dropout={s.dropout}"]
     return ("model/encoder=transformer", "model/decoder=transformer", "model/attention=scaled_dot",
             "model/bridge=zero", f"model/positional={positional}", *parts,
+            *([f"model.attention.normaliser={normaliser}"] if normaliser != "softmax" else []),
             "schedule=inverse_sqrt", f"schedule.warmup_steps={s.warmup}",
             f"optimizer.lr={s.transformer_lr}")
 
@@ -167,6 +169,9 @@ def study_configs(profile: str) -> list[StudyConfig]:
     configs += [StudyConfig(f"{a}-{n}", "normaliser", rnn_overrides(s, a, normaliser=n),
                             also=tuple(NORMALISER_SCORES))
                 for a in NORMALISER_SCORES for n in NORMALISERS]
+    configs += [StudyConfig(f"transformer-{n}", "normaliser", transformer_overrides(s, "sinusoidal", n),
+                            also=("transformer-sinusoidal",))
+                for n in NORMALISERS]
     configs.append(StudyConfig("coverage", "coverage", rnn_overrides(s, "coverage"), also=("bahdanau",)))
     configs.append(StudyConfig("lstmn", "encoder", rnn_overrides(s, BASE, encoder="lstmn"),
                                also=(BASE,)))

@@ -273,10 +273,11 @@ def newer_mechanisms(table: dict, runs: list[dict], toy: bool = True, compare=_c
                    f"{compare(table, name, 'transformer-sinusoidal', 'aer', True)[0]}.")
     out += ["", "### Sparse normalisers (sparsemax, Martins and Astudillo 2016; 1.5-entmax, Peters et al. 2019)", "",
             "The papers: sparse attention translates about as well as softmax and is easier to read."]
-    for score in ("luong_general", "bahdanau"):
+    for prefix, softmax in (("luong_general", "luong_general"), ("bahdanau", "bahdanau"),
+                            ("transformer", "transformer-sinusoidal")):
         for normaliser in ("sparsemax", "entmax15"):
             for key, what in (("aer", "AER"), ("test_bleu", "test BLEU"), ("entropy", "entropy")):
-                line, _ = compare(table, f"{score}-{normaliser}", score, key, key != "test_bleu")
+                line, _ = compare(table, f"{prefix}-{normaliser}", softmax, key, key != "test_bleu")
                 out.append(f"- {what}: {line}.")
     out += ["", "### Coverage attention (Tu et al. 2016, who report better alignment (AER) with coverage)", ""]
     for key, what in measures(toy, "aer", "test_bleu", "steps_to_target"):
