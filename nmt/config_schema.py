@@ -154,7 +154,8 @@ class Bool(Rule):
 
 @dataclass(frozen=True)
 class Text(Rule):
-    """Free text: a path, a name, a hub id. Anything but a list or a mapping."""
+    """Free text: a path, a name, a hub id. Anything but a list, a mapping or
+    blank text (an empty path is the current folder; `key=$UNSET` gives one)."""
 
     def expected(self) -> str:
         return "a path or name"
@@ -162,6 +163,8 @@ class Text(Rule):
     def _problem(self, value):
         if isinstance(value, (list, tuple, dict)):
             return f"must be {self.expected()}, not a list or mapping"
+        if isinstance(value, str) and not value.strip():
+            return f"must be {self.expected()}, not empty"
         return None
 
 

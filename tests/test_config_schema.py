@@ -118,7 +118,7 @@ def wrong_values(rule) -> list:
     if isinstance(rule, Pair):
         return ["abc", [0.9], [0.9, 1.5], [-0.1, 0.9], ["a", "b"]]
     if isinstance(rule, Text):
-        return [[1, 2], {"a": 1}] + ([] if rule.null else [None])
+        return [[1, 2], {"a": 1}, "", "  "] + ([] if rule.null else [None])
     raise AssertionError(f"no wrong values for {rule!r}")
 
 
@@ -159,6 +159,10 @@ def test_every_leaf_refuses_a_wrong_type_and_an_out_of_range_value(tree):
     ("optimizer.betas=[0.9,1.5]", "optimizer.betas=[0.9,1.5]: must be two numbers [a,b], each in [0, 1)"),
     ("trainer.precision=fp64", "trainer.precision=fp64: must be one of fp32, bf16, fp16"),
     ("trainer.compile=yes", "trainer.compile=yes: must be true or false"),
+    # an unset shell variable (trainer.resume=$CKPT) was a fresh run, silently
+    ("trainer.resume=", "trainer.resume=: must be a path or name, not empty (null, auto, or the path "
+                        "of a checkpoint)"),
+    ("cache_dir=", "cache_dir=: must be a path or name, not empty"),
 ])
 def test_named_cases(override, message):
     with pytest.raises(NmtError) as caught:
