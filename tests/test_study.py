@@ -198,3 +198,14 @@ def test_study_runs_log_without_a_progress_bar(tmp_path):
     assert quiet.returncode == 0 and shown.returncode == 0, quiet.stderr.decode()[-500:]
     assert b"train:" not in quiet.stderr + quiet.stdout
     assert b"train:" in shown.stderr + shown.stdout
+
+
+def test_report_names_the_command_that_rebuilds_it():
+    from nmt.study.report import rebuild_command
+
+    assert rebuild_command({"data": "toy"}, "out dir") == \
+        "python -m nmt.study --report-only --data toy --out 'out dir'"
+    settings = {"data": "multi30k", "data_path": "../shared/data/multi30k", "links": "t.links",
+                "train_links": None}
+    assert rebuild_command(settings, "o") == ("python -m nmt.study --report-only --data multi30k --out o "
+                                              "--data-path ../shared/data/multi30k --links t.links")

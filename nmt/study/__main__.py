@@ -309,6 +309,7 @@ def main(argv=None) -> int:
                         "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,
                         "runs_dir": str(args.runs_dir), "links": args.links,
                         "train_links": args.train_links,
+                        "data_path": args.data_path,
                         "sessions": [*settings.get("sessions", []), session]}
             (args.out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
             links, _ = reference_links(args, test)

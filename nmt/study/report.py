@@ -342,7 +342,7 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
         "",
         "Written by `python -m nmt.study` from the run records in `records/` beside this file; do not edit "
         "by hand. Rebuild it (no training) with "
-        f"`python -m nmt.study --report-only --data {settings['data']} --out {args.out}`.",
+        f"`{rebuild_command(settings, args.out)}`.",
         "",
         f"- Data: {settings['data_description']}",
         f"- Budget: {budget}; validation on the first {settings['val_sentences']} validation sentences "
@@ -427,6 +427,18 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
             "rebuilt from these alone); `results.csv`: one row per run; `summary.csv`: one row per "
             "configuration; `study.json`: the settings and every session's command.", ""]
     return out
+
+
+def rebuild_command(settings: dict, out) -> str:
+    """The command that rewrites this report: Multi30k's needs the data (test
+    references for the paired tests) and the links the study was given."""
+    import shlex
+
+    words = ["python", "-m", "nmt.study", "--report-only", "--data", settings["data"], "--out", str(out)]
+    for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links")):
+        if settings.get(key):
+            words += [option, settings[key]]
+    return shlex.join(words)
 
 
 def base_line(table: dict) -> str:
