@@ -102,7 +102,7 @@ def _log_to_file(message: str) -> None:
 @hydra.main(config_path="../configs", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
-    from nmt.training.checkpoints import check_resume_data
+    from nmt.training.checkpoints import check_resume_data, check_resume_model
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False
@@ -116,6 +116,7 @@ def main(cfg: DictConfig) -> float:
         resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line now
         if resume_from is not None:         # other data: refused before reading it, changing nothing
             check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.get("resume_force", False)))
+            check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
         main_rank = int(os.environ.get("RANK", "0")) == 0
         lock = RunDirLock(run_dir, fresh=is_fresh(cfg.trainer.resume)) if main_rank else nullcontext()
         with lock:

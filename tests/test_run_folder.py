@@ -152,6 +152,40 @@ def test_resume_with_other_data_is_one_line_and_force_continues(tmp_path, cache_
     assert json.loads((run_dir / "summary.json").read_text())["step"] == 4
 
 
+# -- the model ----------------------------------------------------------------------
+
+def test_resume_with_another_model_changes_nothing_and_names_the_settings(tmp_path, cache_dir, finished):
+    # was: refused only after the data was read and .hydra/ rewritten with the refused config
+    # (and train.log appended), with 'Error(s) in loading state_dict for Seq2Seq:'
+    import shutil
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished, run_dir)
+    last = run_dir / "checkpoints" / "last.pt"
+    before = snapshot(run_dir)
+    done = nmt_train(run_dir, cache_dir, "trainer.resume=auto", "model.decoder.hidden_size=64",
+                     "model.decoder.dropout=0.3")
+    assert snapshot(run_dir) == before
+    message = one_error(done)
+    assert message.startswith(
+        f"cannot resume from {last}: it was trained with another model (checkpoint: "
+        "model.decoder.hidden_size=128; this config: model.decoder.hidden_size=64; first weight that "
+        "differs: "), message
+    assert message.endswith("); resume with the checkpoint's model settings, or choose another "
+                            "hydra.run.dir for a new run"), message
+
+
+def test_resume_with_other_settings_of_the_same_shapes_continues(tmp_path, cache_dir, finished):
+    import shutil
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished, run_dir)
+    done = nmt_train(run_dir, cache_dir, "trainer.resume=auto", "trainer.max_steps=6",
+                     "model.decoder.dropout=0.3")
+    assert done.returncode == 0, done.stderr.decode()
+    assert "resumed from" in (run_dir / "train.log").read_text()
+
+
 # -- metrics.jsonl after a kill --------------------------------------------------------
 
 def test_drop_metrics_after(tmp_path):
