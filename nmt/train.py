@@ -39,6 +39,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     from nmt.config_schema import validate
     from nmt.data.corpora import check_data_config
     from nmt.models.build import check_group_settings, check_model_config
+    from nmt.training.run_dir import make_folder
 
     validate(cfg)
     positional = str(cfg.model.positional.get("kind", "none"))
@@ -59,6 +60,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     check_data_config(cfg.data)
     model = check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
     check_training_settings(cfg, model)
+    make_folder(cfg.get("cache_dir", "data"), "cache_dir")   # last: only a run that passed makes it
 
 
 def check_training_settings(cfg: DictConfig, model) -> None:

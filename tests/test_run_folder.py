@@ -103,6 +103,19 @@ def test_a_run_folder_that_is_a_file(tmp_path, cache_dir, inside):
     assert path.read_bytes() == b"my notes\n" and sorted(tmp_path.iterdir()) == [path]
 
 
+@pytest.mark.parametrize("key", ["hydra.run.dir", "cache_dir", "hydra.sweep.dir"])
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path, key):
+    # /proc takes no new folders (root included): was Hydra's or the tokenizer cache's
+    # FileNotFoundError traceback (the cache's after the data was read)
+    where = {"hydra.run.dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache"),
+             key: "/proc/nmt_cannot_be_made/x"}
+    sweep = ["--multirun"] if key == "hydra.sweep.dir" else []
+    done = run_cli("nmt.train", *sweep, *SHORT, *(f"{k}={v}" for k, v in where.items()), env=ONE_THREAD)
+    assert one_error(done) == (f"{key}=/proc/nmt_cannot_be_made/x: cannot create the folder (No such "
+                               f"file or directory); choose another {key}")
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
 # -- trainer.resume=auto -----------------------------------------------------------
 
 def test_resume_auto_never_takes_another_folders_checkpoint(tmp_path):

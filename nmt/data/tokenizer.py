@@ -134,8 +134,12 @@ def cache_key(sides: dict[str, list[str]], settings: dict) -> str:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     """The cache file whole or not at all (a signal mid-write removes the temporary file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    except OSError as error:
+        raise NmtError(f"cannot write the vocabulary cache {path}: {error.strerror or error}; "
+                       "free disk space or choose another cache_dir") from None
 
 
 class Tokenizer:

@@ -52,6 +52,17 @@ def _not_a_folder_error(run_dir: Path, blocker: Path) -> NmtError:
     return NmtError(f"hydra.run.dir={run_dir} {what}, not a folder; choose another hydra.run.dir")
 
 
+def make_folder(folder, key: str) -> None:
+    """Create `folder` (and its parents), named by config key `key`; a folder
+    that cannot be made (no permission, a read-only or special file system)
+    is one NmtError line."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise NmtError(f"{key}={folder}: cannot create the folder ({error.strerror or error}); "
+                       f"choose another {key}") from None
+
+
 class RunDirLock:
     """An exclusive lock on the run folder for the lifetime of a run.
 
@@ -136,12 +147,20 @@ class RunDirCheck(Callback):
         blocker = not_a_folder(run_dir)
         if blocker is not None:
             _refuse(str(_not_a_folder_error(run_dir, blocker)))
+        try:
+            make_folder(run_dir, "hydra.run.dir")       # as Hydra does next, but one line if it cannot
+        except NmtError as error:
+            _refuse(str(error))
 
     def on_multirun_start(self, config, **kwargs) -> None:
         sweep_dir = Path(str(OmegaConf.select(config, "hydra.sweep.dir")))
         blocker = not_a_folder(sweep_dir)
         if blocker is not None:
             _refuse(str(_not_a_folder_error(sweep_dir, blocker)).replace("hydra.run.dir", "hydra.sweep.dir"))
+        try:
+            make_folder(sweep_dir, "hydra.sweep.dir")
+        except NmtError as error:
+            _refuse(str(error))
 
 
 def _refuse(message: str) -> None:

@@ -91,3 +91,12 @@ def test_round_trip_on_the_training_alphabet(toy_tokenizer, text):
     ids = toy_tokenizer.encode_tgt(text)
     assert toy_tokenizer.decode_tgt(ids) == " ".join(text.split())   # spaces normalised, nothing lost
     assert len(toy_tokenizer.src_pieces(toy_tokenizer.encode_src(text))) >= 0
+
+
+def test_a_cache_that_cannot_be_written_is_one_line():
+    # was a FileNotFoundError traceback from the cache's mkdir
+    with pytest.raises(NmtError) as caught:
+        Tokenizer.train(TOY, vocab_size=60, model_type="unigram", cache_dir="/proc/nmt_cannot_be_made")
+    message = str(caught.value)
+    assert message.startswith("cannot write the vocabulary cache /proc/nmt_cannot_be_made/spm/"), message
+    assert message.endswith(": No such file or directory; free disk space or choose another cache_dir")
