@@ -119,8 +119,12 @@ def create_app(models: list[Model]):
         if not isinstance(body, dict):
             return error("send a JSON object {text, beam_size}")
         text, beam = body.get("text"), body.get("beam_size", 1)
-        if not isinstance(text, str):
+        if text is None:
             return error("the source sentence is missing; type or paste one")
+        if not isinstance(text, str):
+            kind = {bool: "true or false", int: "a number", float: "a number", list: "a list",
+                    dict: "an object"}.get(type(text), type(text).__name__)
+            return error(f"text must be a string, not {kind}")
         if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
             return error(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
         try:

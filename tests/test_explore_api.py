@@ -116,6 +116,21 @@ def test_a_lone_surrogate_is_one_line(client, no_traceback_logged):
                                      "or 'replace'"}
 
 
+@pytest.mark.parametrize("body, message", [
+    (b'{"beam_size": 1}', "the source sentence is missing; type or paste one"),
+    (b'{"text": null}', "the source sentence is missing; type or paste one"),
+    # was 'missing' too: the text is there, but not as a string
+    (b'{"text": 5}', "text must be a string, not a number"),
+    (b'{"text": ["a"]}', "text must be a string, not a list"),
+    (b'{"text": {"a": 1}}', "text must be a string, not an object"),
+    (b'{"text": true}', "text must be a string, not true or false"),
+])
+def test_a_text_that_is_not_a_string_says_so(client, no_traceback_logged, body, message):
+    reply = client.post("/api/translate", content=body, headers=JSON)
+    assert reply.status_code == 400
+    assert reply.json() == {"error": message}
+
+
 @pytest.mark.parametrize("depth", [1000, 30000])
 def test_deep_nesting_is_refused(client, no_traceback_logged, depth):
     reply = client.post("/api/translate", content=b"[" * depth + b"]" * depth, headers=JSON)
