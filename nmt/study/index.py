@@ -279,6 +279,9 @@ def newer_mechanisms(table: dict, runs: list[dict], toy: bool = True, compare=_c
             for key, what in (("aer", "AER"), ("test_bleu", "test BLEU"), ("entropy", "entropy")):
                 line, _ = compare(table, f"{prefix}-{normaliser}", softmax, key, key != "test_bleu")
                 out.append(f"- {what}: {line}.")
+    out.append("- The Transformers' AER and entropy are of the attention shown, the mean of the last layer's "
+               "heads: a mean of sparse heads is not sparse, so its entropy can exceed softmax's; each head's "
+               "AER is in the part's head table.")
     out += ["", "### Coverage attention (Tu et al. 2016, who report better alignment (AER) with coverage)", ""]
     for key, what in measures(toy, "aer", "test_bleu", "steps_to_target"):
         line, _ = compare(table, "coverage", "bahdanau", key, key != "test_bleu")
