@@ -97,7 +97,8 @@ def main(argv=None) -> int:
     try:
         check_output(args.output)
         check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
-        path = save_checkpoint(average_checkpoints(args.checkpoints), args.output)
+        path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
+                               advice="free disk space or choose another --output; nothing was written")
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1

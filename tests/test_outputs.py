@@ -130,7 +130,10 @@ def test_average_stdout_full_disk(tmp_path, toy_checkpoint):
 def test_average_output_file_size_limit(tmp_path, toy_checkpoint):
     output = tmp_path / "avg.pt"
     done = run("nmt.average", toy_checkpoint, toy_checkpoint, "--output", output, limited=True)
-    one_error(done, f"cannot write checkpoint {output}: File too large")
+    # was the training run's advice: '...; choose another output folder (hydra.run.dir=...)'
+    assert one_error(done, f"cannot write checkpoint {output}: File too large") == (
+        f"nmt: error: cannot write checkpoint {output}: File too large; free disk space or choose "
+        "another --output; nothing was written")
     assert not output.exists()
 
 

@@ -54,11 +54,15 @@ def _is_model_class(target) -> bool:
     return False
 
 
-def save_checkpoint(state: dict, path: Path) -> Path:
+TRAINING_ADVICE = "free disk space or choose another output folder (hydra.run.dir=...); the previous checkpoint is kept"
+
+
+def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE) -> Path:
     """Write `state` to `path` through a temporary file and an atomic rename.
 
     A kill during the write leaves the previous file at `path` intact; a full
-    disk or unwritable folder raises NmtError and also leaves it intact.
+    disk or unwritable folder raises NmtError and also leaves it intact
+    (`advice` ends its message: what the user of this command can do).
     """
     path = Path(path)
     state = dict(state, format_version=FORMAT_VERSION)
@@ -68,9 +72,7 @@ def save_checkpoint(state: dict, path: Path) -> Path:
         torch.save(state, buffer)          # serialise first: write errors are then OSErrors
         atomic_write(path, buffer.getbuffer(), durable=True)
     except OSError as error:
-        raise NmtError(f"cannot write checkpoint {path}: {error.strerror or error}; "
-                       "free disk space or choose another output folder "
-                       "(hydra.run.dir=...); the previous checkpoint is kept") from None
+        raise NmtError(f"cannot write checkpoint {path}: {error.strerror or error}; {advice}") from None
     return path
 
 
