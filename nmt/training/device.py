@@ -1,4 +1,4 @@
-"""trainer.device=auto|cpu|cuda to a torch.device, with one clear error."""
+"""trainer.device=auto|cpu|cuda|cuda:N to a torch.device, with one clear error."""
 
 import torch
 
@@ -8,8 +8,17 @@ from nmt.errors import NmtError
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise NmtError("device=cuda but no CUDA GPU is visible; use device=cpu or device=auto")
-    if name not in ("cpu", "cuda") and not name.startswith("cuda:"):
+    if name == "cpu":
+        return torch.device("cpu")
+    if name != "cuda" and not name.startswith("cuda:"):
         raise NmtError(f"device={name!r} unknown; choose auto, cpu or cuda")
+    index = name.removeprefix("cuda").removeprefix(":")
+    if name != "cuda" and not (index.isascii() and index.isdigit()):
+        raise NmtError(f"device={name!r}: the GPU must be a number from 0, e.g. cuda:0; "
+                       "or use device=cuda, cpu or auto")
+    if not torch.cuda.is_available():
+        raise NmtError(f"device={name} but no CUDA GPU is visible; use device=cpu or device=auto")
+    count = torch.cuda.device_count()
+    if index and int(index) >= count:
+        raise NmtError(f"device={name} but this machine shows {count} GPU(s), cuda:0 to cuda:{count - 1}")
     return torch.device(name)
