@@ -12,7 +12,9 @@ rule with one NmtError line, e.g.
     trainer.grad_clip=-1: must be >= 0 (0 turns clipping off)
 
 Rules are per key, not per option: `model.encoder.layers` means the same for
-an LSTM and a Transformer encoder. A key without a rule is not checked here;
+an LSTM and a Transformer encoder. A key without a rule is refused (a
+misspelled `+trainer.max_step=...` would otherwise be ignored), except in a
+node with a `_target_`, whose class's settings answer for it;
 tests/test_config_schema.py composes every option of every group and fails
 for any leaf that has no rule, so a new key needs one (add it below).
 
@@ -23,6 +25,7 @@ meta device so that its constructors' checks (heads dividing d_model, ...)
 answer before any data is read (`nmt/models/build.py`, `check_model_config`).
 """
 
+import difflib
 import math
 from dataclasses import dataclass
 
@@ -329,6 +332,16 @@ def as_plain(cfg) -> dict:
     return cfg
 
 
+def _unknown(path: str, value) -> str:
+    """A key no rule names, with the closest known key beside it."""
+    parent = path.rsplit(".", 1)[0] + "." if "." in path else ""
+    siblings = [k for k in RULES if k.startswith(parent) and "." not in k[len(parent):]]
+    close = difflib.get_close_matches(path, siblings, n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return (f"{path}={_show(value)}: not a setting nmt knows{hint} "
+            "(python -m nmt.train --cfg job lists every key)")
+
+
 def _check(node: dict, prefix: str) -> None:
     for key, value in node.items():
         if str(key).startswith("_"):
@@ -338,6 +351,10 @@ def _check(node: dict, prefix: str) -> None:
         if rule is None:
             if isinstance(value, dict):
                 _check(value, path + ".")
+            elif "_target_" not in node:
+                # a node with a class (model parts, optimizer, schedule) answers for its own
+                # keys through the class's settings (nmt.models.build.check_group_settings)
+                raise NmtError(_unknown(path, value))
             continue
         if isinstance(value, str) and value == MISSING:
             continue                    # ??? (a required path): the data loader names it

@@ -170,6 +170,39 @@ def test_named_cases(override, message):
     assert str(caught.value) == message
 
 
+@pytest.mark.parametrize("override, message", [
+    # a misspelled key added with + was ignored: the run trained with the default, exit 0
+    ("+trainer.max_step=100", "trainer.max_step=100: not a setting nmt knows; did you mean "
+                              "trainer.max_steps? (python -m nmt.train --cfg job lists every key)"),
+    ("+data.vocab=300", "data.vocab=300: not a setting nmt knows; did you mean data.vocab_size? "
+                        "(python -m nmt.train --cfg job lists every key)"),
+    ("+trainer.guided_alignment.wieght=1", "trainer.guided_alignment.wieght=1: not a setting nmt knows; "
+     "did you mean trainer.guided_alignment.weight? (python -m nmt.train --cfg job lists every key)"),
+    ("+model.size=3", "model.size=3: not a setting nmt knows (python -m nmt.train --cfg job lists every key)"),
+    ("+seed=3", "seed=3: not a setting nmt knows (python -m nmt.train --cfg job lists every key)"),
+])
+def test_a_key_nmt_does_not_know_is_refused(override, message):
+    with pytest.raises(NmtError) as caught:
+        validate(compose_config(override))
+    assert str(caught.value) == message
+
+
+def test_every_node_without_a_class_refuses_an_unknown_key(tree):
+    # model parts, optimizer and schedule (nodes with _target_) answer through their class's
+    # settings (check_group_settings); every other node through RULES
+    parents = {key.rsplit(".", 1)[0] if "." in key else "" for key in tree}
+    cfg = compose_config()
+    for parent in sorted(parents):
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+        if node is None or "_target_" in node:
+            continue
+        broken = cfg.copy()
+        key = f"{parent}.zzz_unknown" if parent else "zzz_unknown"
+        OmegaConf.update(broken, key, 1, force_add=True)
+        with pytest.raises(NmtError, match=f"^{key}=1: not a setting nmt knows"):
+            validate(broken)
+
+
 def test_cuda_device_numbers_are_allowed():
     validate(compose_config("trainer.device=cuda:1"))
 
