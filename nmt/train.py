@@ -68,7 +68,7 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     coverage penalty's beam, guided alignment's links, layer and head (checked
     against `model`, built on the meta device). Trainer checks them again."""
     from nmt.training.device import resolve_device
-    from nmt.training.loss import supervised_attention
+    from nmt.training.guided_alignment import GuidedAlignmentLoss
 
     tc = cfg.trainer
     device = resolve_device(str(tc.device))
@@ -84,7 +84,7 @@ def check_training_settings(cfg: DictConfig, model) -> None:
             raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
                            "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
                            "FILE writes the toy task's)")
-        supervised_attention(model.decoder, None, guided.get("layer", -2), guided.get("head", 0))
+        GuidedAlignmentLoss(layer=guided.get("layer", -2), head=guided.get("head", 0)).check(model.decoder)
 
 
 _owns_folder = False    # True once this job holds its run folder: only then may it write there

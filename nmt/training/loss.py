@@ -2,9 +2,8 @@
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 
-from nmt.errors import NmtError
 from nmt.training.label_smoothing import LabelSmoothedNLL
 
 
@@ -59,66 +58,3 @@ def reinforce_loss(log_prob: Tensor, token_loss: Tensor, labels: Tensor, pad_id:
 @torch.no_grad()
 def perplexity(mean_nll: float) -> float:
     return float(torch.tensor(mean_nll).clamp(max=50).exp())
-
-
-def coverage_loss(weights: Tensor, coverage: Tensor, labels: Tensor, pad_id: int) -> Tensor:
-    """Coverage loss of See, Liu & Manning 2017, Get To The Point, Sec. 2.3 (eq. 12),
-    summed over real target tokens (eos included, padding not):
-
-        covloss_t = sum_i min(a_t,i, c_t,i),   c_t = sum over t' < t of a_t'
-
-    weights a (B, T, S), coverage c (B, T, S) (DecoderOutput.coverage),
-    labels (B, T) -> scalar sum over t where labels != pad. The trainer
-    divides by the real target tokens and multiplies by
-    model.attention.coverage_loss_weight (See et al.'s lambda).
-    """
-    per_token = torch.minimum(weights.float(), coverage.float()).sum(-1)    # (B, T)
-    return per_token.masked_fill(labels == pad_id, 0.0).sum()
-
-
-GUIDE_FLOOR = 1e-9   # log(a) of an attention weight that is exactly 0 (sparsemax) stays finite
-
-
-def guided_alignment_loss(weights: Tensor, guide: Tensor) -> tuple[Tensor, int]:
-    """Guided alignment loss of Garg, Peitz, Nallasamy & Paulik 2019, Jointly
-    Learning to Align and Translate with Transformer Models, EMNLP,
-    arXiv:1909.02074, the alignment loss of their multi-task training:
-
-        L_a = -1/|T| sum over t in T of sum_i G_t,i log a_t,i
-
-    weights a (B, T, S), the supervised attention; guide G (B, T, S), the
-    given alignment with each row normalised to sum 1 (a row of zeros: that
-    target position has no link, and T is the set of positions that have
-    one). Returns (the sum over t of -sum_i G_t,i log a_t,i, |T|); the
-    caller divides (over all batches of an update). a is floored at 1e-9 so
-    that a zero weight of a sparse normaliser gives a large finite loss.
-    """
-    guide = guide.to(weights.device, torch.float32)
-    log_a = weights.float().clamp_min(GUIDE_FLOOR).log()                  # (B, T, S)
-    linked = guide.sum(-1) > 0                                            # (B, T)
-    return -(guide * log_a).sum(), int(linked.sum())
-
-
-def supervised_attention(decoder, out, layer: int, head: int):
-    """The attention that guided alignment supervises, (B, T, S).
-
-    Transformer decoders: head `head` of the cross-attention of layer
-    `layer` (negative counts from the top; Garg et al. use the penultimate
-    layer), read from DecoderOutput.layers (B, L, H, T, S), so the forward
-    pass needs need_weights=True. RNN decoders: their one attention
-    (DecoderOutput.weights; the mean over heads for multi-head attention);
-    layer and head are not used. With out=None only checks layer and head
-    against the decoder (NmtError naming the key).
-    """
-    blocks = getattr(decoder, "layers", None)
-    if isinstance(blocks, nn.ModuleList):                     # a Transformer decoder
-        L = len(blocks)
-        H = blocks[0].cross_attn.heads
-        if int(layer) != layer or not -L <= layer < L:
-            raise NmtError(f"trainer.guided_alignment.layer={layer} but the decoder has {L} layer(s); "
-                           f"pick one in [-{L}, {L - 1}]")
-        if int(head) != head or not 0 <= head < H:
-            raise NmtError(f"trainer.guided_alignment.head={head} but the decoder has {H} heads; "
-                           f"pick one in [0, {H - 1}]")
-        return None if out is None else out.layers[:, int(layer), int(head)]
-    return None if out is None else out.weights

@@ -32,8 +32,9 @@ from nmt.training.checkpoints import (check_fingerprint, data_fingerprint, load_
                                       prune_step_checkpoints, save_checkpoint)
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
-from nmt.training.loss import (coverage_loss, guided_alignment_loss, reinforce_loss,
-                               supervised_attention, token_losses)
+from nmt.training.coverage_loss import CoverageLoss
+from nmt.training.guided_alignment import GuidedAlignmentLoss
+from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.run_dir import RunDirLock, drop_metrics_after, find_resume_checkpoint
 from nmt.training.tensorboard import log_attention_images
 from nmt.training.validation import validate
@@ -103,24 +104,25 @@ class Trainer:
     def _attention_losses(self, cfg: DictConfig) -> None:
         """Weights of the coverage loss (model.attention.coverage_loss_weight, coverage
         attention only) and of guided alignment (trainer.guided_alignment), checked."""
-        self.coverage_weight = 0.0
+        self.coverage_loss = CoverageLoss()
         if getattr(self.model.decoder, "coverage", False):
-            self.coverage_weight = _weight(cfg.model.attention.get("coverage_loss_weight", 0.0),
-                                           "model.attention.coverage_loss_weight")
+            self.coverage_loss = CoverageLoss(_weight(cfg.model.attention.get("coverage_loss_weight", 0.0),
+                                                      "model.attention.coverage_loss_weight"))
         beta = self.tc.get("coverage_penalty", 0.0)
         self.coverage_penalty = _weight(beta, "trainer.coverage_penalty")
         if self.coverage_penalty and int(self.tc.val_beam_size) < 2:
             raise NmtError(f"trainer.coverage_penalty={beta} re-ranks the validation beam's hypotheses; "
                            "set trainer.val_beam_size to 2 or more")
         guided = self.tc.get("guided_alignment") or {}
-        self.guided_weight = _weight(guided.get("weight", 0.0), "trainer.guided_alignment.weight")
-        self.guided_layer, self.guided_head = guided.get("layer", -2), guided.get("head", 0)
-        if self.guided_weight:
+        self.guided_alignment = GuidedAlignmentLoss(
+            _weight(guided.get("weight", 0.0), "trainer.guided_alignment.weight"),
+            guided.get("layer", -2), guided.get("head", 0))
+        if self.guided_alignment.weight:
             if getattr(self.data.train, "guides", None) is None:
                 raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
                                "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
                                "FILE writes the toy task's)")
-            supervised_attention(self.model.decoder, None, self.guided_layer, self.guided_head)  # checks
+            self.guided_alignment.check(self.model.decoder)
 
     @staticmethod
     def _seed(seed: int) -> None:
@@ -195,7 +197,7 @@ class Trainer:
         # ranks together; DDP averages gradients over ranks, so `ranks` turns that into a sum.
         n_tokens, n_sentences = map(int, self.dist.sum(
             sum(int((b.tgt[:, 1:] != PAD).sum()) for b in batches), sum(len(b.src) for b in batches)))
-        if self.guided_weight:                 # target positions with a link, the update's |T|
+        if self.guided_alignment.weight:       # target positions with a link, the update's |T|
             (n_linked,) = map(int, self.dist.sum(sum(int((b.alignment.sum(-1) > 0).sum()) for b in batches)))
         ranks = self.dist.world_size
         total_loss, total_nll, finite = 0.0, 0.0, True
@@ -206,22 +208,20 @@ class Trainer:
             labels = tgt[:, 1:]
             with self.dist.no_sync(self.parallel, last=i == len(batches) - 1):
                 with self._autocast():
-                    if self.guided_weight:     # every layer's cross-attention (Transformer)
+                    if self.guided_alignment.weight:   # every layer's cross-attention (Transformer)
                         out, penalty = self.forward(src, tgt[:, :-1], need_weights=True)
                     else:
                         out, penalty = self.forward(src, tgt[:, :-1])
                 smoothed, nll = token_losses(out.logits, labels, PAD, float(self.tc.label_smoothing))  # (B, T) each
                 loss = smoothed.sum() / n_tokens + penalty * len(batch.src) / n_sentences
-                if self.coverage_weight:       # See et al. 2017: lambda * sum_i min(a_t,i, c_t,i)
-                    covered = coverage_loss(out.weights, out.coverage, labels, PAD) / n_tokens
-                    loss = loss + self.coverage_weight * covered
+                if self.coverage_loss.weight:  # See et al. 2017: lambda * sum_i min(a_t,i, c_t,i)
+                    covered = self.coverage_loss(out.weights, out.coverage, labels, PAD) / n_tokens
+                    loss = loss + self.coverage_loss.weight * covered
                     aux["coverage_loss"] = aux.get("coverage_loss", 0.0) + float(covered.detach())
-                if self.guided_weight:         # Garg et al. 2019: -1/|T| sum G log a
-                    attention = supervised_attention(self.model.decoder, out, self.guided_layer,
-                                                     self.guided_head)                 # (B, T, S)
-                    guided, _ = guided_alignment_loss(attention, batch.alignment)
+                if self.guided_alignment.weight:   # Garg et al. 2019: -1/|T| sum G log a
+                    guided, _ = self.guided_alignment(self.model.decoder, out, batch.alignment)
                     guided = guided / max(1, n_linked)
-                    loss = loss + self.guided_weight * guided
+                    loss = loss + self.guided_alignment.weight * guided
                     aux["guided_alignment_loss"] = aux.get("guided_alignment_loss", 0.0) + float(guided.detach())
                 if out.log_prob is not None:   # hard attention: score-function term
                     surrogate, reward = reinforce_loss(out.log_prob, nll, labels, PAD, self.baseline)

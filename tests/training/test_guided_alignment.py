@@ -12,7 +12,7 @@ from nmt.data.alignments import (main as alignments_main, read_alignments, subwo
 from nmt.data.pipeline import prepare_data
 from nmt.data.toy import make_toy_corpus, toy_alignment
 from nmt.errors import NmtError
-from nmt.training.loss import guided_alignment_loss, supervised_attention
+from nmt.training.guided_alignment import GuidedAlignmentLoss
 from tests.helpers import make_config, one_thread, run_cli, train  # noqa: F401 - one_thread: a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -32,16 +32,17 @@ def test_guided_loss_on_a_2x3_example_by_hand():
     #   divided by |T| = 2 linked target positions: 0.6070
     attention = torch.tensor([[[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]]])      # (B, T, S)
     guide = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]])
-    total, linked = guided_alignment_loss(attention, guide)
+    total, linked = GuidedAlignmentLoss.cross_entropy(attention, guide)
     assert linked == 2
     assert total.item() == pytest.approx(1.2141, abs=1e-4)
     assert total.item() / linked == pytest.approx(0.6070, abs=1e-4)
     # a third target position with no link (e.g. eos) adds nothing and is not counted
-    total, linked = guided_alignment_loss(torch.cat([attention, torch.tensor([[[0.0, 0.0, 1.0]]])], 1),
-                                          torch.cat([guide, torch.zeros(1, 1, 3)], 1))
+    cross_entropy = GuidedAlignmentLoss.cross_entropy
+    total, linked = cross_entropy(torch.cat([attention, torch.tensor([[[0.0, 0.0, 1.0]]])], 1),
+                                  torch.cat([guide, torch.zeros(1, 1, 3)], 1))
     assert (total.item(), linked) == (pytest.approx(1.2141, abs=1e-4), 2)
     # a zero weight where G > 0 (sparsemax) counts as 1e-9: large but finite
-    total, _ = guided_alignment_loss(torch.tensor([[[0.0, 1.0, 0.0]]]), torch.tensor([[[1.0, 0.0, 0.0]]]))
+    total, _ = cross_entropy(torch.tensor([[[0.0, 1.0, 0.0]]]), torch.tensor([[[1.0, 0.0, 0.0]]]))
     assert total.item() == pytest.approx(-math.log(1e-9), rel=1e-5)
 
 
@@ -186,7 +187,8 @@ def agreement(trainer, layer, head):
             out, _ = model(torch.tensor([tok.encode_src(src)]), torch.tensor([[2] + tok.encode_tgt(tgt)]),
                            need_weights=True)
         truth = toy_alignment(src, tgt)
-        peaks = supervised_attention(model.decoder, out, layer, head)[0, : len(truth)].argmax(-1)
+        supervised = GuidedAlignmentLoss(layer=layer, head=head).attention(model.decoder, out)   # (1, T, S)
+        peaks = supervised[0, : len(truth)].argmax(-1)
         hit += sum(int(p == t) for p, t in zip(peaks.tolist(), truth))
         total += len(truth)
     return hit / total
