@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from nmt.data.tokenizer import check_same_vocabulary
-from nmt.cli_checks import check_not_input, check_output, close_stdout, write_stdout
+from nmt.cli_checks import ArgumentParser, check_not_input, check_output, close_stdout, write_stdout
 from nmt.errors import NmtError
 from nmt.training.checkpoints import load_checkpoint, save_checkpoint
 
@@ -90,7 +90,7 @@ def average_checkpoints(paths: list[Path]) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
+    parser = ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoints", nargs="+", type=Path)
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ that stops reading (`| head`) is not an error: the rest is dropped quietly.
 """
 
 import argparse
+import io
 import logging
 import math
 import os
@@ -28,6 +29,21 @@ def finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text} is not a finite number")
     return value
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, its --help written like any output: checked, so a
+    full disk or a file-size limit is one line and exit 1, not a help cut off
+    with exit 0."""
+
+    def print_help(self, file=None):
+        if file is not None:
+            return super().print_help(file)
+        try:
+            write_stdout(self.format_help())
+        except NmtError as error:
+            print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+            sys.exit(1)
 
 
 def _drop_stdout() -> None:
@@ -70,6 +86,39 @@ def write_stdout(data: str | bytes, keep_going: bool = False) -> None:
         if not keep_going:
             raise NmtError(message) from None
         _stdout_failure = _stdout_failure or message
+
+
+# Hydra's options that print (help, the config, --info) instead of running the job
+HYDRA_PRINTS = ("--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "-i", "--shell-completion",
+                "-sc", "--version")
+
+
+def hydra_prints(argv) -> bool:
+    """Whether a Hydra command line (argv without the program) only prints."""
+    return any(arg.split("=", 1)[0] in HYDRA_PRINTS for arg in argv)
+
+
+def run_printing_checked(main) -> int:
+    """Run `main` (a Hydra entry that only prints, see `hydra_prints`) with its
+    standard output kept in memory, then write it checked: a failed write is
+    one line and exit 1 (Hydra's own print was a traceback on a full disk and
+    cut off with exit 0 past a file-size limit). Returns the exit code."""
+    real, sys.stdout = sys.stdout, io.StringIO()
+    try:
+        main()
+        code = 0
+    except SystemExit as stop:
+        if isinstance(stop.code, str):
+            raise
+        code = stop.code or 0
+    finally:
+        printed, sys.stdout = sys.stdout.getvalue(), real
+    try:
+        write_stdout(printed)
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        return code or 1
+    return code
 
 
 def close_stdout(code: int) -> int:

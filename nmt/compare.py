@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from nmt.atomic import atomic_write
-from nmt.cli_checks import check_not_input, close_stdout, write_stdout
+from nmt.cli_checks import ArgumentParser, check_not_input, close_stdout, write_stdout
 from nmt.errors import NmtError
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
@@ -77,7 +77,7 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nmt.compare", description=__doc__.split("\n")[0])
+    parser = ArgumentParser(prog="python -m nmt.compare", description=__doc__.split("\n")[0])
     parser.add_argument("sweep_dir", type=Path)
     parser.add_argument("--csv", type=Path, help="also write the table as CSV here")
     args = parser.parse_args(argv)

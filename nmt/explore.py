@@ -28,6 +28,7 @@ import sys
 import threading
 
 from nmt import signals
+from nmt.cli_checks import ArgumentParser
 from nmt.errors import NmtError
 
 BEAMS = (1, 2, 3, 4, 5, 8, 10)
@@ -173,7 +174,7 @@ def check_port(port: int) -> None:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
+    parser = ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
     parser.add_argument("--compare", metavar="PATH2", help="a second checkpoint, shown side by side")
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")

@@ -19,7 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt import signals
-from nmt.cli_checks import close_stdout, guard_stdout_logging
+from nmt.cli_checks import close_stdout, guard_stdout_logging, hydra_prints, run_printing_checked
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
@@ -145,6 +145,8 @@ def main(cfg: DictConfig) -> float:
 
 
 if __name__ == "__main__":
+    if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
+        sys.exit(close_stdout(run_printing_checked(main)))
     try:
         main()
         code = 0

@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 from nmt.atomic import atomic_write
-from nmt.cli_checks import check_not_input, check_output, close_stdout, finite_float, write_stdout
+from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, finite_float,
+                            write_stdout)
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.translate")
@@ -32,7 +33,7 @@ def positive_int(text: str) -> int:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m nmt.translate", description=__doc__.split("\n")[0])
+    parser = ArgumentParser(prog="python -m nmt.translate", description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")

@@ -137,6 +137,32 @@ def test_average_output_file_size_limit(tmp_path, toy_checkpoint):
     assert not output.exists()
 
 
+# --help of every command, and Hydra's --help, --hydra-help, --cfg and --info of nmt.train: they
+# were cut off at the file-size limit with exit 0, or a Hydra traceback on a full disk
+HELP = [("nmt.translate", "--help"), ("nmt.average", "--help"), ("nmt.compare", "-h"),
+        ("nmt.explore", "--help"), ("nmt.data.alignments", "--help"), ("nmt.train", "--help"),
+        ("nmt.train", "--hydra-help"), ("nmt.train", "--cfg", "job"), ("nmt.train", "--info")]
+
+
+@pytest.mark.parametrize("command", HELP, ids=" ".join)
+def test_help_and_config_on_a_full_disk(command):
+    one_error(to_dev_full(*command), STDOUT_FAILED + "No space left on device")
+
+
+@pytest.mark.parametrize("command", HELP, ids=" ".join)
+def test_help_and_config_past_the_file_size_limit(tmp_path, command):
+    done, written = to_limited_file(tmp_path, *command)
+    one_error(done, STDOUT_FAILED + "File too large")
+    assert len(written) <= LIMIT
+
+
+@pytest.mark.parametrize("command", HELP, ids=" ".join)
+def test_help_and_config_still_print(command):
+    done = run(*command)
+    assert done.returncode == 0, done.stderr.decode()
+    assert len(done.stdout) > 200 and done.stderr == b""
+
+
 def test_study_list_stdout_full_disk():
     one_error(to_dev_full("nmt.study", "--data", "toy", "--list"), STDOUT_FAILED + "No space left on device")
 

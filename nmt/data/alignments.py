@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.atomic import atomic_write
+from nmt.cli_checks import ArgumentParser
 from nmt.errors import NmtError
 
 Links = list[tuple[int, int]]          # (source word, target word)
@@ -150,7 +151,7 @@ def _toy_defaults() -> dict:
 
 def main(argv=None) -> int:
     defaults = _toy_defaults()
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m nmt.data.alignments",
         description="Write the toy task's true word alignments of its training pairs as a Pharaoh "
                     "file, for data.train_alignments (the sizes and seed must be data=toy's).")
