@@ -263,6 +263,22 @@ def test_no_command_line_takes_a_plain_float():
     assert not plain, plain
 
 
+def test_every_nmt_command_line_checks_its_help():
+    """argparse.ArgumentParser prints --help unchecked (cut off at a file-size
+    limit with exit 0): every CLI under nmt/ builds nmt.cli_checks.ArgumentParser.
+    nmt/study is its owner's to change (noted in issue 17's audit)."""
+    plain = []
+    for path in sorted((ROOT / "nmt").rglob("*.py")):
+        if "study" in path.relative_to(ROOT).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "ArgumentParser" and \
+                    isinstance(node.value, ast.Name) and node.value.id == "argparse":
+                plain.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    plain = [where for where in plain if not where.startswith("nmt/cli_checks.py")]
+    assert not plain, plain
+
+
 class _Captured(Exception):
     pass
 
