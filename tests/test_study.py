@@ -58,6 +58,27 @@ def test_multi30k_budget_is_updates_cut_at_fifteen_minutes():
     assert "trainer.max_steps=1600" in common and "trainer.max_minutes=15.0" in common
     minutes = common_overrides(parse_args(["--data-path", "/data", "--budget-minutes", "3"]))
     assert "trainer.max_minutes=3.0" in minutes and "trainer.max_minutes=15.0" not in minutes
+    assert parse_args(["--data-path", "/data"]).transformer_budget_steps == 1000   # slower per update
+    assert parse_args(["--data-path", "/data", "--budget-steps", "50"]).transformer_budget_steps is None
+    assert parse_args(["--data", "toy"]).transformer_budget_steps is None
+    with pytest.raises(SystemExit):
+        parse_args(["--budget-minutes", "3", "--transformer-budget-steps", "5"])
+
+
+def test_transformer_runs_get_their_own_update_budget(tmp_path, monkeypatch):
+    """run_one hands a Transformer configuration --transformer-budget-steps and
+    every other configuration the study's budget."""
+    import nmt.study.runner as runner
+    from nmt.study.__main__ import common_overrides, run_one
+
+    args = parse_args(["--data-path", "/data", "--runs-dir", str(tmp_path)])
+    seen = {}
+    monkeypatch.setattr(runner, "train", lambda config, seed, run_dir, common, *a: seen.update({config.name: common}))
+    configs = {c.name: c for c in study_configs("multi30k")}
+    for name in ("transformer-rotary", "bahdanau"):
+        run_one(configs[name], 1, args, common_overrides(args), [], None, [])
+    assert "trainer.max_steps=1000" in seen["transformer-rotary"] and "trainer.max_steps=1600" not in seen["transformer-rotary"]
+    assert "trainer.max_steps=1600" in seen["bahdanau"]
 
 
 def test_seed_spread_pools_the_variances():

@@ -50,7 +50,8 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
             runs.append({"name": config.name, "family": config.family, "seed": seed, "status": status,
                          "eval": evaluation, "records": record.get("records", []),
                          "gallery": record.get("gallery", []), "hypotheses": record.get("hypotheses", []),
-                         "reason": record.get("reason", "not run yet"), "commit": record.get("commit")})
+                         "reason": record.get("reason", "not run yet"), "commit": record.get("commit"),
+                         "transformer": config.transformer})
     for run in runs:
         run["first_seed"] = min(r["seed"] for r in runs if r["name"] == run["name"])
     return runs
@@ -324,10 +325,12 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
     budget = (f"{settings['budget_minutes']:g} minutes of wall clock per run (trainer.max_minutes)"
               if settings.get("budget_minutes") else
               f"at most {settings['budget_steps']:,} updates per run (trainer.max_steps)")
+    if settings.get("transformer_budget_steps") and not settings.get("budget_minutes"):
+        budget += f" ({settings['transformer_budget_steps']:,} for the Transformers, slower per update)"
     if settings.get("cap_minutes") and not settings.get("budget_minutes"):
         capped = sorted({f"{r['name']} seed {r['seed']} ({r['eval']['final_step']:,} updates)" for r in runs
                          if r["status"] == "finished" and not settings.get("patience")
-                         and r["eval"].get("final_step", 0) < settings["budget_steps"]})
+                         and r["eval"].get("final_step", 0) < budget_of(r, settings)})
         budget += (f", cut at {settings['cap_minutes']:g} minutes of wall clock (trainer.max_minutes): "
                    + (f"cut there: {', '.join(capped)}" if capped else "no run was cut there"))
     if settings.get("patience"):
@@ -427,6 +430,12 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
             "rebuilt from these alone); `results.csv`: one row per run; `summary.csv`: one row per "
             "configuration; `study.json`: the settings and every session's command.", ""]
     return out
+
+
+def budget_of(run: dict, settings: dict) -> int:
+    """A run's update budget: the Transformers' own where the study gave one."""
+    return (settings.get("transformer_budget_steps") or settings["budget_steps"]) if run.get("transformer") \
+        else settings["budget_steps"]
 
 
 def rebuild_command(settings: dict, out) -> str:
