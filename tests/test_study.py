@@ -51,13 +51,13 @@ def test_study_overrides_on_the_command_line():
         parse_args(["--budget-minutes", "1", "--budget-steps", "5"])
 
 
-def test_multi30k_budget_is_updates_cut_at_fifteen_minutes():
+def test_multi30k_budget_is_updates_not_minutes():
     from nmt.study.__main__ import common_overrides
 
     common = common_overrides(parse_args(["--data-path", "/data"]))
-    assert "trainer.max_steps=1600" in common and "trainer.max_minutes=15.0" in common
+    assert "trainer.max_steps=1600" in common and "trainer.max_minutes=60.0" in common   # against a hung run
     minutes = common_overrides(parse_args(["--data-path", "/data", "--budget-minutes", "3"]))
-    assert "trainer.max_minutes=3.0" in minutes and "trainer.max_minutes=15.0" not in minutes
+    assert "trainer.max_minutes=3.0" in minutes and "trainer.max_minutes=60.0" not in minutes
     assert parse_args(["--data-path", "/data"]).transformer_budget_steps == 1000   # slower per update
     assert parse_args(["--data-path", "/data", "--budget-steps", "50"]).transformer_budget_steps is None
     assert parse_args(["--data", "toy"]).transformer_budget_steps is None

@@ -331,7 +331,8 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
         capped = sorted({f"{r['name']} seed {r['seed']} ({r['eval']['final_step']:,} updates)" for r in runs
                          if r["status"] == "finished" and not settings.get("patience")
                          and r["eval"].get("final_step", 0) < budget_of(r, settings)})
-        budget += (f", cut at {settings['cap_minutes']:g} minutes of wall clock (trainer.max_minutes): "
+        budget += (f", and {settings['cap_minutes']:g} minutes of wall clock at most, against a hung run "
+                   "(trainer.max_minutes): "
                    + (f"cut there: {', '.join(capped)}" if capped else "no run was cut there"))
     if settings.get("patience"):
         budget += (f", stopped {settings['patience']} validations "
