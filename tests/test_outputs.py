@@ -140,8 +140,17 @@ def test_average_output_file_size_limit(tmp_path, toy_checkpoint):
 # --help of every command, and Hydra's --help, --hydra-help, --cfg and --info of nmt.train: they
 # were cut off at the file-size limit with exit 0, or a Hydra traceback on a full disk
 HELP = [("nmt.translate", "--help"), ("nmt.average", "--help"), ("nmt.compare", "-h"),
-        ("nmt.explore", "--help"), ("nmt.data.alignments", "--help"), ("nmt.train", "--help"),
+        ("nmt.explore", "--help"), ("nmt.data.alignments", "--help"), ("nmt.study", "--help"),
+        ("nmt.study.eflomal_links", "--help"), ("nmt.train", "--help"),
         ("nmt.train", "--hydra-help"), ("nmt.train", "--cfg", "job"), ("nmt.train", "--info")]
+
+
+def test_every_command_parses_with_the_checked_parser():
+    """A command added later gets the checked --help too: no module of nmt builds
+    argparse's own parser (nmt.cli_checks.ArgumentParser writes --help checked)."""
+    plain = [str(p.relative_to(ROOT)) for p in (ROOT / "nmt").rglob("*.py")
+             if "argparse.ArgumentParser(" in p.read_text(encoding="utf-8") and p.name != "cli_checks.py"]
+    assert plain == []
 
 
 @pytest.mark.parametrize("command", HELP, ids=" ".join)

@@ -28,7 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from nmt.cli_checks import close_stdout, finite_float, write_stdout
+from nmt.cli_checks import ArgumentParser, close_stdout, finite_float, write_stdout
 from nmt.errors import NmtError
 from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 
@@ -40,7 +40,7 @@ OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "o
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m nmt.study", description=__doc__.split("\n")[0])
+    parser = ArgumentParser(prog="python -m nmt.study", description=__doc__.split("\n")[0])
     parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
     budget = parser.add_mutually_exclusive_group()

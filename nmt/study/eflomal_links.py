@@ -22,12 +22,12 @@ word j, from 0); --train-out also writes the training pairs' links (for
 guided alignment, data.train_alignments).
 """
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from nmt.cli_checks import ArgumentParser, close_stdout, write_stdout
 from nmt.errors import NmtError
 from nmt.study.alignment import read_links
 from nmt.study.symmetrise import grow_diag_final_and
@@ -63,7 +63,7 @@ def eflomal_links(pairs: list[tuple[str, str]], iterations_scale: float = 1.0) -
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nmt.study.eflomal_links",
+    parser = ArgumentParser(prog="python -m nmt.study.eflomal_links",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--data", choices=["multi30k", "toy"], default="multi30k")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path)")
@@ -100,10 +100,10 @@ def main(argv=None) -> int:
     except OSError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
-    print(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} test pairs aligned in "
-          f"{time.perf_counter() - started:.0f} s; test links in {args.out}")
+    write_stdout(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} test pairs aligned in "
+                 f"{time.perf_counter() - started:.0f} s; test links in {args.out}\n", keep_going=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(close_stdout(main()))
