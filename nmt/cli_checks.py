@@ -98,6 +98,18 @@ def hydra_prints(argv) -> bool:
     return any(arg.split("=", 1)[0] in HYDRA_PRINTS for arg in argv)
 
 
+def exit_code_of(main) -> int:
+    """Run `main` and return the exit code it asked for with sys.exit (0 when
+    it returned); a sys.exit with a message string still exits with it."""
+    try:
+        main()
+    except SystemExit as stop:
+        if isinstance(stop.code, str):
+            raise
+        return stop.code or 0
+    return 0
+
+
 def run_printing_checked(main) -> int:
     """Run `main` (a Hydra entry that only prints, see `hydra_prints`) with its
     standard output kept in memory, then write it checked: a failed write is
@@ -105,12 +117,7 @@ def run_printing_checked(main) -> int:
     cut off with exit 0 past a file-size limit). Returns the exit code."""
     real, sys.stdout = sys.stdout, io.StringIO()
     try:
-        main()
-        code = 0
-    except SystemExit as stop:
-        if isinstance(stop.code, str):
-            raise
-        code = stop.code or 0
+        code = exit_code_of(main)
     finally:
         printed, sys.stdout = sys.stdout.getvalue(), real
     try:

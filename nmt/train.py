@@ -19,7 +19,8 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt import signals
-from nmt.cli_checks import close_stdout, guard_stdout_logging, hydra_prints, run_printing_checked
+from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints,
+                            run_printing_checked)
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
@@ -147,11 +148,4 @@ def main(cfg: DictConfig) -> float:
 if __name__ == "__main__":
     if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
         sys.exit(close_stdout(run_printing_checked(main)))
-    try:
-        main()
-        code = 0
-    except SystemExit as stop:
-        if isinstance(stop.code, str):
-            raise
-        code = stop.code or 0
-    sys.exit(close_stdout(code))     # standard output's last flush, checked: one line, not exit 120
+    sys.exit(close_stdout(exit_code_of(main)))   # standard output's last flush, checked: one line, not exit 120
