@@ -230,3 +230,34 @@ def test_report_names_the_command_that_rebuilds_it():
                 "train_links": None}
     assert rebuild_command(settings, "o") == ("python -m nmt.study --report-only --data multi30k --out o "
                                               "--data-path ../shared/data/multi30k --links t.links")
+
+
+def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
+    """The coverage-penalty rows train nothing of their own: bahdanau's run is
+    trained once (before the rows that decode it, even with --jobs 2), then its
+    checkpoint is decoded with beam 5, without and with the penalty."""
+    from nmt.study.configs import COVERAGE_PENALTY_BETA
+
+    out, runs = tmp_path / "report" / "toy", tmp_path / "runs"
+    result = run_cli("nmt.study", "--data", "toy", "--budget-steps", "20", "--val-every", "10",
+                     "--val-sentences", "20", "--test-sentences", "30", "--seeds", "1", "--jobs", "2",
+                     "--only", "bahdanau,decoding", "--out", str(out), "--runs-dir", str(runs),
+                     "--cache-dir", str(cache_dir), timeout=300)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert sorted(p.name for p in runs.iterdir()) == ["bahdanau"]          # no folder of their own
+    trained = json.loads((out / "records" / "bahdanau" / "seed1.json").read_text())
+    plain = json.loads((out / "records" / "bahdanau-beam5" / "seed1.json").read_text())
+    penalised = json.loads((out / "records" / "bahdanau-beam5-cp0.2" / "seed1.json").read_text())
+    assert trained["eval"]["beam_size"] == 1 and trained["eval"]["coverage_penalty"] == 0.0
+    assert (plain["eval"]["beam_size"], plain["eval"]["coverage_penalty"]) == (5, 0.0)
+    assert (penalised["eval"]["beam_size"], penalised["eval"]["coverage_penalty"]) == (5, COVERAGE_PENALTY_BETA)
+    for row in (plain, penalised):
+        assert row["decode_of"] == "bahdanau" and row["same_checkpoint_as_record"] is True
+        assert row["eval"]["aer"] == trained["eval"]["aer"]    # the attention on the reference is the same
+    readme = (out / "README.md").read_text()
+    assert "## Beam search with Wu et al.'s coverage penalty" in readme and "No training:" in readme
+    assert "| bahdanau-beam5-cp0.2 (beam 5, coverage penalty β 0.2) | 1 |" in readme
+    rows = {r["configuration"]: r for r in csv.DictReader(open(out / "results.csv", encoding="utf-8"))}
+    # a decode row's cost is its decoding, not the training it reuses
+    assert float(rows["bahdanau-beam5"]["cpu_minutes"]) < float(rows["bahdanau"]["cpu_minutes"])
+    assert "Coverage penalty in beam search" in (out.parent / "README.md").read_text()

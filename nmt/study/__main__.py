@@ -200,7 +200,8 @@ def plan(args, configs) -> dict[str, list[int]]:
 def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
     """Minutes per run: the mean of this study's finished runs (training and
     evaluation, wall clock), else the profile's measured figure."""
-    done = [r["eval"]["wall_s"] + r.get("eval_seconds", 0) for r in records if r.get("status") == "finished"]
+    done = [r["eval"]["wall_s"] + r.get("eval_seconds", 0) for r in records
+            if r.get("status") == "finished" and not r.get("decode_of")]   # decode-only rows train nothing
     if done:
         return sum(done) / len(done) / 60, f"mean of the {len(done)} finished runs"
     profile = BUDGETS[args.data]
@@ -235,27 +236,51 @@ def train_alignments(args) -> Path:
     return path
 
 
-def run_one(config, seed, args, common, test, links, gallery) -> dict:
-    """Train (unless its run folder is finished) and evaluate one run -> its record."""
-    from nmt.study.metrics import evaluate_run
-    from nmt.study.runner import failure_reason, run_dir_of, train
-
+def run_common(config, args, common: list[str]) -> list[str]:
+    """The overrides every run shares, as one configuration gets them: the guided
+    runs' training links, the Transformers' own update budget."""
     if config.needs_alignments:
         common = [*common, f"data.train_alignments={train_alignments(args)}"]
     if config.transformer and args.transformer_budget_steps:
         common = [f"trainer.max_steps={args.transformer_budget_steps}" if o.startswith("trainer.max_steps=")
                   else o for o in common]
-    run_dir = run_dir_of(args.runs_dir, config.name, seed)
+    return common
+
+
+def run_one(config, seed, args, common, test, links, gallery) -> dict:
+    """Train (unless its run folder is finished) and evaluate one run -> its record.
+
+    A decode-only configuration (`decode_of`) evaluates the run folder of the
+    configuration it names, with its own beam and coverage penalty; a missing
+    folder is trained first, with that configuration's own command and seed."""
+    from nmt.study.configs import study_configs
+    from nmt.study.metrics import evaluate_run
+    from nmt.study.runner import failure_reason, read_record, record_path_of, run_dir_of, train
+
+    trained = next(c for c in study_configs(args.data) if c.name == config.decode_of) if config.decode_of \
+        else config
+    common = run_common(trained, args, common)
+    run_dir = run_dir_of(args.runs_dir, trained.name, seed)
     timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else 3600
     record = {"name": config.name, "family": config.family, "seed": seed, "overrides": list(config.overrides),
               "common": common, "commit": git_commit()}
-    if not train(config, seed, run_dir, common, timeout, args.threads):
+    if config.decode_of:
+        record["decode_of"] = config.decode_of
+    if not train(trained, seed, run_dir, common, timeout, args.threads):
         return {**record, "status": "failed", "reason": failure_reason(run_dir)}
     started = time.perf_counter()
+    beam = config.beam_size or args.beam_size
     try:
-        record.update(evaluate_run(run_dir, test, links, args.beam_size, args.target_bleu, gallery))
+        record.update(evaluate_run(run_dir, test, links, beam, args.target_bleu, gallery,
+                                   coverage_penalty=config.coverage_penalty))
     except Exception as error:    # one broken run must not stop the study
         return {**record, "status": "failed", "reason": f"evaluation failed: {type(error).__name__}: {error}"}
+    if config.decode_of:
+        # the checkpoint decoded is the one the trained row reports (a retrained folder should match it)
+        source = read_record(record_path_of(args.out, trained.name, seed)) or {}
+        if source.get("status") == "finished":
+            record["same_checkpoint_as_record"] = all(
+                source["eval"].get(k) == record["eval"].get(k) for k in ("best_step", "valid_bleu"))
     return {**record, "status": "finished", "eval_seconds": time.perf_counter() - started}
 
 
@@ -268,7 +293,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     from nmt.study.report import collect, write_report
-    from nmt.study.runner import read_record, record_done, record_path_of, write_record
+    from nmt.study.runner import record_done, record_path_of
 
     try:
         configs = select(study_configs(args.data), args.only)
@@ -327,28 +352,22 @@ def main(argv=None) -> int:
             if any(c.needs_alignments for c, _ in todo):
                 train_alignments(args)
             common = common_overrides(args)
-            lock, last_report = threading.Lock(), time.monotonic()
-            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery]): (c, s)
-                           for c, s in todo}
-                for done, future in enumerate(as_completed(futures), 1):
-                    config, seed = futures[future]
-                    record = future.result()
-                    path = record_path_of(args.out, config.name, seed)
-                    previous = read_record(path)
-                    if record["status"] == "finished" or not (previous and previous.get("status") == "finished"):
-                        write_record(path, record)
-                    figure = record.get("eval", {})
-                    write_stdout(f"nmt.study: [{done}/{len(todo)}] {config.name} seed {seed}: {record['status']}"
-                          + (f", test BLEU {figure['test_bleu']:.1f}, AER {figure['aer']:.3f}"
-                             if record["status"] == "finished" and figure.get("aer") is not None else "")
-                          + (f" ({record['reason']})" if record["status"] != "finished" else "") + "\n",
-                         keep_going=True)      # the records and the report are the study's outputs
-                    if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
-                        with lock:
-                            write_report(args, settings, collect(args.out, configs, seeds), gallery,
-                                         [t for _, t in test])
-                        last_report = time.monotonic()
+            lock, last_report, done = threading.Lock(), time.monotonic(), 0
+            # decode-only rows after every training, so that the runs they decode are finished
+            phases = [[(c, s) for c, s in todo if not c.decode_of], [(c, s) for c, s in todo if c.decode_of]]
+            for phase in phases:
+                with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                    futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery]):
+                               (c, s) for c, s in phase}
+                    for future in as_completed(futures):
+                        done += 1
+                        config, seed = futures[future]
+                        save_record(args.out, config, seed, future.result(), done, len(todo))
+                        if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
+                            with lock:
+                                write_report(args, settings, collect(args.out, configs, seeds), gallery,
+                                             [t for _, t in test])
+                            last_report = time.monotonic()
         settings = load_settings(args.out) or settings
         runs = collect(args.out, report_configs(args, configs), seeds)
         write_report(args, settings, runs, gallery, [t for _, t in test])
@@ -357,6 +376,22 @@ def main(argv=None) -> int:
         return 1
     write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
     return 0
+
+
+def save_record(out: Path, config, seed: int, record: dict, done: int, total: int) -> None:
+    """Write a run's record (a failure never replaces a finished record) and say how it went."""
+    from nmt.study.runner import read_record, record_path_of, write_record
+
+    path = record_path_of(out, config.name, seed)
+    previous = read_record(path)
+    if record["status"] == "finished" or not (previous and previous.get("status") == "finished"):
+        write_record(path, record)
+    figure = record.get("eval", {})
+    write_stdout(f"nmt.study: [{done}/{total}] {config.name} seed {seed}: {record['status']}"
+                 + (f", test BLEU {figure['test_bleu']:.1f}, AER {figure['aer']:.3f}"
+                    if record["status"] == "finished" and figure.get("aer") is not None else "")
+                 + (f" ({record['reason']})" if record["status"] != "finished" else "") + "\n",
+                 keep_going=True)      # the records and the report are the study's outputs
 
 
 def collect_records(out: Path, name: str) -> list[dict]:

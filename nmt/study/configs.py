@@ -14,6 +14,10 @@ Eight families, each changing one part of a fixed base model:
                 word links of the training pairs, RNN base and Transformer: the toy
                 task's true links, or on Multi30k eflomal's silver links
                 (python -m nmt.study.eflomal_links --train-out; --train-links)
+    decoding    the coverage penalty of beam search (Wu et al. 2016, Sec. 7): no
+                training; bahdanau's checkpoints decoded again with beam 5, without
+                and with the penalty (a decode-only row names its trained run in
+                `decode_of`)
 
 The RNN base is a bidirectional GRU encoder (hidden H per direction, so
 states of 2H) under a Luong-style GRU decoder of hidden 2H, so that
@@ -44,7 +48,12 @@ FAMILIES = {
     "bridge": "Bridge (decoder start state)",
     "positional": "Transformer positional encoding",
     "guided": "Guided alignment: attention supervised with word links (toy: true; Multi30k: eflomal's)",
+    "decoding": "Beam search with Wu et al.'s coverage penalty (decode only: bahdanau's checkpoints)",
 }
+DECODE_BEAM = 5
+# Wu et al. 2016 tune beta over 0.0-1.0 (their Table 2, with alpha); 0.2 is inside the range
+# they found useful, and alpha stays at nmt.translate's default (1.0) in both rows
+COVERAGE_PENALTY_BETA = 0.2
 
 
 @dataclass(frozen=True)
@@ -137,6 +146,9 @@ class StudyConfig:
     overrides: tuple[str, ...]
     also: tuple[str, ...] = field(default=())   # base runs shown beside this family
     needs_alignments: bool = False              # data.train_alignments: the toy task's true links
+    decode_of: str | None = None                # decode-only: the trained configuration it decodes again
+    beam_size: int | None = None                # decode-only: its beam (None: the study's --beam-size)
+    coverage_penalty: float = 0.0               # decode-only: Wu et al.'s beta
 
     @property
     def transformer(self) -> bool:
@@ -201,6 +213,11 @@ def study_configs(profile: str) -> list[StudyConfig]:
                     transformer_overrides(s, "sinusoidal") + guided
                     + ("trainer.guided_alignment.layer=-2", "trainer.guided_alignment.head=0"),
                     also=("transformer-sinusoidal",), needs_alignments=True)]
+    additive = next(c for c in configs if c.name == "bahdanau")
+    configs += [StudyConfig(f"bahdanau-beam{DECODE_BEAM}{suffix}", "decoding", additive.overrides,
+                            also=("bahdanau",), decode_of="bahdanau", beam_size=DECODE_BEAM,
+                            coverage_penalty=beta)
+                for suffix, beta in (("", 0.0), (f"-cp{COVERAGE_PENALTY_BETA:g}", COVERAGE_PENALTY_BETA))]
     return configs
 
 
@@ -208,6 +225,9 @@ def label(name: str) -> str:
     """How a configuration is named in tables and figures."""
     if name == BASE:
         return f"{BASE} (base: bi-GRU, bridge last)"
+    if name.startswith("bahdanau-beam"):
+        beam, _, beta = name[len("bahdanau-beam"):].partition("-cp")
+        return f"{name} (beam {beam}, " + (f"coverage penalty β {beta})" if beta else "no coverage penalty)")
     return name
 
 

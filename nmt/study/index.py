@@ -280,6 +280,7 @@ def newer_mechanisms(table: dict, runs: list[dict], toy: bool = True, compare=_c
     for key, what in measures(toy, "aer", "test_bleu", "steps_to_target"):
         line, _ = compare(table, "coverage", "bahdanau", key, key != "test_bleu")
         out.append(f"- {what}: {line} (coverage extends bahdanau's additive score).")
+    out += coverage_penalty_findings(table, compare)
     out += ["", "### ALiBi (Press et al. 2022: no position embeddings; a linear distance penalty)", "",
             "The paper's claim is about inputs longer than in training"
             + (", which the toy test set does not have" if toy else "") + "; at the test set's lengths it is "
@@ -287,6 +288,24 @@ def newer_mechanisms(table: dict, runs: list[dict], toy: bool = True, compare=_c
     for key, what in measures(toy, "test_bleu", "steps_to_target", "aer"):
         line, _ = compare(table, "transformer-alibi", "transformer-sinusoidal", key, key != "test_bleu")
         out.append(f"- {what}: {line}.")
+    return out
+
+
+def coverage_penalty_findings(table: dict, compare=_compare) -> list[str]:
+    """The decode-only rows: beam search with and without Wu et al.'s coverage penalty."""
+    rows = [c for c in study_configs("toy") if c.decode_of]
+    plain = next(c for c in rows if not c.coverage_penalty)
+    penalised = next(c for c in rows if c.coverage_penalty)
+    out = ["", f"### Coverage penalty in beam search (Wu et al. 2016, Sec. 7; β = {penalised.coverage_penalty:g}, "
+           f"beam {penalised.beam_size}, decode only)", "",
+           "Wu et al. tune the coverage penalty with the length penalty and report a BLEU gain from both; "
+           "the penalty favours hypotheses whose attention covers every source word."]
+    line, _ = compare(table, penalised.name, plain.name, "test_bleu", False)
+    out.append(f"- test BLEU, the same checkpoints of {plain.decode_of} decoded with and without it: {line}.")
+    line, _ = compare(table, plain.name, plain.decode_of, "test_bleu", False)
+    out.append(f"- test BLEU, beam {plain.beam_size} against greedy ({plain.decode_of}'s own row): {line}.")
+    out.append("- AER: unchanged by construction; the penalty re-ranks finished hypotheses, and the attention "
+               "read on the reference is the trained model's.")
     return out
 
 

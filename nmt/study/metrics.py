@@ -144,9 +144,11 @@ def gallery_rows(outputs) -> list[dict]:
 
 def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: list[set | None] | None,
                  beam_size: int = 1, target_bleu: float | None = None,
-                 gallery: list[str] = ()) -> dict:
+                 gallery: list[str] = (), coverage_penalty: float = 0.0) -> dict:
     """Everything the report shows for one run (and its test hypotheses, for
-    the paired bootstrap, and its gallery panels)."""
+    the paired bootstrap, and its gallery panels). The test set is decoded
+    with `beam_size` and Wu et al.'s `coverage_penalty` (beam search only);
+    the gallery is greedy."""
     run_dir = Path(run_dir)
     checkpoint = run_dir / "checkpoints" / "best.pt"
     step = int(load_checkpoint(checkpoint)["progress"]["step"])
@@ -157,7 +159,7 @@ def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: l
 
     sources, references_text = [s for s, _ in test_pairs], [t for _, t in test_pairs]
     started = time.perf_counter()
-    outputs = translator.translate(sources, beam_size=beam_size)
+    outputs = translator.translate(sources, beam_size=beam_size, coverage_penalty=coverage_penalty)
     decode_seconds = time.perf_counter() - started
     hypotheses = [o.text for o in outputs]
     bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, references_text)
@@ -170,7 +172,7 @@ def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: l
               "tokens_per_s": summary["tokens_per_s"], "sentences_per_s": len(sources) / decode_seconds,
               "best_step": step, "final_step": summary["step"], "wall_s": summary["wall_s"],
               "train_seconds": summary["train_seconds"], "test_sentences": len(sources),
-              "beam_size": beam_size, "target_bleu": target_bleu,
+              "beam_size": beam_size, "coverage_penalty": coverage_penalty, "target_bleu": target_bleu,
               "steps_to_target": steps_to_target(records, target_bleu) if target_bleu else None}
     result.update(alignment_figures(translator, test_pairs, references))
     panels = gallery_rows(translator.translate(list(gallery))) if gallery else []

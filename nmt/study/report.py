@@ -45,8 +45,9 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
             record = read_record(record_path_of(out_dir, config.name, seed)) or {}
             status = record.get("status", "not run")
             evaluation = dict(record["eval"]) if status == "finished" else None
-            if evaluation is not None:
-                evaluation["cpu_minutes"] = (evaluation["wall_s"] + record.get("eval_seconds", 0)) / 60
+            if evaluation is not None:   # a decode-only row costs its decoding, not the training it reuses
+                trained = 0 if config.decode_of else evaluation["wall_s"]
+                evaluation["cpu_minutes"] = (trained + record.get("eval_seconds", 0)) / 60
             runs.append({"name": config.name, "family": config.family, "seed": seed, "status": status,
                          "eval": evaluation, "records": record.get("records", []),
                          "gallery": record.get("gallery", []), "hypotheses": record.get("hypotheses", []),
@@ -410,7 +411,10 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
         if any(r["eval"] and r["eval"].get("aer_heads") for r in runs if r["name"] in names):
             at = [k for k, *_ in columns].index("aer") + 1
             mine = columns[:at] + HEAD_COLUMNS + columns[at:]
-        out += ["", f"## {title}", "", *family_table(family, configs, table, runs, mine, rank_key, lower, tests)]
+        out += ["", f"## {title}", ""]
+        if family == "decoding":
+            out += [decoding_note(configs), ""]
+        out += family_table(family, configs, table, runs, mine, rank_key, lower, tests)
         if family in galleries:
             out += ["", f"![{title}: attention gallery]({galleries[family]})"]
         if family in curves:
@@ -431,6 +435,19 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
             "rebuilt from these alone); `results.csv`: one row per run; `summary.csv`: one row per "
             "configuration; `study.json`: the settings and every session's command.", ""]
     return out
+
+
+def decoding_note(configs: list[StudyConfig]) -> str:
+    """What the decode-only rows are, in one paragraph above their table."""
+    rows = [c for c in configs if c.decode_of]
+    beta = next((c.coverage_penalty for c in rows if c.coverage_penalty), None)
+    return ("No training: each row decodes the test set again from the checkpoint of the run it names "
+            f"({', '.join(sorted({c.decode_of for c in rows}))}, same seeds), with beam {rows[0].beam_size} "
+            "and the length penalty at its default (α = 1), without and with the coverage penalty of Wu et al. "
+            "2016, Sec. 7: cp = β · Σᵢ log(min(Σₜ aₜᵢ, 1))" + (f", β = {beta:g}" if beta else "") + ". It "
+            "only re-ranks the beam's finished hypotheses, so the attention read on the reference is the "
+            "trained run's: AER and entropy are its figures by construction; test BLEU and chrF are what "
+            "the penalty changes. CPU-min counts the decoding only.") if rows else ""
 
 
 def budget_of(run: dict, settings: dict) -> int:

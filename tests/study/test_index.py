@@ -39,3 +39,19 @@ def test_guided_alignment_finding_says_by_how_much():
 def test_findings_without_a_row_say_so(missing):
     runs = runs_of({name: [0.5, 0.6] for name in ("luong_general", "luong_general-guided") if name != missing})
     assert "not run yet" in "\n".join(findings(aggregate(runs), runs))
+
+
+def test_coverage_penalty_finding_compares_the_same_checkpoints_decoded_twice():
+    bleu = {"bahdanau": [30.0, 31.0, 32.0], "bahdanau-beam5": [31.0, 32.0, 33.0],
+            "bahdanau-beam5-cp0.2": [33.0, 34.0, 35.0]}
+    runs = [{"name": name, "family": "x", "seed": seed, "first_seed": 1,
+             "eval": {"test_bleu": b, "final_step": 300}}
+            for name, values in bleu.items() for seed, b in enumerate(values, 1)]
+    text = "\n".join(findings(aggregate(runs), runs))
+    assert "### Coverage penalty in beam search (Wu et al. 2016, Sec. 7; β = 0.2, beam 5, decode only)" in text
+    # 34 ± 1 against 32 ± 1: se = sqrt(1/3 + 1/3) = 0.816, Welch df 4 -> t 2.776; the gap 2 is
+    # below 2.776 · 0.816 = 2.27, so no ranking
+    assert ("bahdanau-beam5-cp0.2 34.00 ± 1.00 (3 seeds) vs bahdanau-beam5 32.00 ± 1.00 (3 seeds): "
+            "within the seed spread") in text
+    assert "bahdanau-beam5 32.00 ± 1.00 (3 seeds) vs bahdanau 31.00 ± 1.00 (3 seeds)" in text
+    assert "AER: unchanged by construction" in text
