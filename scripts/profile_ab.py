@@ -13,7 +13,11 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
   dropout    F.dropout (one bernoulli_ per element) against a mask cut from 16-bit
              slices of 64-bit random words, forward and backward, (4096, 256) and (4096, 1024)
   loss       log-softmax, gather and mean with autograd's backward, against
-             F.cross_entropy(label_smoothing=...) and token_losses' one-pass backward
+             F.cross_entropy(label_smoothing=...), the one-pass backward that saved
+             log-probabilities (exp in the backward), and token_losses' now (softmax
+             saved, scaled in place)
+  loss_update  a whole forward and backward of each preset with token_losses' loss,
+             LabelSmoothedNLL saving log-probabilities against saving the softmax
   rnn_step   rnn_bahdanau's decoder, teacher-forced forward and backward, slicing
              emb[:, t] at every step against one emb.unbind(1)
   dropout_update  a whole forward and backward of each preset, its dropout modules
@@ -106,6 +110,29 @@ def bench_dropout(rounds: int) -> None:
         }, rounds, reps=3)
 
 
+class LogProbsSaved(torch.autograd.Function):
+    """LabelSmoothedNLL as it was from 341e2ae: log-softmax saved, exp in the backward."""
+
+    @staticmethod
+    def forward(ctx, logits, labels, smoothing):
+        log_probs = logits.float().log_softmax(-1)
+        nll = -log_probs.gather(-1, labels[:, None])[:, 0]
+        smoothed = (1.0 - smoothing) * nll - smoothing * log_probs.mean(-1)
+        ctx.save_for_backward(log_probs, labels)
+        ctx.smoothing, ctx.dtype = smoothing, logits.dtype
+        ctx.mark_non_differentiable(nll)
+        return smoothed, nll
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        log_probs, labels = ctx.saved_tensors
+        eps, V = ctx.smoothing, log_probs.size(-1)
+        g = grad.float()[:, None]
+        out = log_probs.exp().mul_(g).sub_(g * (eps / V))
+        out.scatter_add_(-1, labels[:, None], -(1.0 - eps) * g)
+        return out.to(ctx.dtype), None, None
+
+
 def bench_loss(rounds: int) -> None:
     from nmt.training.loss import token_losses
 
@@ -133,9 +160,44 @@ def bench_loss(rounds: int) -> None:
         smoothed, _ = token_losses(logits, labels, 0, 0.1)
         smoothed.sum().backward()
 
+    def log_probs_saved():
+        safe = labels.masked_fill(~real, 0).view(N)
+        smoothed, _ = LogProbsSaved.apply(logits.view(N, VOCAB), safe, 0.1)
+        smoothed.masked_fill(~real.view(N), 0.0).sum().backward()
+
     ab(f"loss forward+backward ({N} tokens, V={VOCAB})", {
-        "log-softmax, gather, mean (before)": autograd, "F.cross_entropy x2": cross_entropy,
-        "LabelSmoothedNLL (now)": now}, rounds)
+        "log-softmax, gather, mean (autograd)": autograd, "F.cross_entropy x2": cross_entropy,
+        "LabelSmoothedNLL, log-probs saved (before)": log_probs_saved,
+        "LabelSmoothedNLL, softmax saved (now)": now}, rounds)
+
+
+def bench_loss_update(rounds: int) -> None:
+    """A whole forward+backward of each preset, its loss token_losses' with
+    LabelSmoothedNLL as it was (log-probabilities saved) and as it is."""
+    import nmt.training.loss as loss
+
+    current = loss.LabelSmoothedNLL
+    for preset in ("transformer_small", "rnn_bahdanau"):
+        model = build(preset)
+        model.train()
+        B, S, T = 128, 28, 26
+        src = torch.randint(4, VOCAB, (B, S))
+        tgt = torch.randint(4, VOCAB, (B, T + 1))
+
+        def update(function):
+            def run():
+                loss.LabelSmoothedNLL = function
+                try:
+                    out, _ = model(src, tgt[:, :-1])
+                    smoothed, _ = loss.token_losses(out.logits, tgt[:, 1:], 0, 0.1)
+                    smoothed.sum().backward()
+                finally:
+                    loss.LabelSmoothedNLL = current
+            return run
+
+        ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), label-smoothed loss", {
+            "log-probs saved, exp in backward (before)": update(LogProbsSaved),
+            "softmax saved, scaled in place (now)": update(current)}, rounds)
 
 
 def bench_rnn_step(rounds: int) -> None:
@@ -268,7 +330,8 @@ def bench_encoder_pack(rounds: int) -> None:
 
 
 BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
-           "loss": bench_loss, "rnn_step": bench_rnn_step, "encoder_pack": bench_encoder_pack}
+           "loss": bench_loss, "loss_update": bench_loss_update, "rnn_step": bench_rnn_step,
+           "encoder_pack": bench_encoder_pack}
 
 
 def main(argv=None) -> None:

@@ -12,33 +12,53 @@ and, since d(-log p_v)/dz_k = p_k - [k = v],
 
 Autograd reaches the same gradient through log-softmax's backward, gather's
 scatter into a zero (N, V) tensor and mean's expansion, about five passes over
-(N, V); here it is exp, one scale, one scatter. The plain NLL -log p_y comes
-out of the same log-softmax (logged, and the reward of hard attention), not
-differentiable. scripts/profile_ab.py loss measures it against autograd.
+(N, V). Here the forward keeps p = softmax(z) itself, so the backward is one
+scale and one scatter on it, in place, with no exp; the losses need only
+log p_y and the mean of log p, which come from p_y and the logits:
+
+    -log p_y = -log(p_y)                 (rows where p_y underflows float32,
+                                          nll > 69, get logsumexp(z) - z_y)
+    (1/V) sum_v log p_v = mean(z) - logsumexp(z) = mean(z) - z_y + log p_y
+
+The plain NLL -log p_y is logged and is the reward of hard attention; it is
+not differentiable. scripts/profile_ab.py loss measures it against autograd.
 """
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+UNDERFLOW = 1e-30   # p_y below this: float32 keeps few of its digits (subnormal from 1.2e-38)
 
 
 class LabelSmoothedNLL(torch.autograd.Function):
-    """logits (N, V), labels (N,) long, eps -> (smoothed loss (N,), nll (N,))."""
+    """logits (N, V), labels (N,) long, eps -> (smoothed loss (N,), nll (N,)).
+
+    Its backward runs once (it overwrites the probabilities it saved)."""
 
     @staticmethod
     def forward(ctx, logits: Tensor, labels: Tensor, smoothing: float):
-        log_probs = logits.float().log_softmax(-1)                           # (N, V)
-        nll = -log_probs.gather(-1, labels[:, None])[:, 0]                   # (N,)
-        smoothed = (1.0 - smoothing) * nll - smoothing * log_probs.mean(-1)  # (N,)
-        ctx.save_for_backward(log_probs, labels)
+        z = logits.float()                                                    # (N, V)
+        probs = z.softmax(-1)                                                 # (N, V)
+        z_label = z.gather(-1, labels[:, None])[:, 0]                         # (N,)
+        p_label = probs.gather(-1, labels[:, None])[:, 0]                     # (N,)
+        nll = -p_label.log()                                                  # (N,)
+        tiny = p_label < UNDERFLOW                                            # log p_y not exact there
+        if bool(tiny.any()):
+            nll[tiny] = z[tiny].logsumexp(-1) - z_label[tiny]
+        mean_log_prob = z.mean(-1) - z_label - nll                            # (N,) (1/V) sum_v log p_v
+        smoothed = (1.0 - smoothing) * nll - smoothing * mean_log_prob        # (N,)
+        ctx.save_for_backward(probs, labels)
         ctx.smoothing, ctx.dtype = smoothing, logits.dtype
         ctx.mark_non_differentiable(nll)
         return smoothed, nll
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad: Tensor, _):
-        log_probs, labels = ctx.saved_tensors
-        eps, V = ctx.smoothing, log_probs.size(-1)
+        probs, labels = ctx.saved_tensors
+        eps, V = ctx.smoothing, probs.size(-1)
         g = grad.float()[:, None]                                            # (N, 1)
-        out = log_probs.exp().mul_(g).sub_(g * (eps / V))                    # g * (p - eps / V)
+        out = probs.mul_(g).sub_(g * (eps / V))                              # g * (p - eps / V), in place
         out.scatter_add_(-1, labels[:, None], -(1.0 - eps) * g)              # - g (1 - eps) [k = y]
         return out.to(ctx.dtype), None, None

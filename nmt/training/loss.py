@@ -22,7 +22,7 @@ def token_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float = 0.
 def token_losses(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) -> tuple[Tensor, Tensor]:
     """logits (B, T, V), labels (B, T) -> (label-smoothed loss, plain NLL), each (B, T), 0 on padding.
 
-    One log-softmax serves both: the training loss (Szegedy et al. 2016,
+    One softmax serves both: the training loss (Szegedy et al. 2016,
     (1 - eps) * NLL + eps * mean over V of -log p) and the unsmoothed NLL that
     is logged and rewards hard attention (returned detached). Its backward is
     one pass (nmt.training.label_smoothing.LabelSmoothedNLL).

@@ -35,3 +35,28 @@ def test_gradient_equals_autograd_of_the_formula():
     assert ours.grad.dtype == torch.float64
     assert torch.allclose(ours.grad, reference.grad, atol=1e-6)   # forward runs in float32
     assert torch.equal(ours.grad[2], torch.zeros(11, dtype=torch.float64))
+
+
+def test_a_label_whose_probability_underflows_gets_the_exact_loss():
+    # z = [0, -120, 5]: p_1 = e^-120 / (1 + e^-120 + e^5) = 5e-55 is 0 in float32 (-log 0 = inf);
+    # its nll is logsumexp(z) - z_1 = log(1 + e^-120 + e^5) + 120 = 5.006715 + 120 = 125.006715
+    logits = torch.tensor([[0.0, -120.0, 5.0], [0.0, 0.0, 0.0]], requires_grad=True)
+    smoothed, nll = LabelSmoothedNLL.apply(logits, torch.tensor([1, 0]), 0.3)
+    assert abs(float(nll[0]) - 125.006715) < 1e-3 and abs(float(nll[1]) - math.log(3)) < 1e-6
+    # mean_v -log p_v = logsumexp - mean(z) = 5.006715 + 115 / 3 = 43.340048
+    # smoothed = 0.7 * 125.006715 + 0.3 * 43.340048 = 87.504700 + 13.002014 = 100.506715
+    assert abs(float(smoothed[0].detach()) - 100.506715) < 1e-3
+    smoothed.sum().backward()
+    assert torch.isfinite(logits.grad).all()
+
+
+def test_its_backward_runs_once():
+    """The backward scales the saved probabilities in place: a second backward
+    through the same graph is an error, not a wrong gradient."""
+    import pytest
+
+    logits = torch.randn(3, 5, requires_grad=True)
+    smoothed, _ = LabelSmoothedNLL.apply(logits, torch.tensor([0, 1, 2]), 0.1)
+    smoothed.sum().backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        smoothed.sum().backward()
