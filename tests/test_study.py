@@ -257,6 +257,8 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
     readme = (out / "README.md").read_text()
     assert "## Beam search with Wu et al.'s coverage penalty" in readme and "No training:" in readme
     assert "| bahdanau-beam5-cp0.2 (beam 5, coverage penalty β 0.2) | 1 |" in readme
+    assert penalised["gallery"] == [] and not (out / "gallery_decoding.png").exists()   # bahdanau's own
+    assert not (out / "curves_decoding.png").exists()
     rows = {r["configuration"]: r for r in csv.DictReader(open(out / "results.csv", encoding="utf-8"))}
     # a decode row's cost is its decoding, not the training it reuses
     assert float(rows["bahdanau-beam5"]["cpu_minutes"]) < float(rows["bahdanau"]["cpu_minutes"])

@@ -236,6 +236,10 @@ def train_alignments(args) -> Path:
     return path
 
 
+# figures of a checkpoint that depend on nothing else: equal in two records means the same checkpoint
+SAME_CHECKPOINT = ("best_step", "valid_bleu", "valid_perplexity", "aer", "entropy")
+
+
 def run_common(config, args, common: list[str]) -> list[str]:
     """The overrides every run shares, as one configuration gets them: the guided
     runs' training links, the Transformers' own update budget."""
@@ -271,16 +275,18 @@ def run_one(config, seed, args, common, test, links, gallery) -> dict:
     started = time.perf_counter()
     beam = config.beam_size or args.beam_size
     try:
-        record.update(evaluate_run(run_dir, test, links, beam, args.target_bleu, gallery,
+        record.update(evaluate_run(run_dir, test, links, beam, args.target_bleu,
+                                   () if config.decode_of else gallery,   # the trained row has it
                                    coverage_penalty=config.coverage_penalty))
     except Exception as error:    # one broken run must not stop the study
         return {**record, "status": "failed", "reason": f"evaluation failed: {type(error).__name__}: {error}"}
     if config.decode_of:
-        # the checkpoint decoded is the one the trained row reports (a retrained folder should match it)
+        # is the checkpoint decoded the one the trained row reports? A folder retrained since (on
+        # another machine, or by other code) can differ: its figures on the same data then differ
         source = read_record(record_path_of(args.out, trained.name, seed)) or {}
         if source.get("status") == "finished":
             record["same_checkpoint_as_record"] = all(
-                source["eval"].get(k) == record["eval"].get(k) for k in ("best_step", "valid_bleu"))
+                source["eval"].get(k) == record["eval"].get(k) for k in SAME_CHECKPOINT)
     return {**record, "status": "finished", "eval_seconds": time.perf_counter() - started}
 
 

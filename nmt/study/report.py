@@ -52,7 +52,8 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
                          "eval": evaluation, "records": record.get("records", []),
                          "gallery": record.get("gallery", []), "hypotheses": record.get("hypotheses", []),
                          "reason": record.get("reason", "not run yet"), "commit": record.get("commit"),
-                         "transformer": config.transformer})
+                         "transformer": config.transformer,
+                         "same_checkpoint": record.get("same_checkpoint_as_record")})
     for run in runs:
         run["first_seed"] = min(r["seed"] for r in runs if r["name"] == run["name"])
     return runs
@@ -236,6 +237,8 @@ def render_figures(out_dir: Path, configs: list[StudyConfig], runs: list[dict],
               if r["status"] == "finished" and r["seed"] == r["first_seed"] and r["gallery"]}
     table = aggregate(runs)
     for family, title in FAMILIES.items():
+        if all(c.decode_of for c in configs if c.family == family):
+            continue        # decode-only rows: the same model as the run they decode, same curve
         names = family_names(family, configs, table)
         shown = [n for n in names if n in panels and len(panels[n]) == len(sentences)]
         if shown:
@@ -413,7 +416,7 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
             mine = columns[:at] + HEAD_COLUMNS + columns[at:]
         out += ["", f"## {title}", ""]
         if family == "decoding":
-            out += [decoding_note(configs), ""]
+            out += [decoding_note(configs, runs), ""]
         out += family_table(family, configs, table, runs, mine, rank_key, lower, tests)
         if family in galleries:
             out += ["", f"![{title}: attention gallery]({galleries[family]})"]
@@ -437,9 +440,10 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
     return out
 
 
-def decoding_note(configs: list[StudyConfig]) -> str:
+def decoding_note(configs: list[StudyConfig], runs: list[dict]) -> str:
     """What the decode-only rows are, in one paragraph above their table."""
     rows = [c for c in configs if c.decode_of]
+    differ = sorted({f"{r['name']} seed {r['seed']}" for r in runs if r.get("same_checkpoint") is False})
     beta = next((c.coverage_penalty for c in rows if c.coverage_penalty), None)
     return ("No training: each row decodes the test set again from the checkpoint of the run it names "
             f"({', '.join(sorted({c.decode_of for c in rows}))}, same seeds), with beam {rows[0].beam_size} "
@@ -447,7 +451,9 @@ def decoding_note(configs: list[StudyConfig]) -> str:
             "2016, Sec. 7: cp = β · Σᵢ log(min(Σₜ aₜᵢ, 1))" + (f", β = {beta:g}" if beta else "") + ". It "
             "only re-ranks the beam's finished hypotheses, so the attention read on the reference is the "
             "trained run's: AER and entropy are its figures by construction; test BLEU and chrF are what "
-            "the penalty changes. CPU-min counts the decoding only.") if rows else ""
+            "the penalty changes. CPU-min counts the decoding only."
+            + (f" Not the checkpoint of the trained row (its folder was trained again since, and its figures "
+               f"differ): {', '.join(differ)}." if differ else "")) if rows else ""
 
 
 def budget_of(run: dict, settings: dict) -> int:
