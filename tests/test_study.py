@@ -244,6 +244,7 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
                      "--only", "bahdanau,decoding", "--out", str(out), "--runs-dir", str(runs),
                      "--cache-dir", str(cache_dir), timeout=300)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert "1 runs × " in result.stdout.decode() and "then 2 decode-only rows" in result.stdout.decode()
     assert sorted(p.name for p in runs.iterdir()) == ["bahdanau"]          # no folder of their own
     trained = json.loads((out / "records" / "bahdanau" / "seed1.json").read_text())
     plain = json.loads((out / "records" / "bahdanau-beam5" / "seed1.json").read_text())

@@ -330,12 +330,16 @@ def main(argv=None) -> int:
                 todo = todo[: args.max_runs]
             records = [r for c in study_configs(args.data) for r in collect_records(args.out, c.name)]
             minutes, basis = estimate_minutes(args, records)
-            cores = min(args.jobs, max(1, len(todo)))
+            training = [c for c, _ in todo if not c.decode_of]
+            decoding = len(todo) - len(training)
+            cores = min(args.jobs, max(1, len(training)))
             write_stdout(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
-                  f"already finished (not rerun); {len(todo)} runs × {minutes:.2f} minutes on {cores} "
-                  f"core{'s' if cores > 1 else ''} ≈ {len(todo) * minutes / cores / 60:.2f} hours "
-                  f"({len(todo) * minutes / cores:.0f} minutes; {len(todo) * minutes / 60:.2f} CPU-hours; "
+                  f"already finished (not rerun); {len(training)} runs × {minutes:.2f} minutes on {cores} "
+                  f"core{'s' if cores > 1 else ''} ≈ {len(training) * minutes / cores / 60:.2f} hours "
+                  f"({len(training) * minutes / cores:.0f} minutes; {len(training) * minutes / 60:.2f} CPU-hours; "
                   f"minutes per run: {basis})"
+                  + (f"; then {decoding} decode-only rows (the test set decoded again from a trained run's "
+                     "checkpoint, no training)" if decoding else "")
                   + (f"; --max-runs {args.max_runs}: then stop" if args.max_runs is not None else "")
                   + "\n", keep_going=True)
             session = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
