@@ -114,8 +114,15 @@ def prepare_data(data: Path, work: Path) -> tuple[Path, Path]:
     return spm_path, vocab_path
 
 
-def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updates: int) -> dict:
-    """The JoeyNMT 2.3.0 config equivalent to configs/experiment/PRESET.yaml."""
+def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updates: int,
+                validation_freq: int = 10 ** 9, same_schedule: bool = False, dev: Path | None = None) -> dict:
+    """The JoeyNMT 2.3.0 config equivalent to configs/experiment/PRESET.yaml.
+
+    validation_freq: updates between validations (default: never, for the speed runs).
+    same_schedule: the preset's learning-rate schedule too (inverse_sqrt becomes JoeyNMT's
+    warmupinversesquareroot, the same formula); default a constant rate.
+    dev: the validation files' prefix (default WORK/data/val).
+    """
     from bench_train import compose_config
 
     cfg = compose_config(preset, [])
@@ -149,25 +156,38 @@ def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updat
     return {
         "name": f"joey_{preset}", "joeynmt_version": "2.3.0", "model_dir": str(work / f"model_{preset}"),
         "use_cuda": False, "fp16": False, "random_seed": int(cfg.trainer.seed),
-        "data": {"train": str(work / "data" / "train"), "dev": str(work / "data" / "val"),
+        "data": {"train": str(work / "data" / "train"), "dev": str(dev or work / "data" / "val"),
                  "test": str(work / "data" / "test_2016_flickr"), "dataset_type": "plain",
                  "src": {"lang": cfg.data.src_lang, **side}, "trg": {"lang": cfg.data.tgt_lang, **side},
                  "special_symbols": {"unk_token": "<unk>", "unk_id": 0, "pad_token": "<pad>", "pad_id": 1,
                                      "bos_token": "<s>", "bos_id": 2, "eos_token": "</s>", "eos_id": 3}},
         "training": {"optimizer": "adam", "adam_betas": [float(b) for b in cfg.optimizer.betas],
                      "learning_rate": float(cfg.optimizer.lr),
-                     # the plateau scheduler breaks on torch 2.13: a constant rate (exponential, factor 1)
-                     "scheduling": "exponential", "decrease_factor": 1.0, "learning_rate_min": 1.0e-8,
+                     **joey_schedule(cfg, same_schedule),
                      "batch_size": int(cfg.data.batch_tokens), "batch_type": "token",
                      "normalization": "tokens", "label_smoothing": float(cfg.trainer.label_smoothing),
                      "clip_grad_norm": float(cfg.trainer.grad_clip), "updates": updates, "epochs": 100,
-                     "validation_freq": 10 ** 9, "logging_freq": 1, "shuffle": True, "overwrite": True,
+                     "validation_freq": validation_freq, "logging_freq": 1, "shuffle": True, "overwrite": True,
                      "eval_metrics": ["bleu"], "early_stopping_metric": "bleu", "keep_best_ckpts": 1,
                      "num_workers": 0},
         "testing": {"beam_size": 5, "beam_alpha": 1.0, "batch_size": 64, "batch_type": "sentence",
                     "max_output_length": 100, "eval_metrics": ["bleu"], "sacrebleu_cfg": {"tokenize": "13a"}},
         "model": model,
     }
+
+
+def joey_schedule(cfg, same_schedule: bool) -> dict:
+    """JoeyNMT's `training` keys for the learning rate: constant, or the preset's own schedule."""
+    # the plateau scheduler breaks on torch 2.13: a constant rate is exponential with factor 1
+    constant = {"scheduling": "exponential", "decrease_factor": 1.0, "learning_rate_min": 1.0e-8}
+    kind = str(cfg.schedule._target_).rsplit(".", 1)[-1]
+    if not same_schedule or kind == "ConstantSchedule":
+        return constant
+    if kind == "InverseSqrtSchedule":
+        # lr0 * min(step / warmup, sqrt(warmup / step)), as nmt.training.schedules.InverseSqrtSchedule
+        return {"scheduling": "warmupinversesquareroot", "learning_rate_warmup": int(cfg.schedule.warmup_steps),
+                "learning_rate_min": 1.0e-8}
+    sys.exit(f"schedule {kind} has no JoeyNMT equivalent here; use a constant or inverse_sqrt preset")
 
 
 STEP_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*Step:\s+(\d+),.*Tokens per Sec:\s+(\d+)")

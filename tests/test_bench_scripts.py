@@ -104,3 +104,94 @@ def test_joeynmt_config_matches_the_preset(tmp_path, preset):
     else:
         assert (encoder["rnn_type"], encoder["hidden_size"], encoder["bidirectional"]) == ("gru", 256, True)
         assert cfg["model"]["decoder"]["attention"] == "bahdanau"
+
+
+# time_to_quality.py: JoeyNMT's log, nmt's run folder and the crossing minute by hand
+
+JOEY_LOG_EXCERPT = """\
+2026-11-24 22:00:05,000 - INFO - joeynmt.training - EPOCH 1
+2026-11-24 22:01:00,000 - INFO - joeynmt.training - Epoch   1, Step:       99, Batch Loss:     5.100000, \
+Batch Acc: 0.100000, Tokens per Sec:      830, Lr: 0.000124
+2026-11-24 22:01:02,000 - INFO - joeynmt.training - Epoch   1, Step:      100, Batch Loss:     5.000000, \
+Batch Acc: 0.110000, Tokens per Sec:      840, Lr: 0.000125
+2026-11-24 22:01:02,010 - INFO - joeynmt.prediction - Predicting 1014 example(s)... (Greedy decoding with \
+min_output_length=1, max_output_length=100, return_prob='none', generate_unk=True, repetition_penalty=-1, \
+no_repeat_ngram_size=-1)
+2026-11-24 22:01:32,000 - INFO - joeynmt.prediction - Generation took 29.9900[sec].
+2026-11-24 22:01:33,000 - INFO - joeynmt.metrics - nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0
+2026-11-24 22:01:33,000 - INFO - joeynmt.prediction - Evaluation result (greedy): bleu:   3.25, loss:   5.01, \
+ppl: 150.12, acc:   0.11, 0.0500[sec]
+2026-11-24 22:01:33,100 - INFO - joeynmt.training - Hooray! New best validation result [bleu]!
+2026-11-24 22:03:32,000 - INFO - joeynmt.training - Epoch   1, Step:      200, Batch Loss:     4.000000, \
+Batch Acc: 0.200000, Tokens per Sec:      845, Lr: 0.000250
+2026-11-24 22:04:02,000 - INFO - joeynmt.metrics - nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0
+2026-11-24 22:04:03,000 - INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  12.50, loss:   4.02, \
+ppl:  55.70, acc:   0.20, 0.0400[sec]
+"""
+
+
+def test_time_to_quality_reads_joeynmt_validations_by_hand():
+    from datetime import datetime
+
+    ttq = load_script("time_to_quality")
+    start = datetime(2026, 11, 24, 22, 0, 0)
+    points = ttq.joey_points(JOEY_LOG_EXCERPT, start)
+    # 22:01:33 is 93 s = 1.55 min after the start; 22:04:03 is 243 s = 4.05 min
+    assert [(p.step, p.bleu) for p in points] == [(100, 3.25), (200, 12.5)]
+    assert [p.minutes for p in points] == pytest.approx([1.55, 4.05])
+    assert ttq.joey_signature(JOEY_LOG_EXCERPT) == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+
+
+def test_time_to_quality_reads_an_nmt_run_folder_by_hand(tmp_path):
+    from datetime import datetime
+
+    ttq = load_script("time_to_quality")
+    (tmp_path / "train.log").write_text(
+        "[2026-11-24 22:00:20,000][nmt.data][INFO] - multi30k-de-en: 29000 training pairs\n"
+        "[2026-11-24 22:03:00,000][nmt.train][INFO] - validation step 100 epoch 0 | loss 3.5 ppl 33.1 | "
+        "BLEU 10.00 chrF 30.00 | lr 1.25e-04 | 2000 tok/s | new best\n"
+        "[2026-11-24 22:06:30,000][nmt.train][INFO] - validation step 200 epoch 0 | loss 2.9 ppl 18.2 | "
+        "BLEU 20.00 chrF 40.00 | lr 2.50e-04 | 2000 tok/s | new best\n")
+    records = [{"step": 100, "bleu": 10.004, "train_seconds": 150.0},
+               {"step": 200, "bleu": 20.004, "train_seconds": 300.0},
+               {"step": 300, "bleu": 25.0, "train_seconds": 450.0}]     # not in the log (yet): left out
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    points = ttq.nmt_points(tmp_path, datetime(2026, 11, 24, 22, 0, 0))
+    # 22:03:00 is 3 min after the start, 22:06:30 6.5 min; BLEU at full precision from metrics.jsonl
+    assert points == [ttq.Point(100, 3.0, 10.004), ttq.Point(200, 6.5, 20.004)]
+
+
+def test_time_to_quality_crossing_by_hand():
+    ttq = load_script("time_to_quality")
+    P = ttq.Point
+    joey = [P(100, 10.0, 15.0), P(200, 30.0, 22.0), P(300, 44.0, 21.0), P(400, 46.0, 30.0)]
+    # within 45 min: 15, 22, 21 -> 22.0 at 30 min (46 min's 30.0 is past the budget)
+    target = ttq.best_within(joey, 45)
+    assert target == P(200, 30.0, 22.0)
+    nmt = [P(100, 3.0, 12.0), P(200, 6.0, 21.9), P(300, 9.0, 22.0), P(400, 12.0, 25.0)]
+    # 21.9 < 22.0; the first at or above is 22.0 at 9 min (no interpolation)
+    assert ttq.first_reaching(nmt, target.bleu) == P(300, 9.0, 22.0)
+    assert ttq.first_reaching(nmt, 25.1) is None
+    assert ttq.best_within(joey, 5) is None
+
+
+def test_time_to_quality_cadence_and_machine_by_hand():
+    ttq = load_script("time_to_quality")
+    # 3 min = 180 s: at 1.64 s per update 109.8 -> 110 updates, at 2.1 s 85.7 -> 86
+    assert (ttq.updates_in(3, 1.64), ttq.updates_in(3, 2.1)) == (110, 86)
+    assert ttq.updates_in(0.001, 5.0) == 1
+    cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n"
+    assert ttq.cpu_model(cpuinfo) == "Intel(R) Xeon(R) CPU @ 2.20GHz"
+
+
+def test_joeynmt_config_for_time_to_quality(tmp_path):
+    compare = load_script("compare_joeynmt")
+    plain = compare.joey_config("transformer_small", tmp_path, tmp_path / "spm.model", tmp_path / "v.txt", 7)
+    assert plain["training"]["scheduling"] == "exponential" and plain["training"]["validation_freq"] == 10 ** 9
+    cfg = compare.joey_config("transformer_small", tmp_path, tmp_path / "spm.model", tmp_path / "v.txt", 7,
+                              validation_freq=86, same_schedule=True, dev=tmp_path / "val_first50")
+    training = cfg["training"]
+    # configs/experiment/transformer_small.yaml: inverse_sqrt, warm-up 800, peak 0.001
+    assert (training["scheduling"], training["learning_rate_warmup"], training["learning_rate"]) == \
+        ("warmupinversesquareroot", 800, 0.001)
+    assert training["validation_freq"] == 86 and cfg["data"]["dev"] == str(tmp_path / "val_first50")

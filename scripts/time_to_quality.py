@@ -1,0 +1,400 @@
+"""Time to quality against JoeyNMT 2.3.0: the BLEU its Transformer reaches in M minutes, and
+the minutes nmt needs to reach that BLEU (issue 18's target: at most 15 of 45).
+
+    python scripts/time_to_quality.py --data /work/shared/data/multi30k --minutes 45
+    python scripts/time_to_quality.py --smoke          # 2 minutes each, 50 validation sentences
+
+One side-by-side run: both trainings start at the same moment, one core and one thread each,
+on the same plain-text Multi30k and the very sentencepiece model nmt trains
+(scripts/compare_joeynmt.py's prepare_data, its JoeyNMT venv and its config):
+
+    core 0: taskset -c 0 python -m nmt.train experiment=transformer_small data.path=DATA
+            trainer.max_minutes=M trainer.max_steps=100000 trainer.val_every=V hydra.run.dir=RUN
+    core 1: taskset -c 1 python -m joeynmt train joey_transformer_small.yaml --skip-test
+            (compare_joeynmt.joey_config with validation_freq=V' and the preset's schedule:
+             inverse_sqrt, warm-up 800, peak 1e-3, as JoeyNMT's warmupinversesquareroot)
+
+OMP_NUM_THREADS=MKL_NUM_THREADS=1 on both. V and V' are the updates that take
+--val-every-minutes on each side, from the seconds per update that
+scripts/compare_joeynmt.py measured (benchmarks/compare_joeynmt.json), so both
+validate at about the same minutes; --nmt-val-every/--joey-val-every set them outright.
+
+Stopping JoeyNMT: 2.3.0 has no wall-clock limit (its loop stops on `updates`, `epochs` or a
+minimum learning rate only; training.py). The script sends it SIGTERM M minutes after the
+start (SIGKILL 30 s later if it still runs). A validation that was under way then would have
+finished after M minutes, so it would not count anyway. nmt stops itself:
+trainer.max_minutes ends training after M minutes, then it validates one last time.
+
+Clock: wall-clock minutes since the common start, for both sides, when the validation's
+score is logged (nmt: its "validation step N" line in RUN/train.log, BLEU from
+RUN/metrics.jsonl; JoeyNMT: its "Evaluation result" line in MODEL/train.log, the step from
+the "Step:" line before it). Everything a user waits for is on it: start-up, training and
+the validations themselves. It is the clock the budget is on (JoeyNMT is stopped by it),
+and it needs no bookkeeping that the two toolkits do differently (nmt's train_seconds
+leaves out batching; JoeyNMT's timer leaves out checkpoint saving). Each side pays for
+its own validations at the same cadence; the JSON keeps nmt's train_seconds and
+JoeyNMT's decoding seconds per point to show what validation cost.
+
+BLEU: both validate greedily on the whole validation set (1014 sentences; --val-sentences
+N: the first N on both sides) and score with sacreBLEU 2.6.0's corpus BLEU, default
+13a tokenisation, mixed case, exp smoothing, on detokenised output (sentencepiece decoded)
+against the raw reference lines. JoeyNMT 2.3.0 does so in prediction.evaluate (metrics.bleu,
+BLEU(tokenize="13a") from the config's sacrebleu_cfg); nmt in nmt.training.validation.
+Left different: the output length limit (JoeyNMT 100 subwords, nmt 1.5 * source + 10)
+and JoeyNMT writing <unk> as sentencepiece's " ⁇ ". Both signatures go into the JSON.
+
+Figures: JoeyNMT's best validation BLEU logged within the M minutes, and the minute of
+nmt's first validation at or above it (a measured point, not an interpolation between
+two; None if nmt never reaches it). Writes the points, the figures, both commands, the
+date, the machine and the commit as JSON, and both curves in one PNG.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import compare_joeynmt as joey  # noqa: E402 - JoeyNMT's venv, the shared data and its config
+from bench_train import git_commit  # noqa: E402
+from plot_learning_curve import STAMP, VALIDATION  # noqa: E402 - nmt's train.log lines
+
+PRESET = "transformer_small"
+TARGET_MINUTES = 15
+LOG_TIME = "%Y-%m-%d %H:%M:%S,%f"
+# 2026-11-24 22:05:01,123 - INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  21.30, loss: ...
+JOEY_RESULT = re.compile(r"^(\S+ \S+) - INFO - \S+ - Evaluation result \([\w ]+\): bleu:\s*([\d.]+)")
+
+
+class Point(NamedTuple):
+    """One validation: the update it followed, minutes since the common start, BLEU."""
+    step: int
+    minutes: float
+    bleu: float
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
+    parser.add_argument("--minutes", type=float, help="wall-clock budget of each side (default 45; smoke 2)")
+    parser.add_argument("--val-every-minutes", type=float,
+                        help="validation cadence of both sides (default 3; smoke 0.5)")
+    parser.add_argument("--nmt-val-every", type=int, help="nmt's trainer.val_every in updates (overrides)")
+    parser.add_argument("--joey-val-every", type=int, help="JoeyNMT's validation_freq in updates (overrides)")
+    parser.add_argument("--val-sentences", type=int, help="validate on the first N sentences (default all; smoke 50)")
+    parser.add_argument("--speeds", default=str(ROOT / "benchmarks" / "compare_joeynmt.json"),
+                        help="compare_joeynmt.py's JSON: seconds per update of each side")
+    parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
+    parser.add_argument("--work", default="/tmp/nmt-joeynmt-ttq", help="data, configs and both runs")
+    parser.add_argument("--out-json", help="default benchmarks/time_to_quality.json (smoke: in --work)")
+    parser.add_argument("--out-png", help="default benchmarks/time_to_quality.png (smoke: in --work)")
+    parser.add_argument("--smoke", "--dry-run", action="store_true",
+                        help="a quick check: 2 minutes each, 50 validation sentences, outputs in --work")
+    args = parser.parse_args(argv)
+    smoke = args.smoke
+    args.minutes = args.minutes or (2.0 if smoke else 45.0)
+    args.val_every_minutes = args.val_every_minutes or (0.5 if smoke else 3.0)
+    args.val_sentences = args.val_sentences or (50 if smoke else None)
+    outputs = Path(args.work) if smoke else ROOT / "benchmarks"
+    args.out_json = args.out_json or str(outputs / "time_to_quality.json")
+    args.out_png = args.out_png or str(outputs / "time_to_quality.png")
+    return args
+
+
+def updates_in(minutes: float, seconds_per_update: float) -> int:
+    """Updates that take `minutes` at `seconds_per_update`, rounded, at least 1."""
+    return max(1, round(60 * minutes / seconds_per_update))
+
+
+def seconds_per_update(speeds: Path) -> tuple[float, float]:
+    """(nmt, JoeyNMT) seconds per update of transformer_small in compare_joeynmt.py's JSON."""
+    if not speeds.is_file():
+        sys.exit(f"{speeds} not found; run scripts/compare_joeynmt.py or pass --nmt-val-every "
+                 "and --joey-val-every")
+    figures = json.loads(speeds.read_text())
+    runs = figures["runs"][PRESET]
+    mean = lambda side: sum(r["seconds"] for r in runs[side]) / len(runs[side]) / figures["steps"]
+    return mean("ours"), mean("joeynmt")
+
+
+def cadences(args) -> tuple[int, int]:
+    """(nmt's val_every, JoeyNMT's validation_freq) in updates."""
+    if args.nmt_val_every and args.joey_val_every:
+        return args.nmt_val_every, args.joey_val_every
+    ours, theirs = seconds_per_update(Path(args.speeds))
+    return (args.nmt_val_every or updates_in(args.val_every_minutes, ours),
+            args.joey_val_every or updates_in(args.val_every_minutes, theirs))
+
+
+def first_lines(prefix: Path, target: Path, n: int) -> Path:
+    """TARGET.{de,en}: the first n lines of PREFIX.{de,en} (nmt's val_max_sentences=n)."""
+    for lang in ("de", "en"):
+        lines = prefix.with_name(f"{prefix.name}.{lang}").read_text(encoding="utf-8").splitlines(True)
+        target.with_name(f"{target.name}.{lang}").write_text("".join(lines[:n]), encoding="utf-8")
+    return target
+
+
+def nmt_command(data: Path, minutes: float, val_every: int, run_dir: Path, val_sentences: int | None) -> list[str]:
+    command = [sys.executable, "-m", "nmt.train", f"experiment={PRESET}", f"data.path={data}",
+               f"trainer.max_minutes={minutes}", "trainer.max_steps=100000", f"trainer.val_every={val_every}",
+               f"hydra.run.dir={run_dir}"]
+    return command + ([f"trainer.val_max_sentences={val_sentences}"] if val_sentences else [])
+
+
+def joey_setup(args, work: Path, val_every: int) -> tuple[list[str], Path]:
+    """JoeyNMT's venv, data and config: its train command and its log's path."""
+    import yaml
+
+    python = joey.ensure_venv(Path(args.venv))
+    spm_path, vocab_path = joey.prepare_data(Path(args.data).resolve(), work)
+    dev = work / "data" / "val"
+    if args.val_sentences:
+        dev = first_lines(dev, work / "data" / f"val_first{args.val_sentences}", args.val_sentences)
+    config = joey.joey_config(PRESET, work, spm_path, vocab_path, updates=10 ** 7,
+                              validation_freq=val_every, same_schedule=True, dev=dev)
+    path = work / f"joey_{PRESET}_ttq.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return [str(python), "-m", "joeynmt", "train", str(path), "--skip-test"], Path(config["model_dir"]) / "train.log"
+
+
+def pinned(core: int, command: list[str]) -> list[str]:
+    return ["taskset", "-c", str(core), *command]
+
+
+def one_thread_env() -> dict:
+    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1",
+            "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}     # JoeyNMT 2.3.0 loads its own checkpoints
+
+
+def stop(process: subprocess.Popen, grace_s: float = 30) -> str:
+    """SIGTERM, then SIGKILL after grace_s: which one ended it."""
+    if process.poll() is not None:
+        return f"had ended (exit {process.returncode})"
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(grace_s)
+        return "SIGTERM"
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return "SIGKILL"
+
+
+def failed(process: subprocess.Popen) -> bool:
+    return process.poll() not in (None, 0)
+
+
+def give_up(process: subprocess.Popen, out: Path, others: list[subprocess.Popen]) -> None:
+    """Stop the others and exit with the failed command and the end of its output."""
+    for other in others:
+        stop(other)
+    sys.exit(f"failed ({process.returncode}): {shlex.join(process.args)}\n"
+             f"{out.read_text(errors='replace')[-3000:]}")
+
+
+def race(nmt: list[str], theirs: list[str], minutes: float, work: Path) -> tuple[datetime, str]:
+    """Both trainings side by side from the same moment; JoeyNMT stopped after `minutes`.
+    Returns the start (local time, as both logs write it) and what stopped JoeyNMT."""
+    env = one_thread_env()
+    nmt_out, joey_out = work / "nmt.out", work / "joeynmt.out"
+    with nmt_out.open("w") as to_ours, joey_out.open("w") as to_rival:
+        start = datetime.now()
+        ours = subprocess.Popen(pinned(0, nmt), cwd=ROOT, env=env, stdout=to_ours, stderr=subprocess.STDOUT)
+        rival = subprocess.Popen(pinned(1, theirs), cwd=work, env=env, stdout=to_rival,
+                                 stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60 * minutes
+        while time.monotonic() < deadline and not failed(ours) and not failed(rival):
+            time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
+        if failed(rival):
+            give_up(rival, joey_out, [ours])
+        how = stop(rival)
+        try:
+            ours.wait(60 * minutes + 900)          # its own budget is spent too: one last validation
+        except subprocess.TimeoutExpired:
+            stop(ours)
+    if ours.returncode:
+        give_up(ours, nmt_out, [])
+    return start, how
+
+
+def minutes_since(stamp: str, start: datetime) -> float:
+    return (datetime.strptime(stamp, LOG_TIME) - start).total_seconds() / 60
+
+
+def nmt_records(run_dir: Path) -> list[dict]:
+    """RUN/metrics.jsonl: one record per validation."""
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def nmt_points(run_dir: Path, start: datetime) -> list[Point]:
+    """nmt's validations: BLEU from RUN/metrics.jsonl, time of the "validation step N" line in RUN/train.log."""
+    logged = {}
+    for line in (run_dir / "train.log").read_text(encoding="utf-8", errors="replace").splitlines():
+        stamp, found = STAMP.match(line), VALIDATION.search(line)
+        if stamp and found:
+            logged[int(found[1])] = minutes_since(stamp[1], start)
+    return [Point(r["step"], logged[r["step"]], r["bleu"]) for r in nmt_records(run_dir) if r["step"] in logged]
+
+
+def joey_points(log: str, start: datetime) -> list[Point]:
+    """JoeyNMT 2.3.0's validations from its train.log: each "Evaluation result" line's time
+    and BLEU, the step of the last "Step:" line before it."""
+    points, step = [], None
+    for line in log.splitlines():
+        progress = joey.STEP_LINE.search(line)
+        if progress:
+            step = int(progress[2])
+        found = JOEY_RESULT.search(line)
+        if found and step is not None:
+            points.append(Point(step, minutes_since(found[1], start), float(found[2])))
+    return points
+
+
+def joey_signature(log: str) -> str | None:
+    """The sacreBLEU signature JoeyNMT logs with each BLEU."""
+    for line in log.splitlines():
+        if "nrefs:" in line and "|tok:" in line:
+            return line.split(" - ")[-1].strip()
+    return None
+
+
+def best_within(points: list[Point], minutes: float) -> Point | None:
+    """The highest BLEU logged by `minutes` (the earliest of equals)."""
+    inside = [p for p in points if p.minutes <= minutes]
+    return max(inside, key=lambda p: (p.bleu, -p.minutes)) if inside else None
+
+
+def first_reaching(points: list[Point], bleu: float) -> Point | None:
+    """The first validation (in time) with BLEU >= bleu."""
+    return next((p for p in sorted(points, key=lambda p: p.minutes) if p.bleu >= bleu), None)
+
+
+def cpu_model(cpuinfo: str) -> str:
+    """The first "model name" of /proc/cpuinfo's text."""
+    for line in cpuinfo.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict:
+    cpuinfo = Path("/proc/cpuinfo")
+    return {"cpu": cpu_model(cpuinfo.read_text() if cpuinfo.is_file() else ""), "cores": os.cpu_count(),
+            "platform": platform.platform(), "python": platform.python_version()}
+
+
+def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: Point | None,
+         minutes: float, title: str, ylabel: str, out: Path) -> None:
+    """Both learning curves, JoeyNMT's M-minute BLEU dashed, nmt's minute reaching it marked."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
+    ax.plot([p.minutes for p in nmt], [p.bleu for p in nmt], marker="o", color="tab:blue", label="nmt")
+    ax.plot([p.minutes for p in theirs], [p.bleu for p in theirs], marker="s", color="tab:orange",
+            label="JoeyNMT 2.3.0")
+    if target:
+        ax.axhline(target.bleu, color="tab:orange", linestyle="--", linewidth=1,
+                   label=f"JoeyNMT's best within {minutes:g} min: BLEU {target.bleu:.2f}")
+    if reached:
+        ax.axvline(reached.minutes, color="tab:blue", linestyle=":", linewidth=1.5,
+                   label=f"nmt reaches it: {reached.minutes:.1f} min (step {reached.step})")
+    ax.axvline(minutes, color="grey", linewidth=0.8, alpha=0.6, label=f"budget: {minutes:g} min")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("wall-clock minutes since both started (validation included)", fontsize=11)
+    ax.set_ylabel(ylabel, fontsize=11)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=9)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+
+
+def table(name: str, points: list[Point]) -> str:
+    rows = [f"{name}\n{'step':>7} {'minutes':>8} {'BLEU':>6}"]
+    rows += [f"{p.step:>7} {p.minutes:>8.2f} {p.bleu:>6.2f}" for p in points]
+    return "\n".join(rows)
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    command = "python scripts/time_to_quality.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    work, data = Path(args.work), Path(args.data).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    nmt_every, joey_every = cadences(args)
+    theirs, joey_log = joey_setup(args, work, joey_every)
+    run_dir = work / "nmt_run"
+    shutil.rmtree(run_dir, ignore_errors=True)       # ours, from an earlier run of this script
+    ours = nmt_command(data, args.minutes, nmt_every, run_dir, args.val_sentences)
+    print(f"{args.minutes:g} minutes each, side by side; validation every {nmt_every} (nmt) and "
+          f"{joey_every} (JoeyNMT) updates", flush=True)
+    start, how = race(ours, theirs, args.minutes, work)
+
+    nmt = nmt_points(run_dir, start)
+    log = joey_log.read_text(encoding="utf-8", errors="replace")
+    rival = joey_points(log, start)
+    target = best_within(rival, args.minutes)
+    reached = first_reaching(nmt, target.bleu) if target else None
+    cpu, commit = machine(), git_commit()
+    sentences = args.val_sentences or "all 1014"
+    figures = {
+        "joeynmt_bleu": target.bleu if target else None,
+        "joeynmt_bleu_at": target._asdict() if target else None,
+        "nmt_minutes_to_it": reached.minutes if reached else None,
+        "nmt_reaching_point": reached._asdict() if reached else None,
+        "target_minutes": TARGET_MINUTES,
+        "met": bool(reached and reached.minutes <= TARGET_MINUTES),
+    }
+    by_step = {r["step"]: r for r in nmt_records(run_dir)}
+    record = {
+        "command": command, "date": start.isoformat(timespec="seconds"), "machine": cpu, "commit": commit,
+        "smoke": args.smoke, "minutes": args.minutes, "validation_sentences": sentences,
+        "clock": "wall-clock minutes since both started, when each validation's score is logged",
+        "crossing": "nmt's first validation with BLEU >= JoeyNMT's best within the minutes",
+        **figures,
+        "nmt": {"command": shlex.join(pinned(0, ours)), "val_every": nmt_every, "run_dir": str(run_dir),
+                "bleu_signature": next(iter(by_step.values()), {}).get("bleu_signature"),
+                "points": [{**p._asdict(), "train_minutes": by_step[p.step]["train_seconds"] / 60}
+                           for p in nmt]},
+        "joeynmt": {"command": shlex.join(pinned(1, theirs)), "validation_freq": joey_every,
+                    "stopped_by": how, "log": str(joey_log), "bleu_signature": joey_signature(log),
+                    "points": [p._asdict() for p in rival]},
+    }
+    out_json, out_png = Path(args.out_json), Path(args.out_png)
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    out_json.write_text(json.dumps(record, indent=1) + "\n")
+    title = (f"Time to quality, {PRESET}, Multi30k de-en, one core each{' (smoke)' if args.smoke else ''}\n"
+             f"{cpu['cpu']}, nmt {commit}, {start:%Y-%m-%d}")
+    plot(nmt, rival, target, reached, args.minutes, title,
+         f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)", out_png)
+
+    print(f"\n{command}\n\n{table('nmt', nmt)}\n\n{table(f'JoeyNMT (stopped by {how})', rival)}\n")
+    if target is None:
+        print(f"JoeyNMT logged no validation within {args.minutes:g} minutes")
+    else:
+        print(f"JoeyNMT's best validation BLEU within {args.minutes:g} minutes: {target.bleu:.2f} "
+              f"(step {target.step}, {target.minutes:.1f} min)")
+        print("nmt's first validation at or above it: " + (
+            f"{reached.minutes:.1f} min (step {reached.step}, BLEU {reached.bleu:.2f}); target <= "
+            f"{TARGET_MINUTES} min: {'met' if figures['met'] else 'not met'}" if reached else "never"))
+    print(f"(figures in {out_json}, plot in {out_png})")
+    return record
+
+
+if __name__ == "__main__":
+    main()
