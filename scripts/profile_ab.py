@@ -22,6 +22,8 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
              emb[:, t] at every step against one emb.unbind(1)
   dropout_update  a whole forward and backward of each preset, its dropout modules
              drawing F.dropout's mask against nmt.models.dropout's
+  kv_fused   transformer_small's forward and backward, each attention's keys and values
+             from two products (w_k, w_v) against one product with the weights stacked
   encoder_pack  the bidirectional GRU encoder on packed sequences against
              nmt.models.encoders.padded_rnn, forward and backward
 """
@@ -329,9 +331,43 @@ def bench_encoder_pack(rounds: int) -> None:
        rounds)
 
 
+def bench_kv_fused(rounds: int) -> None:
+    """Keys and values of every attention of transformer_small from one matrix
+    product (w_k and w_v stacked) against two (now)."""
+    from nmt.models.transformer_attention import MultiHeadAttention
+    from nmt.training.loss import token_losses
+
+    current = MultiHeadAttention.keys_values
+
+    def stacked(self, x, positions=None):
+        weight = torch.cat([self.w_k.weight, self.w_v.weight])             # (2D, Dkv)
+        bias = torch.cat([self.w_k.bias, self.w_v.bias])
+        k, v = (self._split(part) for part in F.linear(x, weight, bias).chunk(2, dim=-1))
+        return (k if positions is None else self.position.rotate(k, positions)), v
+
+    model = build("transformer_small")
+    model.train()
+    B, S, T = 128, 28, 26
+    src = torch.randint(4, VOCAB, (B, S))
+    tgt = torch.randint(4, VOCAB, (B, T + 1))
+
+    def update(keys_values):
+        def run():
+            MultiHeadAttention.keys_values = keys_values
+            try:
+                out, _ = model(src, tgt[:, :-1])
+                token_losses(out.logits, tgt[:, 1:], 0, 0.1)[0].sum().backward()
+            finally:
+                MultiHeadAttention.keys_values = current
+        return run
+
+    ab(f"transformer_small forward+backward (B={B}, S={S}, T={T}), keys and values", {
+        "w_k, w_v: two products (now)": update(current), "stacked: one product": update(stacked)}, rounds)
+
+
 BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
            "loss": bench_loss, "loss_update": bench_loss_update, "rnn_step": bench_rnn_step,
-           "encoder_pack": bench_encoder_pack}
+           "encoder_pack": bench_encoder_pack, "kv_fused": bench_kv_fused}
 
 
 def main(argv=None) -> None:
