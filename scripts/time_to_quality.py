@@ -68,6 +68,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import compare_joeynmt as joey  # noqa: E402 - JoeyNMT's venv, the shared data and its config
 from bench_train import git_commit  # noqa: E402
+from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
 from plot_learning_curve import STAMP, VALIDATION  # noqa: E402 - nmt's train.log lines
 
 PRESET = "transformer_small"
@@ -87,8 +88,8 @@ class Point(NamedTuple):
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
-    parser.add_argument("--minutes", type=float, help="wall-clock budget of each side (default 45; smoke 2)")
-    parser.add_argument("--val-every-minutes", type=float,
+    parser.add_argument("--minutes", type=finite_float, help="wall-clock budget of each side (default 45; smoke 2)")
+    parser.add_argument("--val-every-minutes", type=finite_float,
                         help="validation cadence of both sides (default 3; smoke 0.5)")
     parser.add_argument("--nmt-val-every", type=int, help="nmt's trainer.val_every in updates (overrides)")
     parser.add_argument("--joey-val-every", type=int, help="JoeyNMT's validation_freq in updates (overrides)")
