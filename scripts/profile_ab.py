@@ -22,6 +22,8 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
              emb[:, t] at every step against one emb.unbind(1)
   dropout_update  a whole forward and backward of each preset, its dropout modules
              drawing F.dropout's mask against nmt.models.dropout's
+  dropout_bool  a whole forward and backward of each preset, nmt's dropout multiplying by a
+             float noise tensor (now) against a bool mask applied with masked_fill
   kv_fused   transformer_small's forward and backward, each attention's keys and values
              from two products (w_k, w_v) against one product with the weights stacked
   encoder_pack  the bidirectional GRU encoder on packed sequences against
@@ -331,6 +333,58 @@ def bench_encoder_pack(rounds: int) -> None:
        rounds)
 
 
+class MaskedScale(torch.autograd.Function):
+    """x * scale with the dropped entries 0, saving a bool mask (1 byte an entry, not 4)."""
+
+    @staticmethod
+    def forward(ctx, x, drop, scale):
+        ctx.save_for_backward(drop)
+        ctx.scale = scale
+        return x.mul(scale).masked_fill_(drop, 0.0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        drop, = ctx.saved_tensors
+        return grad.mul(ctx.scale).masked_fill_(drop, 0.0), None, None
+
+
+def bench_dropout_bool(rounds: int) -> None:
+    """nmt's Dropout as it is (x * a float noise tensor) against the same random
+    words turned into a bool mask and applied with masked_fill."""
+    from nmt.models.dropout import LEVELS, Dropout
+    from nmt.training.loss import token_losses
+
+    current = Dropout.forward
+
+    def bool_mask(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        words = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_(-(1 << 63), (1 << 63) - 1)
+        cut = round(self.p * LEVELS)
+        u = words.view(torch.int16)[: x.numel()].view(x.shape)
+        return MaskedScale.apply(x, u < cut - LEVELS // 2, LEVELS / (LEVELS - cut))
+
+    for preset in ("transformer_small", "rnn_bahdanau"):
+        model = build(preset)
+        model.train()
+        B, S, T = 128, 28, 26
+        src = torch.randint(4, VOCAB, (B, S))
+        tgt = torch.randint(4, VOCAB, (B, T + 1))
+
+        def update(forward):
+            def run():
+                Dropout.forward = forward
+                try:
+                    out, _ = model(src, tgt[:, :-1])
+                    token_losses(out.logits, tgt[:, 1:], 0, 0.1)[0].sum().backward()
+                finally:
+                    Dropout.forward = current
+            return run
+
+        ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout", {
+            "float noise tensor (now)": update(current), "bool mask, masked_fill": update(bool_mask)}, rounds)
+
+
 def bench_kv_fused(rounds: int) -> None:
     """Keys and values of every attention of transformer_small from one matrix
     product (w_k and w_v stacked) against two (now)."""
@@ -367,7 +421,8 @@ def bench_kv_fused(rounds: int) -> None:
 
 BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
            "loss": bench_loss, "loss_update": bench_loss_update, "rnn_step": bench_rnn_step,
-           "encoder_pack": bench_encoder_pack, "kv_fused": bench_kv_fused}
+           "encoder_pack": bench_encoder_pack, "kv_fused": bench_kv_fused,
+           "dropout_bool": bench_dropout_bool}
 
 
 def main(argv=None) -> None:
