@@ -302,6 +302,9 @@ def coverage_penalty_findings(table: dict, compare=_compare) -> list[str]:
            "the penalty favours hypotheses whose attention covers every source word."]
     line, _ = compare(table, penalised.name, plain.name, "test_bleu", False)
     out.append(f"- test BLEU, the same checkpoints of {plain.decode_of} decoded with and without it: {line}.")
+    line, _ = compare(table, penalised.name, plain.name, "test_chrf", False)
+    out.append(f"- chrF, the same pairs (the penalty favours outputs that cover more of the source, so "
+               f"chrF's recall can move apart from BLEU's precision): {line}.")
     line, _ = compare(table, plain.name, plain.decode_of, "test_bleu", False)
     out.append(f"- test BLEU, beam {plain.beam_size} against greedy ({plain.decode_of}'s own row): {line}.")
     out.append("- AER: unchanged by construction; the penalty re-ranks finished hypotheses, and the attention "

@@ -45,7 +45,7 @@ def test_coverage_penalty_finding_compares_the_same_checkpoints_decoded_twice():
     bleu = {"bahdanau": [30.0, 31.0, 32.0], "bahdanau-beam5": [31.0, 32.0, 33.0],
             "bahdanau-beam5-cp0.2": [33.0, 34.0, 35.0]}
     runs = [{"name": name, "family": "x", "seed": seed, "first_seed": 1,
-             "eval": {"test_bleu": b, "final_step": 300}}
+             "eval": {"test_bleu": b, "test_chrf": b + 20, "final_step": 300}}
             for name, values in bleu.items() for seed, b in enumerate(values, 1)]
     text = "\n".join(findings(aggregate(runs), runs))
     assert "### Coverage penalty in beam search (Wu et al. 2016, Sec. 7; β = 0.2, beam 5, decode only)" in text
@@ -54,4 +54,5 @@ def test_coverage_penalty_finding_compares_the_same_checkpoints_decoded_twice():
     assert ("bahdanau-beam5-cp0.2 34.00 ± 1.00 (3 seeds) vs bahdanau-beam5 32.00 ± 1.00 (3 seeds): "
             "within the seed spread") in text
     assert "bahdanau-beam5 32.00 ± 1.00 (3 seeds) vs bahdanau 31.00 ± 1.00 (3 seeds)" in text
+    assert "bahdanau-beam5-cp0.2 54.00 ± 1.00 (3 seeds) vs bahdanau-beam5 52.00 ± 1.00 (3 seeds)" in text  # chrF
     assert "AER: unchanged by construction" in text
