@@ -72,6 +72,49 @@ def build(preset: str):
     return build_model(cfg.model, VOCAB, VOCAB)
 
 
+PRESETS = ("transformer_small", "rnn_bahdanau")
+B, S, T = 128, 28, 26     # ~3,300 target tokens of a 4096-position batch
+
+
+def random_batch(src_len: int = S, tgt_len: int = T) -> tuple[torch.Tensor, torch.Tensor]:
+    """src (B, S) and tgt (B, T + 1) of random non-special ids."""
+    return torch.randint(4, VOCAB, (B, src_len)), torch.randint(4, VOCAB, (B, tgt_len + 1))
+
+
+def training_model(preset: str):
+    model = build(preset)
+    model.train()
+    return model
+
+
+def mean_log_prob(logits, labels):
+    return logits.float().log_softmax(-1).mean()
+
+
+def logit_sum(logits, labels):
+    return logits.sum()
+
+
+def smoothed_loss(logits, labels):
+    from nmt.training.loss import token_losses
+
+    return token_losses(logits, labels, 0, 0.1)[0].sum()
+
+
+def patched_update(model, src, tgt, owner, attribute: str, replacement, objective=mean_log_prob):
+    """A run of `ab`: one forward and backward of `model` on (src, tgt) with
+    owner.attribute (a method or a class) replaced for its duration."""
+    def run():
+        current = getattr(owner, attribute)
+        setattr(owner, attribute, replacement)
+        try:
+            out, _ = model(src, tgt[:, :-1])
+            objective(out.logits, tgt[:, 1:]).backward()
+        finally:
+            setattr(owner, attribute, current)
+    return run
+
+
 def bench_optimizer(rounds: int) -> None:
     for preset in ("transformer_small", "rnn_bahdanau"):
         params = list(build(preset).parameters())
@@ -180,37 +223,19 @@ def bench_loss_update(rounds: int) -> None:
     LabelSmoothedNLL as it was (log-probabilities saved) and as it is."""
     import nmt.training.loss as loss
 
-    current = loss.LabelSmoothedNLL
-    for preset in ("transformer_small", "rnn_bahdanau"):
-        model = build(preset)
-        model.train()
-        B, S, T = 128, 28, 26
-        src = torch.randint(4, VOCAB, (B, S))
-        tgt = torch.randint(4, VOCAB, (B, T + 1))
-
-        def update(function):
-            def run():
-                loss.LabelSmoothedNLL = function
-                try:
-                    out, _ = model(src, tgt[:, :-1])
-                    smoothed, _ = loss.token_losses(out.logits, tgt[:, 1:], 0, 0.1)
-                    smoothed.sum().backward()
-                finally:
-                    loss.LabelSmoothedNLL = current
-            return run
-
+    for preset in PRESETS:
+        model, (src, tgt) = training_model(preset), random_batch()
         ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), label-smoothed loss", {
-            "log-probs saved, exp in backward (before)": update(LogProbsSaved),
-            "softmax saved, scaled in place (now)": update(current)}, rounds)
+            "log-probs saved, exp in backward (before)":
+                patched_update(model, src, tgt, loss, "LabelSmoothedNLL", LogProbsSaved, smoothed_loss),
+            "softmax saved, scaled in place (now)":
+                patched_update(model, src, tgt, loss, "LabelSmoothedNLL", loss.LabelSmoothedNLL, smoothed_loss)},
+           rounds)
 
 
 def bench_rnn_step(rounds: int) -> None:
     from nmt.models.decoders import rnn
 
-    model = build("rnn_bahdanau")
-    B, S, T = 128, 28, 26                              # ~3,300 target tokens, 4096 positions
-    src = torch.randint(4, VOCAB, (B, S))
-    tgt = torch.randint(4, VOCAB, (B, T + 1))
     current = rnn.RNNDecoder.forward                   # emb.unbind(1) once
 
     def forward_sliced(self, tgt_in, state, memory, need_weights=False):
@@ -224,15 +249,10 @@ def bench_rnn_step(rounds: int) -> None:
             weights.append(att.weights)
         return rnn.DecoderOutput(self.output(torch.stack(vecs, 1)), torch.cat(weights, 1))
 
+    model, (src, tgt) = build("rnn_bahdanau"), random_batch()
+
     def update(forward):
-        def run():
-            rnn.RNNDecoder.forward = forward
-            try:
-                out, _ = model(src, tgt[:, :-1])
-                out.logits.sum().backward()
-            finally:
-                rnn.RNNDecoder.forward = current
-        return run
+        return patched_update(model, src, tgt, rnn.RNNDecoder, "forward", forward, logit_sum)
 
     ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, T={T})",
        {"emb[:, t] per step (before)": update(forward_sliced),
@@ -244,31 +264,15 @@ def bench_dropout_update(rounds: int) -> None:
     modules drawing torch's mask (F.dropout) and their own (now)."""
     from nmt.models.dropout import Dropout
 
-    current = Dropout.forward
-
     def torch_mask(self, x):
         return F.dropout(x, self.p, self.training)
 
-    for preset in ("transformer_small", "rnn_bahdanau"):
-        model = build(preset)
-        model.train()
-        B, S, T = 128, 28, 26
-        src = torch.randint(4, VOCAB, (B, S))
-        tgt = torch.randint(4, VOCAB, (B, T + 1))
-
-        def update(forward):
-            def run():
-                Dropout.forward = forward
-                try:
-                    out, _ = model(src, tgt[:, :-1])
-                    out.logits.float().log_softmax(-1).mean().backward()
-                finally:
-                    Dropout.forward = current
-            return run
-
+    for preset in PRESETS:
+        model, (src, tgt) = training_model(preset), random_batch()
         ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout modules", {
-            "F.dropout (bernoulli_, before)": update(torch_mask),
-            "16-bit slices of 64-bit words (now)": update(current)}, rounds)
+            "F.dropout (bernoulli_, before)": patched_update(model, src, tgt, Dropout, "forward", torch_mask),
+            "16-bit slices of 64-bit words (now)":
+                patched_update(model, src, tgt, Dropout, "forward", Dropout.forward)}, rounds)
 
 
 def bench_encoder_pack(rounds: int) -> None:
@@ -281,9 +285,7 @@ def bench_encoder_pack(rounds: int) -> None:
 
     from nmt.models.encoders.padded_rnn import run_padded
 
-    encoder = build("rnn_bahdanau").encoder
-    encoder.train()
-    B, S = 128, 28
+    encoder = training_model("rnn_bahdanau").encoder
     x = torch.randn(B, S, 256, requires_grad=True)
     lengths = torch.randint(S // 2, S + 1, (B,))
     lengths[0] = S
@@ -301,12 +303,8 @@ def bench_encoder_pack(rounds: int) -> None:
     # the whole model, its encoder as it was (packed) and as it is
     from nmt.models.encoders import rnn
 
-    model = build("rnn_bahdanau")
-    model.train()
-    src = torch.randint(4, VOCAB, (B, S))
+    model, (src, tgt) = training_model("rnn_bahdanau"), random_batch()
     src[torch.arange(S)[None, :] >= lengths[:, None]] = 0          # padding
-    tgt = torch.randint(4, VOCAB, (B, 27))
-    current = rnn.RNNEncoder.forward
 
     def forward_packed(self, src, src_mask):
         n = src_mask[:, 0, :].sum(-1)
@@ -318,19 +316,10 @@ def bench_encoder_pack(rounds: int) -> None:
         last = torch.cat([hidden[-2], hidden[-1]], -1) if self.bidirectional else hidden[-1]
         return rnn.EncoderOutput(self.dropout(memory), last)
 
-    def update(forward):
-        def run():
-            rnn.RNNEncoder.forward = forward
-            try:
-                out, _ = model(src, tgt[:, :-1])
-                out.logits.float().log_softmax(-1).mean().backward()
-            finally:
-                rnn.RNNEncoder.forward = current
-        return run
-
-    ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, lengths {S // 2}..{S}, T=26)",
-       {"packed encoder (before)": update(forward_packed), "run_padded encoder (now)": update(current)},
-       rounds)
+    ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, lengths {S // 2}..{S}, T={T})", {
+        "packed encoder (before)": patched_update(model, src, tgt, rnn.RNNEncoder, "forward", forward_packed),
+        "run_padded encoder (now)":
+            patched_update(model, src, tgt, rnn.RNNEncoder, "forward", rnn.RNNEncoder.forward)}, rounds)
 
 
 class MaskedScale(torch.autograd.Function):
@@ -352,9 +341,6 @@ def bench_dropout_bool(rounds: int) -> None:
     """nmt's Dropout as it is (x * a float noise tensor) against the same random
     words turned into a bool mask and applied with masked_fill."""
     from nmt.models.dropout import LEVELS, Dropout
-    from nmt.training.loss import token_losses
-
-    current = Dropout.forward
 
     def bool_mask(self, x):
         if not self.training or self.p == 0.0:
@@ -364,34 +350,19 @@ def bench_dropout_bool(rounds: int) -> None:
         u = words.view(torch.int16)[: x.numel()].view(x.shape)
         return MaskedScale.apply(x, u < cut - LEVELS // 2, LEVELS / (LEVELS - cut))
 
-    for preset in ("transformer_small", "rnn_bahdanau"):
-        model = build(preset)
-        model.train()
-        B, S, T = 128, 28, 26
-        src = torch.randint(4, VOCAB, (B, S))
-        tgt = torch.randint(4, VOCAB, (B, T + 1))
-
-        def update(forward):
-            def run():
-                Dropout.forward = forward
-                try:
-                    out, _ = model(src, tgt[:, :-1])
-                    token_losses(out.logits, tgt[:, 1:], 0, 0.1)[0].sum().backward()
-                finally:
-                    Dropout.forward = current
-            return run
-
+    for preset in PRESETS:
+        model, (src, tgt) = training_model(preset), random_batch()
         ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout", {
-            "float noise tensor (now)": update(current), "bool mask, masked_fill": update(bool_mask)}, rounds)
+            "float noise tensor (now)":
+                patched_update(model, src, tgt, Dropout, "forward", Dropout.forward, smoothed_loss),
+            "bool mask, masked_fill":
+                patched_update(model, src, tgt, Dropout, "forward", bool_mask, smoothed_loss)}, rounds)
 
 
 def bench_kv_fused(rounds: int) -> None:
     """Keys and values of every attention of transformer_small from one matrix
     product (w_k and w_v stacked) against two (now)."""
-    from nmt.models.transformer_attention import MultiHeadAttention
-    from nmt.training.loss import token_losses
-
-    current = MultiHeadAttention.keys_values
+    from nmt.models.transformer_attention import MultiHeadAttention as Attention
 
     def stacked(self, x, positions=None):
         weight = torch.cat([self.w_k.weight, self.w_v.weight])             # (2D, Dkv)
@@ -399,24 +370,12 @@ def bench_kv_fused(rounds: int) -> None:
         k, v = (self._split(part) for part in F.linear(x, weight, bias).chunk(2, dim=-1))
         return (k if positions is None else self.position.rotate(k, positions)), v
 
-    model = build("transformer_small")
-    model.train()
-    B, S, T = 128, 28, 26
-    src = torch.randint(4, VOCAB, (B, S))
-    tgt = torch.randint(4, VOCAB, (B, T + 1))
-
-    def update(keys_values):
-        def run():
-            MultiHeadAttention.keys_values = keys_values
-            try:
-                out, _ = model(src, tgt[:, :-1])
-                token_losses(out.logits, tgt[:, 1:], 0, 0.1)[0].sum().backward()
-            finally:
-                MultiHeadAttention.keys_values = current
-        return run
-
+    model, (src, tgt) = training_model("transformer_small"), random_batch()
     ab(f"transformer_small forward+backward (B={B}, S={S}, T={T}), keys and values", {
-        "w_k, w_v: two products (now)": update(current), "stacked: one product": update(stacked)}, rounds)
+        "w_k, w_v: two products (now)":
+            patched_update(model, src, tgt, Attention, "keys_values", Attention.keys_values, smoothed_loss),
+        "stacked: one product": patched_update(model, src, tgt, Attention, "keys_values", stacked, smoothed_loss)},
+       rounds)
 
 
 BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
