@@ -415,8 +415,8 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
             at = [k for k, *_ in columns].index("aer") + 1
             mine = columns[:at] + HEAD_COLUMNS + columns[at:]
         out += ["", f"## {title}", ""]
-        if family == "decoding":
-            out += [decoding_note(configs, runs), ""]
+        if any(c.decode_of for c in configs if c.family == family):
+            out += [decoding_note([c for c in configs if c.family == family], runs), ""]
         out += family_table(family, configs, table, runs, mine, rank_key, lower, tests)
         if family in galleries:
             out += ["", f"![{title}: attention gallery]({galleries[family]})"]
