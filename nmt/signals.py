@@ -16,9 +16,18 @@ traceback from an unrelated import follows; seen when testing many delays).
 The training loop swaps in its own handler, which only notes the signal: the
 loop ends after the update in progress, writes `last.pt` and reports with
 `report()`; `set_context()` then says what the line says if a signal comes
-later. Only the standard library here: this module loads before anything heavy.
+later.
+
+Python's own shutdown (after the program's last line and its atexit calls)
+gives every Python-level handler back to the system's default, which ends the
+process with no line and a negative status; a signal in the tenths of a second
+that torch's teardown takes would do exactly that. The last atexit call (the
+first one registered, by `install()`) therefore ignores the stop signals: the
+work is done and its files are whole, so the process ends with its own status.
+Only the standard library here: this module loads before anything heavy.
 """
 
+import atexit
 import os
 import signal
 import sys
@@ -28,6 +37,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 temporary_files: set[str] = set()   # atomic writes in progress (nmt.atomic adds and removes)
 _context = ""                       # what the line says after "stopped by SIGINT"
 _reported = False                   # the line is written once per process
+_shutdown_registered = False        # _ignore_stop_signals is an atexit call
 
 
 def exit_code(signum: int) -> int:
@@ -41,9 +51,20 @@ def name(signum: int) -> str:
 
 def install(context: str) -> None:
     """Stop signals from now on end the program: one line, exit 128 + N."""
+    global _shutdown_registered
     set_context(context)
     for signum in STOP_SIGNALS:
         signal.signal(signum, _exit_now)
+    if not _shutdown_registered:        # first registered, so the last atexit call to run
+        atexit.register(_ignore_stop_signals)
+        _shutdown_registered = True
+
+
+def _ignore_stop_signals() -> None:
+    """From here on the interpreter only tears itself down: a stop signal
+    changes nothing, and SIG_IGN is the one setting Python's shutdown keeps."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def set_context(context: str) -> None:

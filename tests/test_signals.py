@@ -235,8 +235,44 @@ def test_average_stops_while_loading(tmp_path, toy_checkpoint, signum, delay):
         return
     assert one_stop_line(child, code, signum) == f"nmt: stopped by {signum.name}; --output is written " \
                                                  "whole or not at all"
-    assert not output.exists()
+    if output.exists():                   # the signal came after the rename, while it printed its line
+        assert load_checkpoint(output)["model"]
     no_partial_files(tmp_path)
+
+
+SHUTDOWN_SCRIPT = """
+import os, signal, sys, time
+from nmt import signals
+signals.install("; test")
+SIGNUM = signal.{name}
+
+class SignalsWhenCollected:                 # __main__'s globals are cleared after Python's shutdown began
+    def __del__(self):
+        os.kill(os.getpid(), SIGNUM)
+        time.sleep(0.2)
+
+if sys.argv[1] == "atexit":                 # a later atexit call: the program is still finishing
+    import atexit
+    atexit.register(lambda: (os.kill(os.getpid(), SIGNUM), time.sleep(0.2)))
+else:
+    left_for_teardown = SignalsWhenCollected()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+@pytest.mark.parametrize("moment", ["atexit", "teardown"])
+def test_signal_at_exit(signum, moment):
+    """In the program's atexit calls a stop signal is reported as anywhere
+    else; in the interpreter's teardown after them (where Python has given the
+    handlers back to the system) it is ignored: no -N status without a line."""
+    result = subprocess.run([sys.executable, "-c", SHUTDOWN_SCRIPT.format(name=signum.name), moment], cwd=ROOT,
+                            env=ENV, capture_output=True, text=True, timeout=60)
+    if moment == "atexit":
+        expected = (128 + signum, "done\n", f"nmt: stopped by {signum.name}; test\n")
+    else:
+        expected = (0, "done\n", "")
+    assert (result.returncode, result.stdout, result.stderr) == expected
 
 
 def free_port() -> int:
