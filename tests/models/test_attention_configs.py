@@ -17,7 +17,7 @@ ATTENTION = ROOT / "configs" / "model" / "attention"
 NAMES = ["bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_location",
          "scaled_dot", "cosine", "multihead", "coverage"]
 OWN_KEYS = {"bahdanau": {"hidden_dim": 256}, "luong_concat": {"hidden_dim": 256},
-            "coverage": {"hidden_dim": 256, "coverage_loss_weight": 1.0},
+            "coverage": {"hidden_dim": 256, "coverage_loss_weight": 0.1},
             "luong_location": {"max_len": 256}, "multihead": {"heads": 4},
             "cosine": {"sharpness": 10.0, "learn_sharpness": True}}
 

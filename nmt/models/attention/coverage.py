@@ -39,7 +39,7 @@ class CoverageAttention(AdditiveAttention):
     uses_coverage = True
 
     def __init__(self, query_dim: int, key_dim: int, scope: str = "global", window: int = 5,
-                 hidden_dim: int = 256, coverage_loss_weight: float = 1.0, **options):
+                 hidden_dim: int = 256, coverage_loss_weight: float = 0.1, **options):
         super().__init__(query_dim, key_dim, scope, window, hidden_dim=hidden_dim, **options)
         self.w_c = nn.Linear(1, hidden_dim, bias=False)                # weight (A, 1)
         # read by the trainer from the config; kept here so the module shows it
