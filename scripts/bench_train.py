@@ -11,7 +11,8 @@ over the batches the run would see first, and prints:
     padding (of the measured batches and of a whole epoch),
     matmul FLOPs per target token (torch.utils.flop_counter over forward+backward),
     achieved GFLOPS and its share of the matmul ceiling, which is measured in
-    the same process (a 1024x1024 fp32 matmul loop, before and after the timing)
+    the same process (a 1024x1024 fp32 matmul loop, before and after the timing;
+    under trainer.precision=bf16 a bf16 loop as well, and the share of each)
 
 and writes them as JSON, with a torch.profiler table (top ops by self CPU
 time over a few more updates) beside it: --out DIR (default benchmarks/).
@@ -60,11 +61,12 @@ def compose_config(preset: str, overrides: list[str]):
         return compose(config_name="config", overrides=[f"experiment={preset}", *overrides])
 
 
-def matmul_gflops(seconds: float = 2.0, n: int = 1024) -> float:
-    """Best GFLOPS of an n x n fp32 matmul over repeated 0.25 s windows."""
+def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torch.float32) -> float:
+    """Best GFLOPS of an n x n matmul (fp32, or bf16 for trainer.precision=bf16)
+    over repeated 0.25 s windows."""
     if seconds <= 0:
         return 0.0
-    a, b = torch.randn(n, n), torch.randn(n, n)
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     for _ in range(3):
         a @ b
     best, end = 0.0, time.perf_counter() + seconds
@@ -84,7 +86,7 @@ def count_flops(trainer, batches) -> tuple[float, int]:
         trainer.optimizer.zero_grad(set_to_none=True)
         counter = FlopCounterMode(display=False)
         with counter:
-            out, penalty = trainer.forward(batch.src, batch.tgt[:, :-1])
+            out, penalty = trainer.parallel(batch.src, batch.tgt[:, :-1])   # eager: same FLOPs, countable
             loss = out.logits.float().log_softmax(-1).sum() + penalty   # any scalar: backward FLOPs
             loss.backward()
         flops += counter.get_total_flops()
@@ -130,7 +132,10 @@ def main(argv=None) -> dict:
     warm, timed = groups[:args.warmup], groups[args.warmup:args.warmup + args.steps]
     profiled = groups[args.warmup + args.steps:]
 
+    # Under trainer.precision=bf16 the matrix products run in bf16: a bf16 ceiling too.
+    low = torch.bfloat16 if cfg.trainer.precision == "bf16" else None
     ceiling_before = matmul_gflops(args.ceiling_seconds)
+    low_before = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
     for group in warm:
         trainer.train_update(group)
     tgt = src = 0
@@ -141,6 +146,7 @@ def main(argv=None) -> dict:
         src += result["src_tokens"]
     elapsed = time.perf_counter() - start
     ceiling_after = matmul_gflops(args.ceiling_seconds)
+    low_after = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
 
     timed_batches = [b for g in timed for b in g]
     sample = timed_batches[:: max(1, len(timed_batches) // max(1, args.flop_batches))][:args.flop_batches]
@@ -179,6 +185,11 @@ def main(argv=None) -> dict:
         "matmul_ceiling_gflops": round(ceiling, 2),
         "matmul_ceiling_before_after": [round(ceiling_before, 2), round(ceiling_after, 2)],
         "share_of_ceiling": round(achieved / ceiling, 4) if ceiling and flops else None,
+        "precision": str(cfg.trainer.precision),
+        **({"matmul_ceiling_bf16_gflops": round(max(low_before, low_after), 2),
+            "matmul_ceiling_bf16_before_after": [round(low_before, 2), round(low_after, 2)],
+            "share_of_bf16_ceiling": round(achieved / max(low_before, low_after), 4)
+            if flops and max(low_before, low_after) else None} if low else {}),
         "profile": str(profile_path) if profiled else None,
     }
     (out / f"{stem}.json").write_text(json.dumps(figures, indent=1) + "\n")

@@ -28,6 +28,12 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
              from two products (w_k, w_v) against one product with the weights stacked
   encoder_pack  the bidirectional GRU encoder on packed sequences against
              nmt.models.encoders.padded_rnn, forward and backward
+  precision  a whole forward and backward of each preset in fp32 against the
+             trainer's trainer.precision=bf16 (torch.autocast on the CPU: bf16 matrix
+             products, fp32 weights and loss)
+  compile    a whole forward and backward of each preset, eager against
+             trainer.compile=true's torch.compile(model, dynamic=True) (compiled in
+             the warm-up call)
 """
 
 import argparse
@@ -378,10 +384,39 @@ def bench_kv_fused(rounds: int) -> None:
        rounds)
 
 
+def whole_update(model, src, tgt, autocast: bool = False):
+    """A run of `ab`: one forward and backward of `model` with the label-smoothed
+    loss, under bf16 autocast as the trainer runs trainer.precision=bf16."""
+    def run():
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            out, _ = model(src, tgt[:, :-1])
+        smoothed_loss(out.logits, tgt[:, 1:]).backward()
+    return run
+
+
+def bench_precision(rounds: int) -> None:
+    for preset in PRESETS:
+        model = training_model(preset)
+        src, tgt = random_batch()
+        ab(f"{preset}: forward+backward", {"fp32": whole_update(model, src, tgt),
+                                           "bf16 autocast": whole_update(model, src, tgt, autocast=True)},
+           rounds)
+
+
+def bench_compile(rounds: int) -> None:
+    for preset in PRESETS:
+        model = training_model(preset)
+        src, tgt = random_batch()
+        compiled = torch.compile(model, dynamic=True)
+        ab(f"{preset}: forward+backward", {"eager": whole_update(model, src, tgt),
+                                           "torch.compile(dynamic=True)": whole_update(compiled, src, tgt)},
+           rounds)
+
+
 BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
            "loss": bench_loss, "loss_update": bench_loss_update, "rnn_step": bench_rnn_step,
            "encoder_pack": bench_encoder_pack, "kv_fused": bench_kv_fused,
-           "dropout_bool": bench_dropout_bool}
+           "dropout_bool": bench_dropout_bool, "precision": bench_precision, "compile": bench_compile}
 
 
 def main(argv=None) -> None:

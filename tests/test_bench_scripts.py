@@ -31,6 +31,23 @@ def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
     assert "aten::" in (tmp_path / "bench_train_quickstart_profile.txt").read_text()
 
 
+def test_bench_train_in_bf16_has_a_bf16_ceiling_and_counts_flops_when_compiled(tmp_path, cache_dir):
+    bench = load_script("bench_train")
+    figures = bench.main(["--preset", "quickstart", "--steps", "1", "--warmup", "1", "--flop-batches", "1",
+                          "--ceiling-seconds", "0.3", "--profile-steps", "0", "--out", str(tmp_path),
+                          f"cache_dir={cache_dir}", "trainer.precision=bf16", "trainer.compile=true"])
+    assert figures["precision"] == "bf16" and figures["matmul_flops_per_tgt_token"] > 0
+    assert figures["matmul_ceiling_bf16_gflops"] > 0
+    assert figures["share_of_bf16_ceiling"] == pytest.approx(
+        figures["achieved_gflops"] / figures["matmul_ceiling_bf16_gflops"], rel=1e-2)
+    plain = bench.main(["--preset", "quickstart", "--steps", "1", "--warmup", "1", "--flop-batches", "1",
+                        "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(tmp_path),
+                        f"cache_dir={cache_dir}"])
+    assert "share_of_bf16_ceiling" not in plain and plain["precision"] == "fp32"
+    # the same batch's FLOPs, counted on the eager model: compiling does not hide them
+    assert plain["matmul_flops_per_tgt_token"] == figures["matmul_flops_per_tgt_token"]
+
+
 def test_padding_by_hand():
     import torch
 

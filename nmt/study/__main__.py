@@ -298,7 +298,6 @@ def load_settings(out: Path) -> dict:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    from nmt.study.report import collect, write_report
     from nmt.study.runner import record_done, record_path_of
 
     try:
@@ -375,17 +374,24 @@ def main(argv=None) -> int:
                         save_record(args.out, config, seed, future.result(), done, len(todo))
                         if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
                             with lock:
-                                write_report(args, settings, collect(args.out, configs, seeds), gallery,
-                                             [t for _, t in test])
+                                rewrite_report(args, settings, configs, seeds, gallery, test)
                             last_report = time.monotonic()
-        settings = load_settings(args.out) or settings
-        runs = collect(args.out, report_configs(args, configs), seeds)
-        write_report(args, settings, runs, gallery, [t for _, t in test])
+        rewrite_report(args, load_settings(args.out) or settings, configs, seeds, gallery, test)
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
     write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
     return 0
+
+
+def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) -> None:
+    """The report, while the study runs and at its end: every row with records
+    (report_configs), so that studies split over processes by --only keep
+    each other's rows."""
+    from nmt.study.report import collect, write_report
+
+    write_report(args, settings, collect(args.out, report_configs(args, configs), seeds), gallery,
+                 [t for _, t in test])
 
 
 def save_record(out: Path, config, seed: int, record: dict, done: int, total: int) -> None:

@@ -10,7 +10,7 @@ import random
 import shlex
 import signal
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from itertools import islice
 from pathlib import Path
 
@@ -191,6 +191,19 @@ class Trainer:
         dtype = PRECISIONS[self.tc.precision]
         return torch.autocast(self.device.type, dtype=dtype) if dtype else nullcontext()
 
+    @contextmanager
+    def _compile_errors(self):
+        """trainer.compile=true: torch.compile's own failure (a model or a torch
+        version it cannot compile) becomes one line, not Dynamo's pages."""
+        try:
+            yield
+        except torch._dynamo.exc.TorchDynamoException as error:
+            if not self.tc.compile:
+                raise
+            detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+            raise NmtError(f"trainer.compile=true: torch {torch.__version__} could not compile this model "
+                           f"({type(error).__name__}: {detail}); train without trainer.compile") from None
+
     def train_update(self, batches) -> dict:
         """Forward and backward over `accumulate` batches (on every rank), then one optimiser step."""
         # Losses are normalised by the tokens and sentences of the whole update, all
@@ -207,7 +220,7 @@ class Trainer:
             src, tgt = batch.src.to(self.device), batch.tgt.to(self.device)
             labels = tgt[:, 1:]
             with self.dist.no_sync(self.parallel, last=i == len(batches) - 1):
-                with self._autocast():
+                with self._autocast(), self._compile_errors():
                     if self.guided_alignment.weight:   # every layer's cross-attention (Transformer)
                         out, penalty = self.forward(src, tgt[:, :-1], need_weights=True)
                     else:

@@ -48,3 +48,32 @@ def test_compiled_training_saves_resumes_and_matches_eager(tmp_path, cache_dir):
     for name, value in eager.model.state_dict().items():
         if not name.endswith("w_k.bias"):
             assert torch.allclose(value, resumed.model.state_dict()[name], atol=1e-4), name
+
+
+RNN = ("experiment=quickstart", "trainer.val_every=2", "trainer.val_max_sentences=5", "trainer.heatmap_sentences=0",
+       "trainer.keep_last=1", "trainer.log_every=1", "trainer.max_steps=2", "trainer.precision=bf16")
+
+
+def test_compiled_rnn_in_bf16_trains_as_the_eager_one(tmp_path, cache_dir):
+    """A GRU encoder and decoder under trainer.compile=true and bf16 autocast:
+    the encoder is compiled, the decoder's step loop stays eager (torch 2.13's
+    Inductor failed on it), and the updates are the eager model's."""
+    compiled = train(tmp_path / "compiled", *RNN, "trainer.compile=true", cache_dir=cache_dir)
+    assert compiled.forward is not compiled.parallel
+    train(tmp_path / "eager", *RNN, cache_dir=cache_dir)
+    assert _losses(tmp_path / "compiled") == pytest.approx(_losses(tmp_path / "eager"), abs=2e-2)
+
+
+def test_a_compile_failure_is_one_line(tmp_path, cache_dir, monkeypatch):
+    from nmt.errors import NmtError
+
+    def failing(*args, **kwargs):
+        raise torch._dynamo.exc.TorchDynamoException("Exponent must be non-negative.\nmore detail")
+
+    monkeypatch.setattr(torch, "compile", lambda module, **options: failing)
+    with pytest.raises(NmtError) as caught:
+        train(tmp_path / "run", *TINY, "trainer.max_steps=2", "trainer.compile=true", cache_dir=cache_dir)
+    assert str(caught.value) == (f"trainer.compile=true: torch {torch.__version__} could not compile this model "
+                                 "(TorchDynamoException: Exponent must be non-negative.); train without "
+                                 "trainer.compile")
+    assert not (tmp_path / "run" / "checkpoints" / "step_2.pt").exists()

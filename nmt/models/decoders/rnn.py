@@ -130,6 +130,9 @@ class RNNDecoder(nn.Module):
         return self.output(vec), state, att.weights[:, 0]
 
     # -- teacher forcing -----------------------------------------------------
+    # trainer.compile=true compiles the encoder and leaves this loop eager: Dynamo would unroll it
+    # for every target length, and torch 2.13's Inductor fails on the unrolled step's shapes.
+    @torch.compiler.disable
     def forward(self, tgt_in: Tensor, state: dict, memory: Memory,
                 need_weights: bool = False) -> DecoderOutput:
         emb = self.dropout(self.embed(tgt_in))                       # (B, T, E)
