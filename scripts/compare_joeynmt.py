@@ -1,6 +1,7 @@
 """Training speed of nmt against JoeyNMT 2.3.0 on the same data, vocabulary and batch size.
 
-    python scripts/compare_joeynmt.py --data /work/shared/data/multi30k --steps 30 --warmup 5 --rounds 2
+    python scripts/compare_joeynmt.py --data /work/shared/data/multi30k --steps 30 --warmup 5 --rounds 2 \
+        [--variant trainer.precision=bf16]
 
 Installs JoeyNMT 2.3.0 in its own virtual environment (--venv, default
 .bench/joeynmt-venv, git-ignored) beside torch==2.13.0, then for each preset
@@ -53,6 +54,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--steps", type=int, default=30, help="timed updates per run")
     parser.add_argument("--warmup", type=int, default=5, help="untimed updates first")
+    parser.add_argument("--variant", action="append", default=[], metavar="OVERRIDES",
+                        help="also time nmt with these Hydra overrides (space-separated), as one more "
+                             "side of every round, e.g. --variant trainer.precision=bf16")
     return parser.parse_args(argv)
 
 
@@ -230,16 +234,40 @@ def train_joey(python: Path, preset: str, work: Path, spm_path: Path, vocab_path
             "command": shlex.join(command), "config": str(path), "model_dir": config["model_dir"]}
 
 
-def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work: Path) -> dict:
+def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work: Path,
+               overrides: tuple[str, ...] = ()) -> dict:
     out = work / "ours"
     command = [sys.executable, str(ROOT / "scripts" / "bench_train.py"), "--preset", preset,
                "--steps", str(steps), "--warmup", str(warmup), "--flop-batches", "0",
                "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(out), "--tag", tag]
-    run(command + [f"data.path={data}"], cwd=ROOT)
+    run(command + [f"data.path={data}", *overrides], cwd=ROOT)
     figures = json.loads((out / f"bench_train_{preset}_{tag}.json").read_text())
     return {"tgt_tokens_per_s": figures["tgt_tokens_per_s"], "seconds": figures["seconds"],
             "parameters": figures["parameters"], "tgt_tokens_per_step": figures["tgt_tokens_per_step"],
             "command": figures["command"]}
+
+
+def summarise(runs: dict, steps: int) -> dict:
+    """Per preset and nmt side ("ours", "ours OVERRIDES"): mean target tokens/s of
+    both sides, the mean of the per-round ratios (each round's nmt over the same
+    round's JoeyNMT), tokens and seconds per update, parameters."""
+    mean = lambda xs: sum(xs) / len(xs)
+    table = {}
+    for preset, sides in runs.items():
+        theirs = sides["joeynmt"]
+        table[preset] = {}
+        for side, ours in sides.items():
+            if side == "joeynmt":
+                continue
+            ratios = [a["tgt_tokens_per_s"] / b["tgt_tokens_per_s"] for a, b in zip(ours, theirs)]
+            table[preset][side] = {
+                "ours": mean([r["tgt_tokens_per_s"] for r in ours]),
+                "joeynmt": mean([r["tgt_tokens_per_s"] for r in theirs]),
+                "ratio": mean(ratios), "ratios_per_round": [round(r, 3) for r in ratios],
+                "tokens_per_update": [mean([r["tgt_tokens_per_step"] for r in group]) for group in (ours, theirs)],
+                "seconds_per_update": [mean([r["seconds"] for r in group]) / steps for group in (ours, theirs)],
+                "parameters": [ours[0]["parameters"], theirs[0]["parameters"]]}
+    return table
 
 
 def main(argv=None) -> None:
@@ -250,14 +278,17 @@ def main(argv=None) -> None:
     python = ensure_venv(Path(args.venv))
     spm_path, vocab_path = prepare_data(data, work)
     presets = [p for p in args.presets.split(",") if p]
-    runs = {p: {"ours": [], "joeynmt": []} for p in presets}
+    variants = {f"ours {v}": tuple(v.split()) for v in args.variant}     # side name -> overrides
+    sides = ["ours", *variants, "joeynmt"]
+    runs = {p: {side: [] for side in sides} for p in presets}
     for round_ in range(args.rounds):
         for preset in presets:
-            for side in ("ours", "joeynmt"):
-                if side == "ours":
-                    figures = train_ours(preset, data, args.warmup, args.steps, f"r{round_}", work)
-                else:
+            for number, side in enumerate(sides):
+                if side == "joeynmt":
                     figures = train_joey(python, preset, work, spm_path, vocab_path, args.warmup, args.steps)
+                else:
+                    figures = train_ours(preset, data, args.warmup, args.steps, f"r{round_}s{number}", work,
+                                         variants.get(side, ()))
                 runs[preset][side].append(figures)
                 print(f"round {round_ + 1} {preset:<18} {side:<8} {figures['tgt_tokens_per_s']:>8.1f} "
                       f"target tokens/s ({figures['seconds']:.1f} s for {args.steps} updates of "
@@ -265,27 +296,21 @@ def main(argv=None) -> None:
                       f"{figures['parameters']} parameters)", flush=True)
 
     print(f"\n{command}\n")
-    print("| preset | nmt tgt tok/s | JoeyNMT tgt tok/s | ratio | tgt tokens per update (nmt / JoeyNMT) "
+    table = summarise(runs, args.steps)
+    print("| preset | nmt | nmt tgt tok/s | JoeyNMT tgt tok/s | ratio | tgt tokens per update (nmt / JoeyNMT) "
           "| s per update (nmt / JoeyNMT) | parameters (nmt / JoeyNMT) |")
-    print("| --- | ---: | ---: | ---: | --- | --- | --- |")
-    table = {}
-    for preset in presets:
-        ours = [r["tgt_tokens_per_s"] for r in runs[preset]["ours"]]
-        theirs = [r["tgt_tokens_per_s"] for r in runs[preset]["joeynmt"]]
-        ratios = [a / b for a, b in zip(ours, theirs)]
-        mean = lambda xs: sum(xs) / len(xs)
-        table[preset] = {"ours": mean(ours), "joeynmt": mean(theirs), "ratio": mean(ratios),
-                         "ratios_per_round": [round(r, 3) for r in ratios]}
-        print(f"| {preset} | {mean(ours):.0f} | {mean(theirs):.0f} | {mean(ratios):.2f}x "
-              f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}) | "
-              f"{mean([r['tgt_tokens_per_step'] for r in runs[preset]['ours']]):.0f} / "
-              f"{mean([r['tgt_tokens_per_step'] for r in runs[preset]['joeynmt']]):.0f} | "
-              f"{mean([r['seconds'] for r in runs[preset]['ours']]) / args.steps:.2f} / "
-              f"{mean([r['seconds'] for r in runs[preset]['joeynmt']]) / args.steps:.2f} | "
-              f"{runs[preset]['ours'][0]['parameters']:,} / {runs[preset]['joeynmt'][0]['parameters'] or 0:,} |")
+    print("| --- | --- | ---: | ---: | ---: | --- | --- | --- |")
+    for preset, rows in table.items():
+        for side, row in rows.items():
+            print(f"| {preset} | {side} | {row['ours']:.0f} | {row['joeynmt']:.0f} | {row['ratio']:.2f}x "
+                  f"(rounds: {', '.join(f'{r:.2f}' for r in row['ratios_per_round'])}) | "
+                  f"{row['tokens_per_update'][0]:.0f} / {row['tokens_per_update'][1]:.0f} | "
+                  f"{row['seconds_per_update'][0]:.2f} / {row['seconds_per_update'][1]:.2f} | "
+                  f"{row['parameters'][0]:,} / {row['parameters'][1] or 0:,} |")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"command": command, "warmup": args.warmup, "steps": args.steps,
-                                          "rounds": args.rounds, "table": table, "runs": runs}, indent=1) + "\n")
+                                          "rounds": args.rounds, "variants": args.variant, "table": table,
+                                          "runs": runs}, indent=1) + "\n")
     print(f"(figures in {args.out})")
 
 

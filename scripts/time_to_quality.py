@@ -94,6 +94,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--nmt-val-every", type=int, help="nmt's trainer.val_every in updates (overrides)")
     parser.add_argument("--joey-val-every", type=int, help="JoeyNMT's validation_freq in updates (overrides)")
     parser.add_argument("--val-sentences", type=int, help="validate on the first N sentences (default all; smoke 50)")
+    parser.add_argument("--nmt-override", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more Hydra override for nmt's run, e.g. trainer.precision=bf16 (repeatable; "
+                             "its cadence comes from compare_joeynmt.py --variant with the same overrides)")
     parser.add_argument("--speeds", default=str(ROOT / "benchmarks" / "compare_joeynmt.json"),
                         help="compare_joeynmt.py's JSON: seconds per update of each side")
     parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
@@ -118,22 +121,27 @@ def updates_in(minutes: float, seconds_per_update: float) -> int:
     return max(1, round(60 * minutes / seconds_per_update))
 
 
-def seconds_per_update(speeds: Path) -> tuple[float, float]:
-    """(nmt, JoeyNMT) seconds per update of transformer_small in compare_joeynmt.py's JSON."""
+def seconds_per_update(speeds: Path, overrides: list[str] = ()) -> tuple[float, float]:
+    """(nmt, JoeyNMT) seconds per update of transformer_small in compare_joeynmt.py's JSON;
+    nmt's of the side timed with the same overrides (--variant) when there are any."""
     if not speeds.is_file():
         sys.exit(f"{speeds} not found; run scripts/compare_joeynmt.py or pass --nmt-val-every "
                  "and --joey-val-every")
     figures = json.loads(speeds.read_text())
     runs = figures["runs"][PRESET]
-    mean = lambda side: sum(r["seconds"] for r in runs[side]) / len(runs[side]) / figures["steps"]
-    return mean("ours"), mean("joeynmt")
+    side = " ".join(["ours", *overrides])
+    if side not in runs:
+        sys.exit(f"{speeds} has no nmt side timed with {' '.join(overrides)}; run scripts/compare_joeynmt.py "
+                 f"--variant '{' '.join(overrides)}' or pass --nmt-val-every")
+    mean = lambda name: sum(r["seconds"] for r in runs[name]) / len(runs[name]) / figures["steps"]
+    return mean(side), mean("joeynmt")
 
 
 def cadences(args) -> tuple[int, int]:
     """(nmt's val_every, JoeyNMT's validation_freq) in updates."""
     if args.nmt_val_every and args.joey_val_every:
         return args.nmt_val_every, args.joey_val_every
-    ours, theirs = seconds_per_update(Path(args.speeds))
+    ours, theirs = seconds_per_update(Path(args.speeds), args.nmt_override)
     return (args.nmt_val_every or updates_in(args.val_every_minutes, ours),
             args.joey_val_every or updates_in(args.val_every_minutes, theirs))
 
@@ -146,11 +154,12 @@ def first_lines(prefix: Path, target: Path, n: int) -> Path:
     return target
 
 
-def nmt_command(data: Path, minutes: float, val_every: int, run_dir: Path, val_sentences: int | None) -> list[str]:
+def nmt_command(data: Path, minutes: float, val_every: int, run_dir: Path, val_sentences: int | None,
+                overrides: list[str] = ()) -> list[str]:
     command = [sys.executable, "-m", "nmt.train", f"experiment={PRESET}", f"data.path={data}",
                f"trainer.max_minutes={minutes}", "trainer.max_steps=100000", f"trainer.val_every={val_every}",
                f"hydra.run.dir={run_dir}"]
-    return command + ([f"trainer.val_max_sentences={val_sentences}"] if val_sentences else [])
+    return command + ([f"trainer.val_max_sentences={val_sentences}"] if val_sentences else []) + list(overrides)
 
 
 def joey_setup(args, work: Path, val_every: int) -> tuple[list[str], Path]:
@@ -341,7 +350,7 @@ def main(argv=None) -> dict:
     theirs, joey_log = joey_setup(args, work, joey_every)
     run_dir = work / "nmt_run"
     shutil.rmtree(run_dir, ignore_errors=True)       # ours, from an earlier run of this script
-    ours = nmt_command(data, args.minutes, nmt_every, run_dir, args.val_sentences)
+    ours = nmt_command(data, args.minutes, nmt_every, run_dir, args.val_sentences, args.nmt_override)
     print(f"{args.minutes:g} minutes each, side by side; validation every {nmt_every} (nmt) and "
           f"{joey_every} (JoeyNMT) updates", flush=True)
     start, how = race(ours, theirs, args.minutes, work)

@@ -212,3 +212,36 @@ def test_joeynmt_config_for_time_to_quality(tmp_path):
     assert (training["scheduling"], training["learning_rate_warmup"], training["learning_rate"]) == \
         ("warmupinversesquareroot", 800, 0.001)
     assert training["validation_freq"] == 86 and cfg["data"]["dev"] == str(tmp_path / "val_first50")
+
+
+def test_compare_joeynmt_summarises_each_nmt_side_by_hand():
+    compare = load_script("compare_joeynmt")
+    row = lambda tps, seconds, tokens, params: {"tgt_tokens_per_s": tps, "seconds": seconds,
+                                                "tgt_tokens_per_step": tokens, "parameters": params}
+    runs = {"transformer_small": {
+        "ours": [row(2000, 30, 3300, 9), row(1800, 33, 3300, 9)],
+        "ours trainer.precision=bf16": [row(3000, 20, 3300, 9), row(2700, 22, 3300, 9)],
+        "joeynmt": [row(800, 40, 1760, 7), row(900, 36, 1760, 7)]}}
+    table = compare.summarise(runs, steps=20)["transformer_small"]
+    assert list(table) == ["ours", "ours trainer.precision=bf16"]
+    # per-round ratios 2000/800 = 2.5 and 1800/900 = 2.0, mean 2.25; bf16 3000/800 = 3.75, 2700/900 = 3.0
+    assert table["ours"]["ratios_per_round"] == [2.5, 2.0] and table["ours"]["ratio"] == pytest.approx(2.25)
+    assert table["ours trainer.precision=bf16"]["ratio"] == pytest.approx(3.375)
+    assert table["ours"]["joeynmt"] == 850 and table["ours"]["ours"] == 1900
+    # seconds per update: (30 + 33) / 2 / 20 = 1.575 and (40 + 36) / 2 / 20 = 1.9
+    assert table["ours"]["seconds_per_update"] == pytest.approx([1.575, 1.9])
+    assert table["ours"]["parameters"] == [9, 7]
+
+
+def test_time_to_quality_takes_the_cadence_of_the_variant_it_runs(tmp_path):
+    ttq = load_script("time_to_quality")
+    speeds = tmp_path / "speeds.json"
+    side = lambda seconds: [{"seconds": seconds}]
+    speeds.write_text(json.dumps({"steps": 10, "runs": {"transformer_small": {
+        "ours": side(16.0), "ours trainer.precision=bf16": side(10.0), "joeynmt": side(21.0)}}}))
+    assert ttq.seconds_per_update(speeds) == (1.6, 2.1)
+    assert ttq.seconds_per_update(speeds, ["trainer.precision=bf16"]) == (1.0, 2.1)
+    with pytest.raises(SystemExit, match="no nmt side timed with trainer.compile=true"):
+        ttq.seconds_per_update(speeds, ["trainer.compile=true"])
+    command = ttq.nmt_command(Path("/d"), 45, 110, tmp_path / "run", None, ["trainer.precision=bf16"])
+    assert command[-1] == "trainer.precision=bf16" and "trainer.val_every=110" in command
