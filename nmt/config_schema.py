@@ -202,7 +202,7 @@ RULES: dict[str, Rule] = {
     "trainer.val_every": POSITIVE,
     "trainer.log_every": POSITIVE,
     "trainer.device": Choice(options=("auto", "cpu", "cuda"), prefixes=("cuda:",)),
-    "trainer.precision": Choice(options=("fp32", "bf16", "fp16")),
+    "trainer.precision": Choice(options=("auto", "fp32", "bf16", "fp16")),
     "trainer.compile": Bool(),
     "trainer.seed": Int(low=0),
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint"),

@@ -157,7 +157,7 @@ def test_every_leaf_refuses_a_wrong_type_and_an_out_of_range_value(tree):
     ("trainer.max_minutes=nan", "trainer.max_minutes=nan: must be a finite number > 0 (null = no time budget)"),
     ("model.encoder.dropout=1", "model.encoder.dropout=1: must be in [0, 1)"),
     ("optimizer.betas=[0.9,1.5]", "optimizer.betas=[0.9,1.5]: must be two numbers [a,b], each in [0, 1)"),
-    ("trainer.precision=fp64", "trainer.precision=fp64: must be one of fp32, bf16, fp16"),
+    ("trainer.precision=fp64", "trainer.precision=fp64: must be one of auto, fp32, bf16, fp16"),
     ("trainer.compile=yes", "trainer.compile=yes: must be true or false"),
     # an unset shell variable (trainer.resume=$CKPT) was a fresh run, silently
     ("trainer.resume=", "trainer.resume=: must be a path or name, not empty (null, auto, or the path "

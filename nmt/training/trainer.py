@@ -37,12 +37,12 @@ from nmt.training.guided_alignment import GuidedAlignmentLoss
 from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.run_dir import RunDirLock, drop_metrics_after, find_resume_checkpoint
 from nmt.training.tensorboard import log_attention_images
+from nmt.training.precision import CHOICES, PRECISIONS, resolve_precision
 from nmt.training.validation import validate
 from nmt.translator import Translator, length_limits
 
 log = logging.getLogger("nmt.train")
 PAD = 0
-PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # the trainer maximises sign * metric
 FINAL_KEYS = {"bleu", "chrf", "perplexity", "loss", "bleu_signature"}   # of a metrics.jsonl record
 
@@ -58,10 +58,11 @@ class Trainer:
         self.ckpt_dir = self.run_dir / "checkpoints"
         if self.tc.metric not in METRIC_SIGN:
             raise NmtError(f"trainer.metric={self.tc.metric!r} unknown; choose one of {sorted(METRIC_SIGN)}")
-        if self.tc.precision not in PRECISIONS:
-            raise NmtError(f"trainer.precision={self.tc.precision!r} unknown; choose one of {sorted(PRECISIONS)}")
+        if self.tc.precision not in CHOICES:
+            raise NmtError(f"trainer.precision={self.tc.precision!r} unknown; choose one of {sorted(CHOICES)}")
         device = resolve_device(self.tc.device)
-        if self.tc.precision == "fp16" and device.type != "cuda":
+        self.precision = resolve_precision(str(self.tc.precision), device)   # auto decided for this machine
+        if self.precision == "fp16" and device.type != "cuda":
             raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
         self.dist = Distributed.start(device)      # one process, or this rank under torchrun
         self.device = self.dist.device
@@ -81,7 +82,7 @@ class Trainer:
         self.forward = torch.compile(self.parallel, dynamic=True) if self.tc.compile else self.parallel
         self.optimizer = instantiate(cfg.optimizer)(params=self.model.parameters())
         self.schedule = instantiate(cfg.schedule)(optimizer=self.optimizer)
-        self.scaler = torch.amp.GradScaler("cuda", enabled=self.tc.precision == "fp16")
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.precision == "fp16")
         self.translator = Translator(self.model, self.tokenizer, self.device, **length_limits(cfg))
         self._attention_losses(cfg)
 
@@ -188,7 +189,7 @@ class Trainer:
 
     # -- one update ----------------------------------------------------------
     def _autocast(self):
-        dtype = PRECISIONS[self.tc.precision]
+        dtype = PRECISIONS[self.precision]
         return torch.autocast(self.device.type, dtype=dtype) if dtype else nullcontext()
 
     @contextmanager
@@ -302,7 +303,8 @@ class Trainer:
         if self.step and validated and FINAL_KEYS <= validated.keys():   # not validated twice at one step
             self._last_validated, self.final_metrics = self.step, validated
         params = count_parameters(self.model)
-        log.info("model: %s parameters on %s; data: %s", f"{params:,}", self.device,
+        log.info("model: %s parameters on %s, %s%s; data: %s", f"{params:,}", self.device, self.precision,
+                 " (trainer.precision=auto)" if self.tc.precision == "auto" else "",
                  ", ".join(f"{k}={v}" for k, v in self.data.stats.items()))
         previous = {s: signal.signal(s, self._handle_signal) for s in signals.STOP_SIGNALS}
         self.model.train()
