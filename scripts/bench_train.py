@@ -132,8 +132,9 @@ def main(argv=None) -> dict:
     warm, timed = groups[:args.warmup], groups[args.warmup:args.warmup + args.steps]
     profiled = groups[args.warmup + args.steps:]
 
-    # Under trainer.precision=bf16 the matrix products run in bf16: a bf16 ceiling too.
-    low = torch.bfloat16 if cfg.trainer.precision == "bf16" else None
+    # Under bf16 (trainer.precision=bf16, or auto resolved to it) the matrix products run in
+    # bf16: a bf16 ceiling too.
+    low = torch.bfloat16 if trainer.precision == "bf16" else None
     ceiling_before = matmul_gflops(args.ceiling_seconds)
     low_before = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
     for group in warm:
@@ -185,7 +186,7 @@ def main(argv=None) -> dict:
         "matmul_ceiling_gflops": round(ceiling, 2),
         "matmul_ceiling_before_after": [round(ceiling_before, 2), round(ceiling_after, 2)],
         "share_of_ceiling": round(achieved / ceiling, 4) if ceiling and flops else None,
-        "precision": str(cfg.trainer.precision),
+        "precision": trainer.precision,
         **({"matmul_ceiling_bf16_gflops": round(max(low_before, low_after), 2),
             "matmul_ceiling_bf16_before_after": [round(low_before, 2), round(low_after, 2)],
             "share_of_bf16_ceiling": round(achieved / max(low_before, low_after), 4)

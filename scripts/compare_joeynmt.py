@@ -278,7 +278,7 @@ def main(argv=None) -> None:
     python = ensure_venv(Path(args.venv))
     spm_path, vocab_path = prepare_data(data, work)
     presets = [p for p in args.presets.split(",") if p]
-    variants = {f"ours {v}": tuple(v.split()) for v in args.variant}     # side name -> overrides
+    variants = {" ".join(["ours", *v.split()]): tuple(v.split()) for v in args.variant}   # side -> overrides
     sides = ["ours", *variants, "joeynmt"]
     runs = {p: {side: [] for side in sides} for p in presets}
     for round_ in range(args.rounds):

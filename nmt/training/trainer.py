@@ -246,7 +246,8 @@ class Trainer:
                     finite = False
                     if not self.dist.enabled:
                         break                  # under DDP every rank still reaches the all-reduce
-                self.scaler.scale(loss * ranks).backward()
+                with self._compile_errors():      # the compiled backward is built here
+                    self.scaler.scale(loss * ranks).backward()
             total_loss += float(loss.detach())
             total_nll += float(nll.sum())
         if self.dist.enabled:                  # one rank's bad loss skips the update on all
