@@ -214,6 +214,7 @@ RULES: dict[str, Rule] = {
     "trainer.patience": Int(low=0, hint="0 never stops early"),
     "trainer.keep_last": Int(low=0, hint="0 keeps no step checkpoints"),
     "trainer.average_last": Int(low=0, hint="0 turns averaging off"),
+    "trainer.average_best": Int(low=0, hint="0 turns averaging off"),
     "trainer.val_beam_size": POSITIVE,
     "trainer.val_max_sentences": Int(low=1, null=True, hint="null validates on all sentences"),
     "trainer.heatmap_sentences": COUNT,

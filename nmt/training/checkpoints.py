@@ -11,6 +11,7 @@ through a module, as in `nmt.models.build.os.system`).
 import hashlib
 import importlib
 import io
+import math
 import pickle
 from pathlib import Path
 
@@ -241,8 +242,23 @@ def check_resume_model(path, model_cfg) -> None:
                    "settings, or choose another hydra.run.dir for a new run")
 
 
-def prune_step_checkpoints(folder: Path, keep: int) -> None:
-    """Keep only the `keep` newest step_*.pt files."""
-    steps = sorted(Path(folder).glob("step_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+def step_of(path: Path) -> int:
+    """The update number of a step_N.pt file."""
+    return int(Path(path).stem.split("_")[1])
+
+
+def best_steps(step_scores: dict[int, float], n: int) -> list[int]:
+    """The `n` validated steps of highest score (NaN counts as worst; of equal
+    scores the later step wins), in step order."""
+    if n <= 0:
+        return []
+    rank = lambda step: (-math.inf if math.isnan(step_scores[step]) else step_scores[step], step)  # noqa: E731
+    return sorted(sorted(step_scores, key=rank, reverse=True)[:n])
+
+
+def prune_step_checkpoints(folder: Path, keep: int, also_keep: list[int] = ()) -> None:
+    """Keep only the `keep` newest step_*.pt files, and those of the steps in `also_keep`."""
+    steps = sorted(Path(folder).glob("step_*.pt"), key=step_of)
     for old in steps[:-keep] if keep > 0 else steps:
-        old.unlink(missing_ok=True)
+        if step_of(old) not in set(also_keep):
+            old.unlink(missing_ok=True)

@@ -28,8 +28,8 @@ from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
 from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
-from nmt.training.checkpoints import (check_fingerprint, data_fingerprint, load_checkpoint,
-                                      prune_step_checkpoints, save_checkpoint)
+from nmt.training.checkpoints import (best_steps, check_fingerprint, data_fingerprint, load_checkpoint,
+                                      prune_step_checkpoints, save_checkpoint, step_of)
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
 from nmt.training.coverage_loss import CoverageLoss
@@ -100,6 +100,7 @@ class Trainer:
         self.best, self.bad_validations, self.bad_steps = -math.inf, 0, 0
         self.baseline, self.train_seconds, self.tokens_total = 0.0, 0.0, 0
         self.skipped, self.stop_signal = 0, None
+        self.step_scores: dict[int, float] = {}   # validated step -> score (higher is better), for average_best
 
     # -- set-up helpers ------------------------------------------------------
     def _attention_losses(self, cfg: DictConfig) -> None:
@@ -157,7 +158,8 @@ class Trainer:
                          "batch_index": self.dist.to_global(self.batch_index),
                          "best": self.best, "bad_validations": self.bad_validations,
                          "baseline": self.baseline, "train_seconds": self.train_seconds,
-                         "tokens_total": self.tokens_total},
+                         "tokens_total": self.tokens_total,
+                         "step_scores": {str(k): v for k, v in self.step_scores.items()}},
             "rng": self._rng_state(),
         }
 
@@ -180,6 +182,7 @@ class Trainer:
         self.best, self.bad_validations = float(progress["best"]), int(progress["bad_validations"])
         self.baseline, self.train_seconds = float(progress["baseline"]), float(progress["train_seconds"])
         self.tokens_total = int(progress["tokens_total"])
+        self.step_scores = {int(k): float(v) for k, v in progress.get("step_scores", {}).items()}
         self._set_rng_state(state["rng"])
         log.info("resumed from %s at step %d (epoch %d, batch %d)", path, self.step, self.epoch,
                  self.batch_index)
@@ -397,42 +400,54 @@ class Trainer:
                    "tokens_per_s": self._speed(), "wall_s": time.perf_counter() - started,
                    "train_seconds": self.train_seconds, "best": METRIC_SIGN[self.tc.metric] * self.best,
                    "metric": self.tc.metric, "skipped_updates": self.skipped,
-                   "bleu_signature": m["bleu_signature"], **self._average_last()}
+                   "bleu_signature": m["bleu_signature"], **self._averages()}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
         self.finish_lines = finish_lines(self.run_dir, self.tc.metric, summary["best"], self.step,
                                          self.valid_pairs[0][0] if self.valid_pairs else None)
 
-    def _average_last(self) -> dict:
-        """trainer.average_last=N: the last N step checkpoints averaged into
-        checkpoints/averaged.pt (nmt.average, which refuses checkpoints of
-        another vocabulary or model config), validated as best.pt is; its
-        scores for summary.json, also in TensorBoard under averaged/."""
+    def _averages(self) -> dict:
+        """trainer.average_last=N and trainer.average_best=N: the last N step
+        checkpoints averaged into checkpoints/averaged.pt, the N best-validated
+        ones into checkpoints/averaged_best.pt; their scores for summary.json."""
+        steps = sorted(self.ckpt_dir.glob("step_*.pt"), key=step_of)
+        scores = {}
         n = int(self.tc.get("average_last", 0))
-        steps = sorted(self.ckpt_dir.glob("step_*.pt"), key=lambda p: int(p.stem.split("_")[1]))[-n:]
-        if n <= 0 or not steps:
+        if n > 0 and steps:
+            scores.update(self._average(steps[-n:], n, "average_last", "averaged"))
+        n = int(self.tc.get("average_best", 0))
+        best = set(best_steps(self.step_scores, n))
+        if n > 0 and best:
+            scores.update(self._average([p for p in steps if step_of(p) in best], n, "average_best",
+                                        "averaged_best"))
+        return scores
+
+    def _average(self, steps: list[Path], n: int, key: str, name: str) -> dict:
+        """Average `steps` into checkpoints/NAME.pt (nmt.average, which refuses
+        checkpoints of another vocabulary or model config), validate it as
+        best.pt is; its scores as NAME_*, also in TensorBoard under NAME/."""
+        if not steps:
             return {}
         if len(steps) < n:
-            log.warning("trainer.average_last=%d: the run wrote %d step checkpoints; averaging those",
-                        n, len(steps))
+            log.warning("trainer.%s=%d: the run kept %d step checkpoints for it; averaging those",
+                        key, n, len(steps))
         try:
             state = average_checkpoints(steps)
         except NmtError as error:     # e.g. a resume_force'd run changed its vocabulary
-            log.warning("no averaged.pt: %s", error)
+            log.warning("no %s.pt: %s", name, error)
             return {}
         model = copy.deepcopy(self.model)
         model.load_state_dict(state["model"])
         translator = Translator(model, self.tokenizer, self.device, **length_limits(self.cfg))
         result = validate(model, translator, self.valid_batches, self.valid_pairs, self.device,
                           int(self.tc.val_beam_size), self.coverage_penalty)
-        path = save_checkpoint(state, self.ckpt_dir / "averaged.pt")
+        path = save_checkpoint(state, self.ckpt_dir / f"{name}.pt")
         for tag in ("loss", "perplexity", "bleu", "chrf"):
-            self.writer.add_scalar(f"averaged/{tag}", getattr(result, tag), self.step)
+            self.writer.add_scalar(f"{name}/{tag}", getattr(result, tag), self.step)
         log.info("averaged %d checkpoints (steps %s) into %s | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f",
-                 len(steps), ", ".join(p.stem.split("_")[1] for p in steps), path, result.loss,
+                 len(steps), ", ".join(str(step_of(p)) for p in steps), path, result.loss,
                  result.perplexity, result.bleu, result.chrf)
-        return {"averaged_bleu": result.bleu, "averaged_chrf": result.chrf, "averaged_loss": result.loss,
-                "averaged_perplexity": result.perplexity,
-                "averaged_steps": [int(p.stem.split("_")[1]) for p in steps]}
+        return {f"{name}_bleu": result.bleu, f"{name}_chrf": result.chrf, f"{name}_loss": result.loss,
+                f"{name}_perplexity": result.perplexity, f"{name}_steps": [step_of(p) for p in steps]}
 
     def _speed(self) -> float:
         """Target tokens per second of training time since the run began."""
@@ -479,13 +494,14 @@ class Trainer:
             self.bad_validations += 1
         self.schedule.step_validation(score)  # on every rank: their learning rates stay equal
         if self.dist.is_main:
-            self._write_validation(result, improved, window_speed, final)
+            self._write_validation(result, score, improved, window_speed, final)
         if not final and int(self.tc.patience) and self.bad_validations >= int(self.tc.patience):
             log.info("early stopping: %s has not improved for %d validations",
                      self.tc.metric, self.bad_validations)
             raise _EarlyStop
 
-    def _write_validation(self, result, improved: bool, window_speed: float, final: bool) -> None:
+    def _write_validation(self, result, score: float, improved: bool, window_speed: float,
+                          final: bool) -> None:
         """metrics.jsonl, TensorBoard, the log and the checkpoints (rank 0)."""
         lr = self.optimizer.param_groups[0]["lr"]
         record = {"step": self.step, "epoch": self.epoch, "loss": result.loss,
@@ -501,13 +517,15 @@ class Trainer:
                  "lr %.2e | %.0f tok/s%s", self.step, self.epoch, result.loss, result.perplexity,
                  result.bleu, result.chrf, lr, window_speed, " | new best" if improved else "")
         log.info("sacreBLEU %s | chrF %s", result.bleu_signature, result.chrf_signature)
+        self.step_scores[self.step] = score   # before last.pt: a resumed run knows it
         self.save("last.pt")
         if improved:
             self.save("best.pt")
-        keep = max(int(self.tc.keep_last), int(self.tc.get("average_last", 0)))   # averaging needs N
-        if keep > 0:
+        newest = max(int(self.tc.keep_last), int(self.tc.get("average_last", 0)))   # averaging needs N
+        best = int(self.tc.get("average_best", 0))
+        if newest > 0 or best > 0:
             self.save(f"step_{self.step}.pt")
-            prune_step_checkpoints(self.ckpt_dir, keep)
+            prune_step_checkpoints(self.ckpt_dir, newest, also_keep=best_steps(self.step_scores, best))
         self.final_metrics = record
         if final:
             self.writer.add_hparams(_hparams(self.cfg), {
