@@ -1,5 +1,9 @@
 """python -m nmt.average CKPT... --output FILE: average model weights.
 
+    python -m nmt.average RUN/checkpoints/step_3000.pt RUN/checkpoints/step_3300.pt --output avg.pt
+    python -m nmt.average --run RUN --best 3 --output avg.pt    # the 3 best-validated step_N.pt
+    python -m nmt.average --run RUN --last 3 --output avg.pt    # the 3 newest step_N.pt
+
 Checkpoint averaging (as in Vaswani et al. 2017, Sec. 6.1: the last few
 checkpoints of a run, averaged element-wise) usually adds a little BLEU for
 free:
@@ -11,8 +15,13 @@ same id means another subword in each) and the same model config (else the
 same tensor means another thing). Anything else is refused in one line that
 names both files, before anything is written. The output keeps the config and
 tokenizer of the first checkpoint and drops optimiser state, so it is for
-translation only. The trainer's `trainer.average_last=N` uses the same
-function at the end of a run.
+translation only. The trainer's `trainer.average_last=N` and
+`trainer.average_best=N` use the same function at the end of a run.
+
+--run picks from the step_N.pt files a run kept: --best N ranks them by the
+scores of RUN/metrics.jsonl in the run's trainer.metric (from summary.json or
+.hydra/config.yaml; --metric to name it), higher BLEU/chrF or lower loss
+first, the later step first among equals.
 """
 
 if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
@@ -21,15 +30,18 @@ if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one 
     signals.install("; --output is written whole or not at all")
 
 import argparse
+import json
+import math
 import sys
 from pathlib import Path
 
 import torch
 
 from nmt.data.tokenizer import check_same_vocabulary
-from nmt.cli_checks import ArgumentParser, check_not_input, check_output, close_stdout, write_stdout
+from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
+                            write_stdout)
 from nmt.errors import NmtError
-from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+from nmt.training.checkpoints import METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint, step_of
 
 
 def config_difference(a, b, where: str = "model") -> str | None:
@@ -89,12 +101,84 @@ def average_checkpoints(paths: list[Path]) -> dict:
     return result
 
 
+def run_metric(run: Path) -> str:
+    """The trainer.metric a run chose best.pt by: summary.json, else .hydra/config.yaml."""
+    summary = run / "summary.json"
+    if summary.is_file():
+        try:
+            return str(json.loads(summary.read_text(encoding="utf-8"))["metric"])
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            pass
+    config = run / ".hydra" / "config.yaml"
+    if config.is_file():
+        from omegaconf import OmegaConf
+
+        try:
+            return str(OmegaConf.load(config).trainer.metric)
+        except Exception:   # noqa: BLE001 - any unreadable config: say so below
+            pass
+    raise NmtError(f"cannot tell which metric {run} validated by (no readable summary.json or "
+                   ".hydra/config.yaml); give --metric bleu|chrf|loss")
+
+
+def run_scores(run: Path, metric: str) -> dict[int, float]:
+    """Validated step -> sign * metric, from RUN/metrics.jsonl (NaN for a record without it)."""
+    path = run / "metrics.jsonl"
+    if not path.is_file():
+        raise NmtError(f"{path} does not exist; --run takes the folder of a run of python -m nmt.train")
+    scores = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            value = record.get(metric)
+            scores[int(record["step"])] = METRIC_SIGN[metric] * float(value if value is not None else math.nan)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise NmtError(f"{path} line {number} is not a validation record; is it a run folder of "
+                           "python -m nmt.train?") from None
+    return scores
+
+
+def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str | None) -> list[Path]:
+    """The step_N.pt files of a run that --best N or --last N picks."""
+    kept = {step_of(p): p for p in (run / "checkpoints").glob("step_*.pt")}
+    if not kept:
+        raise NmtError(f"{run / 'checkpoints'} holds no step_N.pt (trainer.keep_last=0?); "
+                       "nothing to average")
+    if last is not None:
+        steps = sorted(kept)[-last:]
+    else:
+        scores = run_scores(run, metric or run_metric(run))
+        steps = best_steps({s: v for s, v in scores.items() if s in kept}, best)
+        if not steps:
+            raise NmtError(f"none of the step_N.pt of {run} has a validation score in metrics.jsonl")
+    if len(steps) < (last or best):
+        print(f"nmt: warning: {run} kept {len(steps)} step checkpoints for this; averaging those",
+              file=sys.stderr)
+    return [kept[s] for s in steps]
+
+
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
-    parser.add_argument("checkpoints", nargs="+", type=Path)
+    parser.add_argument("checkpoints", nargs="*", type=Path)
     parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("--run", type=Path, help="a run folder: average its step_N.pt (with --best or --last)")
+    pick = parser.add_mutually_exclusive_group()
+    pick.add_argument("--best", type=positive_int, metavar="N", help="with --run: the N best-validated")
+    pick.add_argument("--last", type=positive_int, metavar="N", help="with --run: the N newest")
+    parser.add_argument("--metric", choices=sorted(METRIC_SIGN),
+                        help="with --best: rank by this (default: the run's trainer.metric)")
     args = parser.parse_args(argv)
+    if args.run is None and (args.best or args.last or args.metric):
+        parser.error("--best, --last and --metric pick from a run: give --run RUN")
+    if args.run is not None and (args.checkpoints or not (args.best or args.last)):
+        parser.error("--run takes --best N or --last N, and no checkpoint files beside it")
+    if args.run is None and not args.checkpoints:
+        parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
     try:
+        if args.run is not None:
+            args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
         check_output(args.output)
         check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
         path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
@@ -103,7 +187,9 @@ def main(argv=None) -> int:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
     try:
-        write_stdout(f"averaged {len(args.checkpoints)} checkpoints into {path}\n")
+        steps = ", ".join(str(step_of(p)) for p in args.checkpoints) if args.run is not None else ""
+        write_stdout(f"averaged {len(args.checkpoints)} checkpoints{f' (steps {steps})' if steps else ''} "
+                     f"into {path}\n")
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1

@@ -31,6 +31,17 @@ def finite_float(text: str) -> float:
     return value
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not 1 or more")
+    return value
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser, its --help written like any output: checked, so a
     full disk or a file-size limit is one line and exit 1, not a help cut off

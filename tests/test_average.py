@@ -1,6 +1,8 @@
 """python -m nmt.average: the element-wise mean, by hand; checkpoints of
 another vocabulary or model config are refused in one line, nothing written."""
 
+import json
+
 import pytest
 import torch
 
@@ -112,3 +114,91 @@ def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, whe
     err = capsys.readouterr().err
     assert err == "nmt: error: " + message.format(tmp=tmp_path) + "\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
+
+
+# -- --run RUN --best N | --last N --------------------------------------------
+
+def _run_folder(tmp_path, toy_checkpoint, records, kept, summary_metric="bleu"):
+    """A run folder as nmt.train leaves it: step_N.pt of weights N/100 for the
+    steps in `kept`, metrics.jsonl from `records` (step, bleu, loss)."""
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    for step in kept:
+        path = _variant(tmp_path, toy_checkpoint, f"tmp_{step}.pt", fill=step / 100)
+        path.rename(run / "checkpoints" / f"step_{step}.pt")
+    lines = [json.dumps({"step": s, "bleu": b, "chrf": 0.0, "loss": loss}) for s, b, loss in records]
+    (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    if summary_metric:
+        (run / "summary.json").write_text(json.dumps({"metric": summary_metric}))
+    return run
+
+
+def _weights(path):
+    state = torch.load(path, weights_only=True)["model"]
+    return {round(v.flatten()[0].item(), 5) for v in state.values() if v.is_floating_point()}
+
+
+RECORDS = [(100, 10.0, 3.0), (200, 30.0, 2.0), (300, 25.0, 1.5), (400, 30.0, 1.8), (500, 20.0, 1.9)]
+
+
+def test_run_best_and_last_by_hand(tmp_path, toy_checkpoint, capsys):
+    run = _run_folder(tmp_path, toy_checkpoint, RECORDS, kept=(100, 200, 300, 400, 500))
+    out = tmp_path / "avg.pt"
+    # BLEU: 30 (200), 30 (400), 25 (300): the best two are 200 and 400 -> weights (2 + 4) / 2 = 3
+    assert main(["--run", str(run), "--best", "2", "--output", str(out)]) == 0
+    assert _weights(out) == {3.0}
+    assert "averaged 2 checkpoints (steps 200, 400)" in capsys.readouterr().out
+    # of equal scores the later step: --best 1 is step 400
+    assert main(["--run", str(run), "--best", "1", "--output", str(out)]) == 0
+    assert _weights(out) == {4.0}
+    # --metric loss: lowest first, 300 (1.5) and 400 (1.8) -> 3.5
+    assert main(["--run", str(run), "--best", "2", "--metric", "loss", "--output", str(out)]) == 0
+    assert _weights(out) == {3.5}
+    # --last 3: 300, 400, 500 -> 4
+    assert main(["--run", str(run), "--last", "3", "--output", str(out)]) == 0
+    assert _weights(out) == {4.0}
+
+
+def test_run_metric_from_the_hydra_config_and_pruned_steps(tmp_path, toy_checkpoint, capsys):
+    # step 200 was pruned (in metrics.jsonl, no file); the run validated by loss
+    run = _run_folder(tmp_path, toy_checkpoint, RECORDS, kept=(100, 300, 400, 500), summary_metric=None)
+    (run / ".hydra").mkdir()
+    (run / ".hydra" / "config.yaml").write_text("trainer:\n  metric: loss\n")
+    out = tmp_path / "avg.pt"
+    assert main(["--run", str(run), "--best", "1", "--output", str(out)]) == 0
+    assert _weights(out) == {3.0}                    # step 300, loss 1.5
+    assert main(["--run", str(run), "--best", "9", "--output", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "kept 4 step checkpoints for this; averaging those" in captured.err
+    assert _weights(out) == {(1 + 3 + 4 + 5) / 4}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--best", "2"], "--best, --last and --metric pick from a run: give --run RUN"),
+    (["--run", "RUN"], "--run takes --best N or --last N"),
+    (["--run", "RUN", "--best", "0"], "argument --best: 0 is not 1 or more"),
+    (["--run", "RUN", "--best", "2", "--last", "2"], "not allowed with argument"),
+    ([], "give the checkpoints to average, or --run RUN"),
+])
+def test_run_usage_errors(tmp_path, capsys, args, message):
+    args = [a.replace("RUN", str(tmp_path)) for a in args]
+    with pytest.raises(SystemExit) as exit_:
+        main([*args, "--output", str(tmp_path / "avg.pt")])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_without_what_it_needs_is_one_line(tmp_path, toy_checkpoint, capsys):
+    out = tmp_path / "avg.pt"
+    empty = tmp_path / "empty"
+    (empty / "checkpoints").mkdir(parents=True)
+    assert main(["--run", str(empty), "--best", "2", "--output", str(out)]) == 1
+    assert "holds no step_N.pt" in capsys.readouterr().err
+    run = _run_folder(tmp_path, toy_checkpoint, RECORDS, kept=(100,), summary_metric=None)
+    assert main(["--run", str(run), "--best", "2", "--output", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "give --metric bleu|chrf|loss" in err
+    (run / "metrics.jsonl").write_text("not json\n")
+    assert main(["--run", str(run), "--best", "2", "--metric", "bleu", "--output", str(out)]) == 1
+    assert "line 1 is not a validation record" in capsys.readouterr().err
+    assert not out.exists()

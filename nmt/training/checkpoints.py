@@ -242,6 +242,9 @@ def check_resume_model(path, model_cfg) -> None:
                    "settings, or choose another hydra.run.dir for a new run")
 
 
+METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # training maximises sign * trainer.metric
+
+
 def step_of(path: Path) -> int:
     """The update number of a step_N.pt file."""
     return int(Path(path).stem.split("_")[1])

@@ -28,8 +28,8 @@ from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
 from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
-from nmt.training.checkpoints import (best_steps, check_fingerprint, data_fingerprint, load_checkpoint,
-                                      prune_step_checkpoints, save_checkpoint, step_of)
+from nmt.training.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, data_fingerprint,
+                                      load_checkpoint, prune_step_checkpoints, save_checkpoint, step_of)
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
 from nmt.training.coverage_loss import CoverageLoss
@@ -43,7 +43,6 @@ from nmt.translator import Translator, length_limits
 
 log = logging.getLogger("nmt.train")
 PAD = 0
-METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # the trainer maximises sign * metric
 FINAL_KEYS = {"bleu", "chrf", "perplexity", "loss", "bleu_signature"}   # of a metrics.jsonl record
 
 
