@@ -41,7 +41,8 @@ from nmt.data.tokenizer import check_same_vocabulary
 from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
                             write_stdout)
 from nmt.errors import NmtError
-from nmt.training.checkpoints import METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint, step_of
+from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
+                                      step_checkpoints, step_of)
 
 
 def config_difference(a, b, where: str = "model") -> str | None:
@@ -142,7 +143,7 @@ def run_scores(run: Path, metric: str) -> dict[int, float]:
 
 def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str | None) -> list[Path]:
     """The step_N.pt files of a run that --best N or --last N picks."""
-    kept = {step_of(p): p for p in (run / "checkpoints").glob("step_*.pt")}
+    kept = {step_of(p): p for p in step_checkpoints(run / "checkpoints")}
     if not kept:
         raise NmtError(f"{run / 'checkpoints'} holds no step_N.pt (trainer.keep_last=0?); "
                        "nothing to average")

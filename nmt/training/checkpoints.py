@@ -250,6 +250,13 @@ def step_of(path: Path) -> int:
     return int(Path(path).stem.split("_")[1])
 
 
+def step_checkpoints(folder: Path) -> list[Path]:
+    """The step_N.pt files of a checkpoint folder, oldest first (other files,
+    such as a user's step_3000_copy.pt, are left alone)."""
+    found = [p for p in Path(folder).glob("step_*.pt") if p.stem[len("step_"):].isdigit()]
+    return sorted(found, key=step_of)
+
+
 def best_steps(step_scores: dict[int, float], n: int) -> list[int]:
     """The `n` validated steps of highest score (NaN counts as worst; of equal
     scores the later step wins), in step order."""
@@ -261,7 +268,7 @@ def best_steps(step_scores: dict[int, float], n: int) -> list[int]:
 
 def prune_step_checkpoints(folder: Path, keep: int, also_keep: list[int] = ()) -> None:
     """Keep only the `keep` newest step_*.pt files, and those of the steps in `also_keep`."""
-    steps = sorted(Path(folder).glob("step_*.pt"), key=step_of)
+    steps = step_checkpoints(folder)
     for old in steps[:-keep] if keep > 0 else steps:
         if step_of(old) not in set(also_keep):
             old.unlink(missing_ok=True)

@@ -29,7 +29,8 @@ from nmt.data.pipeline import prepare_data
 from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, data_fingerprint,
-                                      load_checkpoint, prune_step_checkpoints, save_checkpoint, step_of)
+                                      load_checkpoint, prune_step_checkpoints, save_checkpoint,
+                                      step_checkpoints, step_of)
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
 from nmt.training.coverage_loss import CoverageLoss
@@ -408,7 +409,7 @@ class Trainer:
         """trainer.average_last=N and trainer.average_best=N: the last N step
         checkpoints averaged into checkpoints/averaged.pt, the N best-validated
         ones into checkpoints/averaged_best.pt; their scores for summary.json."""
-        steps = sorted(self.ckpt_dir.glob("step_*.pt"), key=step_of)
+        steps = step_checkpoints(self.ckpt_dir)
         scores = {}
         n = int(self.tc.get("average_last", 0))
         if n > 0 and steps:

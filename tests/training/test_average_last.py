@@ -82,10 +82,12 @@ def test_prune_keeps_the_newest_and_the_named(tmp_path):
 
     for step in (1, 2, 3, 4, 5):
         (tmp_path / f"step_{step}.pt").write_bytes(b"x")
+    (tmp_path / "step_2_copy.pt").write_bytes(b"mine")       # not a step checkpoint: left alone
     prune_step_checkpoints(tmp_path, 2, also_keep=[1, 4])
-    assert sorted(p.name for p in tmp_path.glob("step_*.pt")) == ["step_1.pt", "step_4.pt", "step_5.pt"]
+    assert sorted(p.name for p in tmp_path.glob("step_*.pt")) == ["step_1.pt", "step_2_copy.pt", "step_4.pt",
+                                                                 "step_5.pt"]
     prune_step_checkpoints(tmp_path, 0, also_keep=[4])
-    assert [p.name for p in tmp_path.glob("step_*.pt")] == ["step_4.pt"]
+    assert sorted(p.name for p in tmp_path.glob("step_*.pt")) == ["step_2_copy.pt", "step_4.pt"]
 
 
 def scripted_bleu(monkeypatch, scores: list[float]):
