@@ -107,7 +107,9 @@ def run_metric(run: Path) -> str:
     summary = run / "summary.json"
     if summary.is_file():
         try:
-            return str(json.loads(summary.read_text(encoding="utf-8"))["metric"])
+            metric = str(json.loads(summary.read_text(encoding="utf-8"))["metric"])
+            if metric in METRIC_SIGN:
+                return metric
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             pass
     config = run / ".hydra" / "config.yaml"
@@ -115,7 +117,9 @@ def run_metric(run: Path) -> str:
         from omegaconf import OmegaConf
 
         try:
-            return str(OmegaConf.load(config).trainer.metric)
+            metric = str(OmegaConf.load(config).trainer.metric)
+            if metric in METRIC_SIGN:
+                return metric
         except Exception:   # noqa: BLE001 - any unreadable config: say so below
             pass
     raise NmtError(f"cannot tell which metric {run} validated by (no readable summary.json or "
@@ -123,21 +127,20 @@ def run_metric(run: Path) -> str:
 
 
 def run_scores(run: Path, metric: str) -> dict[int, float]:
-    """Validated step -> sign * metric, from RUN/metrics.jsonl (NaN for a record without it)."""
+    """Validated step -> sign * metric, from RUN/metrics.jsonl (NaN for a record without
+    it). A line that is not a whole record (a write cut by a kill) is left out, as the
+    trainer leaves it out when it resumes."""
     path = run / "metrics.jsonl"
     if not path.is_file():
         raise NmtError(f"{path} does not exist; --run takes the folder of a run of python -m nmt.train")
     scores = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             record = json.loads(line)
             value = record.get(metric)
             scores[int(record["step"])] = METRIC_SIGN[metric] * float(value if value is not None else math.nan)
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise NmtError(f"{path} line {number} is not a validation record; is it a run folder of "
-                           "python -m nmt.train?") from None
+            continue
     return scores
 
 
@@ -153,7 +156,7 @@ def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str |
         scores = run_scores(run, metric or run_metric(run))
         steps = best_steps({s: v for s, v in scores.items() if s in kept}, best)
         if not steps:
-            raise NmtError(f"none of the step_N.pt of {run} has a validation score in metrics.jsonl")
+            raise NmtError(f"none of the step_N.pt of {run} has a validation record in {run / 'metrics.jsonl'}")
     if len(steps) < (last or best):
         print(f"nmt: warning: {run} kept {len(steps)} step checkpoints for this; averaging those",
               file=sys.stderr)
@@ -178,9 +181,9 @@ def main(argv=None) -> int:
     if args.run is None and not args.checkpoints:
         parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
     try:
+        check_output(args.output)
         if args.run is not None:
             args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
-        check_output(args.output)
         check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
         path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
                                advice="free disk space or choose another --output; nothing was written")

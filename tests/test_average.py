@@ -198,7 +198,24 @@ def test_run_without_what_it_needs_is_one_line(tmp_path, toy_checkpoint, capsys)
     assert main(["--run", str(run), "--best", "2", "--output", str(out)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "give --metric bleu|chrf|loss" in err
+    (run / "summary.json").write_text(json.dumps({"metric": "accuracy"}))   # not one of ours
+    assert main(["--run", str(run), "--best", "2", "--output", str(out)]) == 1
+    assert "give --metric bleu|chrf|loss" in capsys.readouterr().err
     (run / "metrics.jsonl").write_text("not json\n")
     assert main(["--run", str(run), "--best", "2", "--metric", "bleu", "--output", str(out)]) == 1
-    assert "line 1 is not a validation record" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "none of the step_N.pt" in err and "has a validation record" in err
     assert not out.exists()
+    # an output that cannot be written is refused before the run is read
+    assert main(["--run", str(tmp_path / "nowhere"), "--best", "2", "--output", str(tmp_path / "no" / "a.pt")]) == 1
+    assert capsys.readouterr().err == f"nmt: error: --output {tmp_path}/no/a.pt: folder {tmp_path}/no does not exist; create it first\n"
+
+
+def test_run_skips_a_cut_last_line(tmp_path, toy_checkpoint):
+    # a kill can cut metrics.jsonl's last write; the whole records still count
+    run = _run_folder(tmp_path, toy_checkpoint, RECORDS[:2], kept=(100, 200))
+    with open(run / "metrics.jsonl", "a") as file:
+        file.write('{"step": 300, "bl')
+    out = tmp_path / "avg.pt"
+    assert main(["--run", str(run), "--best", "1", "--output", str(out)]) == 0
+    assert _weights(out) == {2.0}
