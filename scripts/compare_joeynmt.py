@@ -244,7 +244,7 @@ def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work:
     figures = json.loads((out / f"bench_train_{preset}_{tag}.json").read_text())
     return {"tgt_tokens_per_s": figures["tgt_tokens_per_s"], "seconds": figures["seconds"],
             "parameters": figures["parameters"], "tgt_tokens_per_step": figures["tgt_tokens_per_step"],
-            "command": figures["command"]}
+            "precision": figures["precision"], "command": figures["command"]}
 
 
 def summarise(runs: dict, steps: int) -> dict:

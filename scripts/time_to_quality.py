@@ -121,18 +121,54 @@ def updates_in(minutes: float, seconds_per_update: float) -> int:
     return max(1, round(60 * minutes / seconds_per_update))
 
 
-def seconds_per_update(speeds: Path, overrides: list[str] = ()) -> tuple[float, float]:
+def run_precision(overrides: list[str] = ()) -> str:
+    """The precision nmt's side trains in here: the preset's trainer.precision with the
+    overrides, `auto` resolved for this machine's CPU as the trainer resolves it."""
+    import torch
+
+    from bench_train import compose_config
+    from nmt.training.precision import resolve_precision
+
+    cfg = compose_config(PRESET, list(overrides))
+    return resolve_precision(str(cfg.trainer.precision), torch.device("cpu"))
+
+
+def timed_precision(records: list[dict], side: str) -> str:
+    """The precision a compare_joeynmt.py side was timed in: its records say so; records
+    from before they did were timed with the presets' default of then (fp32) unless the
+    side's overrides set trainer.precision."""
+    recorded = {r["precision"] for r in records if "precision" in r}
+    if recorded:
+        return recorded.pop() if len(recorded) == 1 else "mixed"
+    named = [o.split("=", 1)[1] for o in side.split()[1:] if o.startswith("trainer.precision=")]
+    return named[-1] if named else "fp32"
+
+
+def seconds_per_update(speeds: Path, overrides: list[str] = (), precision: str = "fp32") -> tuple[float, float]:
     """(nmt, JoeyNMT) seconds per update of transformer_small in compare_joeynmt.py's JSON;
-    nmt's of the side timed with the same overrides (--variant) when there are any."""
+    nmt's of the side timed with the same overrides (--variant) and in `precision` (what
+    this run trains in; the side's trainer.precision override may be there or not); a side
+    timed in another precision is refused (the cadence would be off by the speed-up)."""
     if not speeds.is_file():
         sys.exit(f"{speeds} not found; run scripts/compare_joeynmt.py or pass --nmt-val-every "
                  "and --joey-val-every")
     figures = json.loads(speeds.read_text())
     runs = figures["runs"][PRESET]
-    side = " ".join(["ours", *overrides])
-    if side not in runs:
+    # the same run, however its precision is said: as given, without trainer.precision, with it
+    others = [o for o in overrides if not o.startswith("trainer.precision=")]
+    named = dict.fromkeys(" ".join(["ours", *o]) for o in (overrides, others,
+                                                           [*others, f"trainer.precision={precision}"]))
+    present = [side for side in named if side in runs]
+    if not present:
         sys.exit(f"{speeds} has no nmt side timed with {' '.join(overrides)}; run scripts/compare_joeynmt.py "
                  f"--variant '{' '.join(overrides)}' or pass --nmt-val-every")
+    matching = [side for side in present if timed_precision(runs[side], side) == precision]
+    if not matching:
+        side, timed = present[0], timed_precision(runs[present[0]], present[0])
+        sys.exit(f"{speeds}: its nmt side '{side}' was timed in {timed}, but this run trains in {precision}; "
+                 f"pass --nmt-override trainer.precision={timed} to run as timed, run scripts/compare_joeynmt.py "
+                 "again, or pass --nmt-val-every")
+    side = matching[0]
     mean = lambda name: sum(r["seconds"] for r in runs[name]) / len(runs[name]) / figures["steps"]
     return mean(side), mean("joeynmt")
 
@@ -141,7 +177,7 @@ def cadences(args) -> tuple[int, int]:
     """(nmt's val_every, JoeyNMT's validation_freq) in updates."""
     if args.nmt_val_every and args.joey_val_every:
         return args.nmt_val_every, args.joey_val_every
-    ours, theirs = seconds_per_update(Path(args.speeds), args.nmt_override)
+    ours, theirs = seconds_per_update(Path(args.speeds), args.nmt_override, run_precision(args.nmt_override))
     return (args.nmt_val_every or updates_in(args.val_every_minutes, ours),
             args.joey_val_every or updates_in(args.val_every_minutes, theirs))
 

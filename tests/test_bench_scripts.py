@@ -240,8 +240,24 @@ def test_time_to_quality_takes_the_cadence_of_the_variant_it_runs(tmp_path):
     speeds.write_text(json.dumps({"steps": 10, "runs": {"transformer_small": {
         "ours": side(16.0), "ours trainer.precision=bf16": side(10.0), "joeynmt": side(21.0)}}}))
     assert ttq.seconds_per_update(speeds) == (1.6, 2.1)
-    assert ttq.seconds_per_update(speeds, ["trainer.precision=bf16"]) == (1.0, 2.1)
+    assert ttq.seconds_per_update(speeds, ["trainer.precision=bf16"], "bf16") == (1.0, 2.1)
     with pytest.raises(SystemExit, match="no nmt side timed with trainer.compile=true"):
         ttq.seconds_per_update(speeds, ["trainer.compile=true"])
+    # a side timed in fp32 (records without a precision: the presets were fp32 then) does not
+    # set the cadence of a run in bf16 (the presets' auto on a bf16 CPU), the bf16 side does
+    assert ttq.seconds_per_update(speeds, [], "bf16") == (1.0, 2.1)
+    assert ttq.seconds_per_update(speeds, ["trainer.precision=fp32"], "fp32") == (1.6, 2.1)   # 'ours' is it
+    speeds.write_text(json.dumps({"steps": 10, "runs": {"transformer_small": {
+        "ours": side(16.0), "joeynmt": side(21.0)}}}))
+    with pytest.raises(SystemExit, match="'ours' was timed in fp32, but this run trains in bf16; "
+                                         "pass --nmt-override trainer.precision=fp32"):
+        ttq.seconds_per_update(speeds, [], "bf16")
+    speeds.write_text(json.dumps({"steps": 10, "runs": {"transformer_small": {
+        "ours": [{"seconds": 10.0, "precision": "bf16"}], "joeynmt": side(21.0)}}}))
+    assert ttq.seconds_per_update(speeds, [], "bf16") == (1.0, 2.1)      # newer records say their precision
+    with pytest.raises(SystemExit, match="timed in bf16, but this run trains in fp32"):
+        ttq.seconds_per_update(speeds, [], "fp32")
+    assert ttq.run_precision(["trainer.precision=fp32"]) == "fp32"
+    assert ttq.run_precision(["trainer.precision=bf16"]) == "bf16"
     command = ttq.nmt_command(Path("/d"), 45, 110, tmp_path / "run", None, ["trainer.precision=bf16"])
     assert command[-1] == "trainer.precision=bf16" and "trainer.val_every=110" in command
