@@ -281,6 +281,7 @@ RULES: dict[str, Rule] = {
     "model.decoder.style": Choice(options=("luong", "bahdanau")),
     "model.decoder.input_feeding": Bool(),
     "model.decoder.tie_embeddings": Bool(),
+    "model.share_embeddings": Bool(),
     "model.decoder.attention_layer": Int(hint="-1 is the last layer"),
     "model.decoder.attention_head": Int(low=0, null=True, hint="null = the mean over heads"),
 

@@ -56,6 +56,9 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
         raise NmtError(f"model.attention.max_len={window} is shorter than the longest source "
                        f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
                        f"or data.max_len={window}")
+    if cfg.model.get("share_embeddings", False) and not cfg.data.get("joint_vocab", True):
+        raise NmtError("model.share_embeddings=true needs one vocabulary for both languages; "
+                       "set data.joint_vocab=true or model.share_embeddings=false")
     for group in ("optimizer", "schedule"):
         check_group_settings(cfg.get(group), group, choices)
     check_data_config(cfg.data)

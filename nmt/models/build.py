@@ -157,8 +157,35 @@ def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,
                               memory_dim=encoder.output_size, attention=attention,
                               positional=positional, pad_id=pad_id)
         bridge_dim = model_cfg.decoder.hidden_size
+    if model_cfg.get("share_embeddings", False):
+        share_embeddings(encoder, decoder, src_vocab_size, tgt_vocab_size)
     bridge = instantiate(model_cfg.bridge, enc_dim=encoder.output_size, dec_dim=bridge_dim)
     return Seq2Seq(encoder, decoder, bridge, memory_proj, pad_id)
+
+
+def share_embeddings(encoder: nn.Module, decoder: nn.Module, src_vocab_size: int,
+                     tgt_vocab_size: int) -> None:
+    """One embedding table for source and target subwords (model.share_embeddings).
+
+    Press and Wolf (2017, "Using the Output Embedding to Improve Language
+    Models") tie a translation model's encoder and decoder embeddings over a
+    joint subword vocabulary ("three-way weight tying", with the output layer);
+    Vaswani et al. (2017, Sec. 3.4) share one matrix between both embedding
+    layers and the pre-softmax projection. The
+    encoder takes the decoder's table, so a decoder whose output layer is tied
+    to its embedding (model.decoder.tie_embeddings) ties all three.
+    """
+    if src_vocab_size != tgt_vocab_size:
+        raise NmtError(f"model.share_embeddings=true needs one vocabulary for both sides; the source "
+                       f"has {src_vocab_size} subwords and the target {tgt_vocab_size} (data.joint_vocab=true)")
+    source, target = getattr(encoder, "embed", None), getattr(decoder, "embed", None)
+    if not isinstance(source, nn.Embedding) or not isinstance(target, nn.Embedding):
+        raise NmtError("model.share_embeddings=true needs an encoder and a decoder that embed subwords")
+    if source.embedding_dim != target.embedding_dim:
+        raise NmtError(f"model.share_embeddings=true needs the same embedding size on both sides; the "
+                       f"encoder's is {source.embedding_dim} and the decoder's {target.embedding_dim} "
+                       "(set model.encoder.embed_dim and model.decoder.embed_dim, or d_model, alike)")
+    source.weight = target.weight                                   # (V, E), one Parameter
 
 
 def count_parameters(model: nn.Module) -> int:
