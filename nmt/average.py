@@ -29,18 +29,16 @@ if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one 
 
     signals.install("; --output is written whole or not at all")
 
-import argparse
 import json
 import math
 import sys
 from pathlib import Path
 
-import torch
-
 from nmt.data.tokenizer import check_same_vocabulary
 from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
                             write_stdout)
 from nmt.errors import NmtError
+from nmt.training.metrics_log import METRICS_FILE, read_records
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
                                       step_checkpoints, step_of)
 
@@ -130,17 +128,16 @@ def run_scores(run: Path, metric: str) -> dict[int, float]:
     """Validated step -> sign * metric, from RUN/metrics.jsonl (NaN for a record without
     it). A line that is not a whole record (a write cut by a kill) is left out, as the
     trainer leaves it out when it resumes."""
-    path = run / "metrics.jsonl"
+    path = run / METRICS_FILE
     if not path.is_file():
         raise NmtError(f"{path} does not exist; --run takes the folder of a run of python -m nmt.train")
     scores = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for record in read_records(run):
         try:
-            record = json.loads(line)
-            value = record.get(metric)
-            scores[int(record["step"])] = METRIC_SIGN[metric] * float(value if value is not None else math.nan)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue
+            value = float(record[metric]) if record.get(metric) is not None else math.nan
+        except (ValueError, TypeError):
+            value = math.nan
+        scores[record["step"]] = METRIC_SIGN[metric] * value
     return scores
 
 

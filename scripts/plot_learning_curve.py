@@ -13,12 +13,13 @@ command.
 """
 
 import argparse
-import json
 import re
 import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
+
+from nmt.training.metrics_log import read_records
 
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 VALIDATION = re.compile(r"validation step (\d+) ")
@@ -43,9 +44,7 @@ def wall_minutes(log_path: Path) -> dict[int, float]:
 
 def bleu_points(run: Path) -> tuple[list[float], list[dict], str]:
     """(minutes, metrics records, axis label) of a run's validations."""
-    metrics = run / "metrics.jsonl"
-    records = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] \
-        if metrics.is_file() else []
+    records = read_records(run)
     walls = wall_minutes(run / "train.log")
     xs = [walls.get(r["step"], r["train_seconds"] / 60) for r in records]
     label = "wall-clock minutes" if all(r["step"] in walls for r in records) else "training minutes"

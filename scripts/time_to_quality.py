@@ -69,6 +69,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import compare_joeynmt as joey  # noqa: E402 - JoeyNMT's venv, the shared data and its config
 from bench_train import git_commit  # noqa: E402
 from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
+from nmt.training.metrics_log import read_records  # noqa: E402
 from plot_learning_curve import STAMP, VALIDATION  # noqa: E402 - nmt's train.log lines
 
 PRESET = "transformer_small"
@@ -280,8 +281,7 @@ def minutes_since(stamp: str, start: datetime) -> float:
 
 def nmt_records(run_dir: Path) -> list[dict]:
     """RUN/metrics.jsonl: one record per validation."""
-    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    return read_records(run_dir)
 
 
 def nmt_points(run_dir: Path, start: datetime) -> list[Point]:

@@ -25,6 +25,7 @@ import torch
 
 from nmt.study.alignment import AerCounts, attention_word_links, words_match
 from nmt.training.checkpoints import load_checkpoint
+from nmt.training.metrics_log import read_records
 from nmt.training.validation import score_translations
 from nmt.translator import Translator
 
@@ -122,10 +123,8 @@ def alignment_figures(translator: Translator, pairs: list[tuple[str, str]],
 
 
 def read_metrics(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """The run's validation records (nmt.training.metrics_log)."""
+    return read_records(run_dir)
 
 
 def best_record(records: list[dict], step: int) -> dict:

@@ -13,7 +13,6 @@ before Hydra tries to create it.
 """
 
 import fcntl
-import json
 import os
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ from omegaconf import OmegaConf
 
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
+from nmt.training.metrics_log import parse_record
 
 HYDRA_SUBDIR = ".hydra"
 _held: dict[Path, int] = {}     # lock file -> how many RunDirLocks of this process hold it
@@ -202,14 +202,10 @@ def drop_metrics_after(path: Path, step: int) -> dict | None:
         return None
     kept, dropped, same = [], 0, None
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-            keep = int(record["step"]) <= step
-        except (ValueError, TypeError, KeyError):
-            keep, record = False, None
-        if keep:
+        record = parse_record(line)
+        if record is not None and record["step"] <= step:
             kept.append(line)
-            if int(record["step"]) == step:
+            if record["step"] == step:
                 same = record
         else:
             dropped += 1
