@@ -33,7 +33,12 @@ the validations themselves. It is the clock the budget is on (JoeyNMT is stopped
 and it needs no bookkeeping that the two toolkits do differently (nmt's train_seconds
 leaves out batching; JoeyNMT's timer leaves out checkpoint saving). Each side pays for
 its own validations at the same cadence; the JSON keeps nmt's train_seconds and
-JoeyNMT's decoding seconds per point to show what validation cost.
+JoeyNMT's generation_seconds per point, and the printed tables the minutes each side
+spent not training before each validation, to show what validation cost. An untrained
+model writes every translation to the length limit, and JoeyNMT 2.3.0's greedy search
+recomputes the whole prefix at each step: on 1014 sentences one early validation took it
+12 minutes on one core (benchmarks/RESULTS.md §8). --joey-val-every N with N about the
+updates it makes in the budget lets it validate once, near the end: its best figure.
 
 BLEU: both validate greedily on the whole validation set (1014 sentences; --val-sentences
 N: the first N on both sides) and score with sacreBLEU 2.6.0's corpus BLEU, default
@@ -76,6 +81,7 @@ PRESET = "transformer_small"
 TARGET_MINUTES = 15
 LOG_TIME = "%Y-%m-%d %H:%M:%S,%f"
 # 2026-11-24 22:05:01,123 - INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  21.30, loss: ...
+JOEY_GENERATION = re.compile(r" - INFO - \S+ - Generation took ([\d.]+)\[sec\]")
 JOEY_RESULT = re.compile(r"^(\S+ \S+) - INFO - \S+ - Evaluation result \([\w ]+\): bleu:\s*([\d.]+)")
 
 
@@ -308,6 +314,20 @@ def joey_points(log: str, start: datetime) -> list[Point]:
     return points
 
 
+def joey_generation_seconds(log: str) -> dict[int, float]:
+    """step -> seconds JoeyNMT 2.3.0 spent generating that validation's translations (its
+    "Generation took X[sec]." line; the step of the last "Step:" line before it)."""
+    seconds, step = {}, None
+    for line in log.splitlines():
+        progress = joey.STEP_LINE.search(line)
+        if progress:
+            step = int(progress[2])
+        found = JOEY_GENERATION.search(line)
+        if found and step is not None:
+            seconds[step] = float(found[1])
+    return seconds
+
+
 def joey_signature(log: str) -> str | None:
     """The sacreBLEU signature JoeyNMT logs with each BLEU."""
     for line in log.splitlines():
@@ -371,9 +391,24 @@ def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: P
     fig.savefig(out)
 
 
-def table(name: str, points: list[Point]) -> str:
-    rows = [f"{name}\n{'step':>7} {'minutes':>8} {'BLEU':>6}"]
-    rows += [f"{p.step:>7} {p.minutes:>8.2f} {p.bleu:>6.2f}" for p in points]
+def outside_training(points: list[Point], records: dict[int, dict]) -> dict[int, float]:
+    """step -> nmt's wall-clock minutes since the previous validation (or the start) that were
+    not training: the validation itself, checkpoints, and before the first one, start-up."""
+    out, wall, trained = {}, 0.0, 0.0
+    for point in points:
+        train_minutes = records[point.step]["train_seconds"] / 60
+        out[point.step] = (point.minutes - wall) - (train_minutes - trained)
+        wall, trained = point.minutes, train_minutes
+    return out
+
+
+def table(name: str, points: list[Point], validation_minutes: dict[int, float]) -> str:
+    """One side's validations; the last column: minutes not training before each (nmt:
+    outside_training; JoeyNMT: its generation time)."""
+    rows = [f"{name}\n{'step':>7} {'minutes':>8} {'BLEU':>6} {'not training':>13}"]
+    rows += [f"{p.step:>7} {p.minutes:>8.2f} {p.bleu:>6.2f} "
+             + (f"{validation_minutes[p.step]:>13.2f}" if p.step in validation_minutes else f"{'?':>13}")
+             for p in points]
     return "\n".join(rows)
 
 
@@ -407,6 +442,7 @@ def main(argv=None) -> dict:
         "met": bool(reached and reached.minutes <= TARGET_MINUTES),
     }
     by_step = {r["step"]: r for r in nmt_records(run_dir)}
+    generation = joey_generation_seconds(log)
     record = {
         "command": command, "date": start.isoformat(timespec="seconds"), "machine": cpu, "commit": commit,
         "smoke": args.smoke, "minutes": args.minutes, "validation_sentences": sentences,
@@ -419,7 +455,8 @@ def main(argv=None) -> dict:
                            for p in nmt]},
         "joeynmt": {"command": shlex.join(pinned(1, theirs)), "validation_freq": joey_every,
                     "stopped_by": how, "log": str(joey_log), "bleu_signature": joey_signature(log),
-                    "points": [p._asdict() for p in rival]},
+                    "points": [{**p._asdict(), "generation_seconds": generation.get(p.step)}
+                               for p in rival]},
     }
     out_json, out_png = Path(args.out_json), Path(args.out_png)
     out_json.parent.mkdir(parents=True, exist_ok=True)
@@ -429,7 +466,10 @@ def main(argv=None) -> dict:
     plot(nmt, rival, target, reached, args.minutes, title,
          f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)", out_png)
 
-    print(f"\n{command}\n\n{table('nmt', nmt)}\n\n{table(f'JoeyNMT (stopped by {how})', rival)}\n")
+    ours_validating = outside_training(nmt, by_step)
+    theirs_validating = {step: seconds / 60 for step, seconds in generation.items()}
+    print(f"\n{command}\n\n{table('nmt', nmt, ours_validating)}\n\n"
+          f"{table(f'JoeyNMT (stopped by {how})', rival, theirs_validating)}\n")
     if target is None:
         print(f"JoeyNMT logged no validation within {args.minutes:g} minutes")
     else:

@@ -157,6 +157,7 @@ def test_time_to_quality_reads_joeynmt_validations_by_hand():
     assert [(p.step, p.bleu) for p in points] == [(100, 3.25), (200, 12.5)]
     assert [p.minutes for p in points] == pytest.approx([1.55, 4.05])
     assert ttq.joey_signature(JOEY_LOG_EXCERPT) == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+    assert ttq.joey_generation_seconds(JOEY_LOG_EXCERPT) == {100: 29.99}   # step 200 logged none
 
 
 def test_time_to_quality_reads_an_nmt_run_folder_by_hand(tmp_path):
@@ -176,6 +177,10 @@ def test_time_to_quality_reads_an_nmt_run_folder_by_hand(tmp_path):
     points = ttq.nmt_points(tmp_path, datetime(2026, 11, 24, 22, 0, 0))
     # 22:03:00 is 3 min after the start, 22:06:30 6.5 min; BLEU at full precision from metrics.jsonl
     assert points == [ttq.Point(100, 3.0, 10.004), ttq.Point(200, 6.5, 20.004)]
+    # not training: 3.0 - 2.5 = 0.5 min before step 100 (start-up, validation), (6.5 - 3.0) - 2.5 = 1.0 after
+    outside = ttq.outside_training(points, {r["step"]: r for r in records})
+    assert outside == pytest.approx({100: 0.5, 200: 1.0})
+    assert "    200     6.50  20.00          1.00" in ttq.table("nmt", points, outside)
 
 
 def test_time_to_quality_crossing_by_hand():
