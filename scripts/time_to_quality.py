@@ -18,6 +18,10 @@ OMP_NUM_THREADS=MKL_NUM_THREADS=1 on both. V and V' are the updates that take
 --val-every-minutes on each side, from the seconds per update that
 scripts/compare_joeynmt.py measured (benchmarks/compare_joeynmt.json), so both
 validate at about the same minutes; --nmt-val-every/--joey-val-every set them outright.
+compare_joeynmt.py times both sides at the machine's thread count (2 here) and this script
+runs each on one thread, so the minutes are longer by the same factor on both sides: in
+the 45-minute run of 2026-11-25 an update took 1.7 times as long on each, and the default
+3-minute cadence validated about every 5.5 minutes.
 
 Stopping JoeyNMT: 2.3.0 has no wall-clock limit (its loop stops on `updates`, `epochs` or a
 minimum learning rate only; training.py). The script sends it SIGTERM M minutes after the
@@ -97,7 +101,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
     parser.add_argument("--minutes", type=finite_float, help="wall-clock budget of each side (default 45; smoke 2)")
     parser.add_argument("--val-every-minutes", type=finite_float,
-                        help="validation cadence of both sides (default 3; smoke 0.5)")
+                        help="validation cadence of both sides, in minutes of compare_joeynmt's timing at its "
+                             "thread count (default 3; smoke 0.5); at one thread each, about 1.7 times longer")
     parser.add_argument("--nmt-val-every", type=int, help="nmt's trainer.val_every in updates (overrides)")
     parser.add_argument("--joey-val-every", type=int, help="JoeyNMT's validation_freq in updates (overrides)")
     parser.add_argument("--val-sentences", type=int, help="validate on the first N sentences (default all; smoke 50)")
