@@ -271,7 +271,9 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
     tests = paired_tests(runs, configs, table, references) if settings["data"] != "toy" and references else {}
     if settings["data"] != "toy" and references:
         write_cited_tests(out_dir, runs, table, references)
-    text = "\n".join(readme_lines(settings, configs, runs, table, galleries, curves, sentences, tests, args))
+    ranking = ranking_lines(configs, table, runs, settings["data"] == "toy", references)
+    text = "\n".join(readme_lines(settings, configs, runs, table, galleries, curves, sentences, tests, args,
+                                  ranking))
     (out_dir / "README.md").write_text(text, encoding="utf-8")
     write_csvs(out_dir, runs, table)
     from nmt.study.index import write_index
@@ -322,7 +324,28 @@ def paired_tests(runs: list[dict], configs: list[StudyConfig], table: dict,
     return cells
 
 
-def readme_lines(settings, configs, runs, table, galleries, curves, sentences, tests, args) -> list[str]:
+def ranking_lines(configs: list[StudyConfig], table: dict, runs: list[dict], toy: bool,
+                  references: list[str] | None) -> list[str]:
+    """The section "Overall ranking": every trained configuration, first to last
+    (nmt.study.ranking), and whether the top three have the seeds they need."""
+    from nmt.study.ranking import ranking_table, top_three_line
+
+    rows = ranking_table(configs, table, runs, toy, references)
+    if not rows:
+        return []
+    how = ("by mean AER (lower first): on this task nearly every configuration reaches test BLEU near 100, "
+           "so alignment is what tells them apart" if toy else
+           "by mean test BLEU (greedy), across families")
+    return ["", "## Overall ranking", "",
+            f"Every trained configuration, {how}. The decode-only rows (beam search on bahdanau's "
+            "checkpoints) are not ranked: they decode differently, not a different model. A rank is read "
+            "as a ranking only where the last columns support it: Welch's t-test over the seeds"
+            + ("" if toy else ", or sacreBLEU's paired bootstrap of the first seeds (p < 0.05)") + ".", "",
+            *rows, "", top_three_line(configs, table, toy)]
+
+
+def readme_lines(settings, configs, runs, table, galleries, curves, sentences, tests, args,
+                 ranking: list[str] = ()) -> list[str]:
     toy = settings["data"] == "toy"
     finished = [r for r in runs if r["status"] == "finished"]
     sessions = settings.get("sessions", [])
@@ -403,6 +426,7 @@ def readme_lines(settings, configs, runs, table, galleries, curves, sentences, t
         f"gets one direction of the same state size. The Transformers are {sizes['layers']}+"
         f"{sizes['layers']} layers, d {sizes['d_model']}, {sizes['heads']} heads, ff {sizes['ff']}, "
         f"inverse-sqrt schedule (warm-up {sizes['warmup']}, peak lr {sizes['transformer_lr']}).",
+        *ranking,
     ]
     rank_key, lower = ("aer", True) if toy else ("test_bleu", False)
     columns = [c for c in COLUMNS if toy or c[0] != "steps_to_target"]

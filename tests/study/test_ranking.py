@@ -1,0 +1,74 @@
+"""The overall ranking (nmt.study.ranking): order, evidence, the top three's seeds."""
+
+import pytest
+import sacrebleu
+
+from nmt.study.configs import study_configs
+from nmt.study.ranking import ranked_names, ranking_table, top_three_line
+from nmt.study.report import aggregate
+
+REFS = ["the cat sat on the mat", "a dog runs in the park", "two men play chess", "the sun is hot today"]
+GOOD = list(REFS)
+BAD = ["the cat on mat", "dog runs park", "men play", "sun hot"]
+
+
+def run(name, seed, bleu, aer, hypotheses=None):
+    family = next(c.family for c in study_configs("multi30k") if c.name == name)
+    return {"name": name, "family": family, "seed": seed, "first_seed": 1, "hypotheses": hypotheses or [],
+            "eval": {"test_bleu": bleu, "test_chrf": bleu + 20, "aer": aer, "final_step": 1600}}
+
+
+def test_ranks_by_mean_test_bleu_and_leaves_decode_only_rows_out():
+    runs = [run("luong_dot", 1, 30.0, 0.40), run("luong_dot", 2, 32.0, 0.42),        # mean 31
+            run("bahdanau", 1, 34.0, 0.35), run("bahdanau", 2, 35.0, 0.33),          # mean 34.5
+            run("cosine", 1, 33.0, 0.30),                                             # one seed
+            run("bahdanau-beam5", 1, 36.0, 0.35)]                                     # beam: not ranked
+    configs = study_configs("multi30k")
+    table = aggregate(runs)
+    assert ranked_names(configs, table, toy=False) == ["bahdanau", "cosine", "luong_dot"]
+    # the toy task ranks by AER, lowest first
+    assert ranked_names(configs, table, toy=True) == ["cosine", "bahdanau", "luong_dot"]
+
+    lines = ranking_table(configs, table, runs, toy=False)
+    rows = [line.split(" | ") for line in lines[2:]]
+    assert [r[1] for r in rows] == ["bahdanau", "cosine", "luong_dot"]
+    assert rows[0][3] == "2" and rows[0][4] == "34.50 ± 0.71" and rows[0][-1] == "first |"
+    assert rows[1][-1] == "-1.5: too few seeds |"            # one seed: Welch cannot say
+    # Welch by hand, luong_dot (31 ± 1.414) against bahdanau (34.5 ± 0.707), 2 seeds each:
+    # se = sqrt(2/2 + 0.5/2) = 1.118, df = 1.25² / (1²/1 + 0.25²/1) = 1.47 -> t = 12.706 (df 1 row);
+    # |gap| 3.5 < 12.706 * 1.118 = 14.2: within the spread
+    assert rows[2][-1] == "-3.5: within seed spread |"
+    assert "bahdanau-beam5" not in "\n".join(lines)
+
+
+def test_a_gap_larger_than_the_seed_spread_is_called():
+    runs = [run("bahdanau", s, b, 0.3) for s, b in ((1, 34.0), (2, 34.1), (3, 34.2))] + \
+           [run("luong_dot", s, b, 0.4) for s, b in ((1, 30.0), (2, 30.1), (3, 30.2))]
+    table = aggregate(runs)
+    rows = ranking_table(study_configs("multi30k"), table, runs, toy=False)
+    assert rows[-1].endswith("| -4: clearly behind |")
+
+
+def test_paired_bootstrap_against_the_first_goes_through_sacrebleu():
+    runs = [run("bahdanau", 1, sacrebleu.corpus_bleu(GOOD, [REFS]).score, 0.3, GOOD),
+            run("luong_dot", 1, sacrebleu.corpus_bleu(BAD, [REFS]).score, 0.4, BAD)]
+    lines = ranking_table(study_configs("multi30k"), aggregate(runs), runs, toy=False, references=REFS)
+    assert lines[0].endswith("| paired bootstrap vs first (BLEU difference, p; first seeds) |")
+    assert lines[2].endswith("| baseline |")
+    difference = sacrebleu.corpus_bleu(BAD, [REFS]).score - 100.0
+    # every resample of 4 sentences favours the perfect output: p = 1 / (1000 + 1)
+    assert lines[3].endswith(f"| {difference:+.2f}, p = 0.001 |")
+
+
+@pytest.mark.parametrize("seeds, met", [((1, 2, 3), True), ((1, 2), False)])
+def test_the_top_three_need_three_seeds(seeds, met):
+    names = ["bahdanau", "cosine", "luong_dot", "luong_general"]
+    runs = [run(n, s, 35.0 - i + s / 10, 0.3) for i, n in enumerate(names) for s in seeds]
+    line = top_three_line(study_configs("multi30k"), aggregate(runs), toy=False)
+    assert line.startswith("The 3 ranked first: bahdanau")
+    assert "luong_general" not in line                    # fourth: the rule does not reach it
+    if met:
+        assert "each has at least 3 seeds" in line
+    else:
+        assert "not yet met for bahdanau, cosine, luong_dot" in line
+        assert "`--spread bahdanau,cosine,luong_dot`" in line
