@@ -362,6 +362,17 @@ def write_index(root: Path) -> None:
                 "each seed's best single head (Transformers only). Details, galleries and curves: "
                 "[toy/README.md](toy/README.md)."]
     m30k, m30k_runs = parts.get("multi30k", ({}, []))
+    if m30k:
+        from nmt.study.ranking import ranking_table, top_three_line
+
+        configs = study_configs("multi30k")
+        out += ["", "## Part 2 at a glance", "",
+                "Every trained configuration on Multi30k de→en, by mean test BLEU (greedy); the gap to the "
+                "first is read as a ranking only where Welch's t-test over the seeds finds it. The paired "
+                "bootstrap of each row against the first, the decode-only beam rows and everything else: "
+                "[multi30k/README.md](multi30k/README.md#overall-ranking).", "",
+                *ranking_table(configs, m30k, m30k_runs, toy=False), "",
+                top_three_line(configs, m30k, toy=False)]
     paired = PairedEvidence(load_paired(root / "multi30k"))
     out += ["", "## What the papers found, and what we find", "",
             "Each line cites its rows (mean ± sd over seeds) and ranks only where Welch's t-test over the "

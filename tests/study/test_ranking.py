@@ -72,3 +72,27 @@ def test_the_top_three_need_three_seeds(seeds, met):
     else:
         assert "not yet met for bahdanau, cosine, luong_dot" in line
         assert "`--spread bahdanau,cosine,luong_dot`" in line
+
+
+def test_the_index_shows_part_2_ranked(tmp_path):
+    """benchmarks/attention_study/README.md gets the Multi30k ranking from the
+    records alone, with the top-three line."""
+    import json
+
+    from nmt.study.index import write_index
+
+    part = tmp_path / "multi30k"
+    (part).mkdir()
+    (part / "study.json").write_text(json.dumps({"data": "multi30k", "sessions": []}))
+    for name, seed, bleu in (("cosine", 1, 33.0), ("bahdanau", 1, 34.0), ("bahdanau", 2, 35.0)):
+        path = part / "records" / name / f"seed{seed}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        evaluation = {"test_bleu": bleu, "test_chrf": 50.0, "aer": 0.3, "final_step": 1600, "wall_s": 600.0}
+        path.write_text(json.dumps({"status": "finished", "eval": evaluation}))
+    write_index(tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    section = text.split("## Part 2 at a glance")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")]
+    assert rows[0].startswith("| 1 | bahdanau | score | 2 | 34.50 ± 0.71 |")
+    assert rows[1].startswith("| 2 | cosine | score | 1 | 33.00 |")
+    assert "not yet met for bahdanau, cosine" in section
