@@ -340,7 +340,11 @@ def ranking_lines(configs: list[StudyConfig], table: dict, runs: list[dict], toy
             f"Every trained configuration, {how}. The decode-only rows (beam search on bahdanau's "
             "checkpoints) are not ranked: they decode differently, not a different model. A rank is read "
             "as a ranking only where the last columns support it: Welch's t-test over the seeds"
-            + ("" if toy else ", or sacreBLEU's paired bootstrap of the first seeds (p < 0.05)") + ".", "",
+            + ("" if toy else ", or sacreBLEU's paired bootstrap of the first seeds (p < 0.05)") + "."
+            + (" The guided rows learn their attention from word links of the same kind AER scores ("
+               + ("the toy task's true alignment" if toy else "eflomal's, on the training pairs")
+               + "), so their AER is taught, not found by the mechanism."
+               if any(c.needs_alignments for c in configs) else ""), "",
             *rows, "", top_three_line(configs, table, toy)]
 
 
