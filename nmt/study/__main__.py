@@ -75,6 +75,9 @@ def parse_args(argv):
     parser.add_argument("--report-every", type=finite_float, default=10.0,
                         help="minutes between rewrites of the report while the study runs")
     parser.add_argument("--machine", help="how the report names this machine")
+    parser.add_argument("--git-commit", action="store_true",
+                        help="commit each finished run's record (and study.json) as it lands, nothing else, "
+                        "so that a study stopped anywhere continues from the repository on a new machine")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
     parser.add_argument("--list", action="store_true", help="print the configurations and exit")
     parser.add_argument("overrides", nargs="*", help="study.KEY=VALUE, or KEY=VALUE for every run")
@@ -318,6 +321,10 @@ def main(argv=None) -> int:
         from nmt.study.gallery import pick_sentences
 
         gallery = pick_sentences(valid)
+        if args.git_commit and not args.report_only:
+            from nmt.study.autocommit import work_tree_of
+
+            work_tree_of(args.out)      # before any training: a folder outside git is one line now
         if not args.report_only:
             # seed-major: every configuration's first seed before any second seed, so a
             # study stopped early has every row
@@ -371,7 +378,8 @@ def main(argv=None) -> int:
                     for future in as_completed(futures):
                         done += 1
                         config, seed = futures[future]
-                        save_record(args.out, config, seed, future.result(), done, len(todo))
+                        save_record(args.out, config, seed, future.result(), done, len(todo),
+                                    args.git_commit)
                         if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
                             with lock:
                                 rewrite_report(args, settings, configs, seeds, gallery, test)
@@ -394,8 +402,10 @@ def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) ->
                  [t for _, t in test])
 
 
-def save_record(out: Path, config, seed: int, record: dict, done: int, total: int) -> None:
-    """Write a run's record (a failure never replaces a finished record) and say how it went."""
+def save_record(out: Path, config, seed: int, record: dict, done: int, total: int,
+                git_commit: bool = False) -> None:
+    """Write a run's record (a failure never replaces a finished record), commit
+    a finished one when asked (--git-commit), and say how it went."""
     from nmt.study.runner import read_record, record_path_of, write_record
 
     path = record_path_of(out, config.name, seed)
@@ -403,10 +413,17 @@ def save_record(out: Path, config, seed: int, record: dict, done: int, total: in
     if record["status"] == "finished" or not (previous and previous.get("status") == "finished"):
         write_record(path, record)
     figure = record.get("eval", {})
+    committed = ""
+    if git_commit and record["status"] == "finished":
+        from nmt.study.autocommit import commit_record
+
+        committed = "; " + commit_record(
+            out, path, f"study ({out.name}): {config.name} seed {seed}, test BLEU {figure['test_bleu']:.2f}"
+            + (f", AER {figure['aer']:.3f}" if figure.get("aer") is not None else ""))
     write_stdout(f"nmt.study: [{done}/{total}] {config.name} seed {seed}: {record['status']}"
                  + (f", test BLEU {figure['test_bleu']:.1f}, AER {figure['aer']:.3f}"
                     if record["status"] == "finished" and figure.get("aer") is not None else "")
-                 + (f" ({record['reason']})" if record["status"] != "finished" else "") + "\n",
+                 + (f" ({record['reason']})" if record["status"] != "finished" else "") + committed + "\n",
                  keep_going=True)      # the records and the report are the study's outputs
 
 
