@@ -264,3 +264,26 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
     # a decode row's cost is its decoding, not the training it reuses
     assert float(rows["bahdanau-beam5"]["cpu_minutes"]) < float(rows["bahdanau"]["cpu_minutes"])
     assert "Coverage penalty in beam search" in (out.parent / "README.md").read_text()
+
+
+def test_plan_estimates_from_runs_on_the_same_processor(monkeypatch):
+    import nmt.study.__main__ as study
+
+    zen3 = "processor\t: 0\nmodel name\t: AMD EPYC\ncpu family\t: 25\nmodel\t\t: 1\nflags\t\t: fpu avx avx2\n"
+    genoa = "model name\t: AMD EPYC\ncpu family\t: 25\nmodel\t\t: 17\nflags\t\t: avx2 avx512f avx512_bf16\n"
+    monkeypatch.setattr(study.os, "cpu_count", lambda: 2)
+    assert study.cpu_fingerprint(zen3) == "AMD EPYC, family 25 model 1, avx2, 2 cores"
+    assert study.cpu_fingerprint(genoa) == "AMD EPYC, family 25 model 17, avx512_bf16, 2 cores"
+
+    def record(cpu, minutes, **extra):
+        return {"status": "finished", "cpu": cpu, "eval": {"wall_s": minutes * 60}, "eval_seconds": 0, **extra}
+
+    here = study.cpu_fingerprint(zen3)
+    monkeypatch.setattr(study, "cpu_fingerprint", lambda: here)
+    args = parse_args(["--data", "multi30k"])
+    old = [record(study.cpu_fingerprint.__name__, 12), record(None, 10)]          # other machines
+    minutes, basis = study.estimate_minutes(args, old)
+    assert minutes == pytest.approx(11) and "none of them on this processor" in basis
+    # once a run finished here, only such runs count (decode-only rows never do)
+    minutes, basis = study.estimate_minutes(args, old + [record(here, 24), record(here, 1, decode_of="x")])
+    assert minutes == pytest.approx(24) and basis == f"mean of the 1 finished runs on this processor ({here})"

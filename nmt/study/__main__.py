@@ -152,6 +152,31 @@ def default_machine() -> str:
     return f"{os.cpu_count()}-core CPU ({platform.machine()}, {platform.system()}), no GPU"
 
 
+def cpu_fingerprint(cpuinfo: str | None = None) -> str:
+    """What makes a run's minutes comparable: the processor's model, family and
+    model number, its widest vector unit and the core count, from
+    /proc/cpuinfo where there is one ("AMD EPYC, family 25 model 1, avx2, 2
+    cores"). Recorded with each run, so that a plan estimates from runs on
+    the same kind of processor."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            cpuinfo = ""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    flags = set(fields.get("flags", "").split())
+    vector = next((f for f in ("amx_bf16", "avx512_bf16", "avx512f", "avx2", "avx", "neon", "asimd")
+                   if f in flags or f in fields.get("Features", "").split()), "no avx")
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    family = (f", family {fields['cpu family']} model {fields['model']}"
+              if "cpu family" in fields and "model" in fields else "")
+    return f"{name}{family}, {vector}, {os.cpu_count()} cores"
+
+
 def load_pairs(args, split: str = "valid"):
     """(validation pairs, or training pairs with split="train"; test pairs) of
     the study's data, raw text; validation and test without empty sources."""
@@ -203,10 +228,15 @@ def plan(args, configs) -> dict[str, list[int]]:
 def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
     """Minutes per run: the mean of this study's finished runs (training and
     evaluation, wall clock), else the profile's measured figure."""
-    done = [r["eval"]["wall_s"] + r.get("eval_seconds", 0) for r in records
-            if r.get("status") == "finished" and not r.get("decode_of")]   # decode-only rows train nothing
+    trained = [r for r in records if r.get("status") == "finished" and not r.get("decode_of")]  # decode-only
+    here = cpu_fingerprint()                                                   # rows train nothing
+    same = [r for r in trained if r.get("cpu") == here]
+    done = [r["eval"]["wall_s"] + r.get("eval_seconds", 0) for r in (same or trained)]
+    if same:
+        return sum(done) / len(done) / 60, f"mean of the {len(done)} finished runs on this processor ({here})"
     if done:
-        return sum(done) / len(done) / 60, f"mean of the {len(done)} finished runs"
+        return (sum(done) / len(done) / 60, f"mean of the {len(done)} finished runs, none of them on this "
+                f"processor ({here}): expect a different figure here")
     profile = BUDGETS[args.data]
     if args.budget_minutes:
         return args.budget_minutes * 1.1, "the budget plus a tenth for evaluation"
@@ -270,7 +300,7 @@ def run_one(config, seed, args, common, test, links, gallery) -> dict:
     run_dir = run_dir_of(args.runs_dir, trained.name, seed)
     timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else 3600
     record = {"name": config.name, "family": config.family, "seed": seed, "overrides": list(config.overrides),
-              "common": common, "commit": git_commit()}
+              "common": common, "commit": git_commit(), "cpu": cpu_fingerprint()}
     if config.decode_of:
         record["decode_of"] = config.decode_of
     if not train(trained, seed, run_dir, common, timeout, args.threads):
