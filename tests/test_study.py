@@ -287,3 +287,15 @@ def test_plan_estimates_from_runs_on_the_same_processor(monkeypatch):
     # once a run finished here, only such runs count (decode-only rows never do)
     minutes, basis = study.estimate_minutes(args, old + [record(here, 24), record(here, 1, decode_of="x")])
     assert minutes == pytest.approx(24) and basis == f"mean of the 1 finished runs on this processor ({here})"
+
+
+def test_only_seeds_keeps_those_seeds_of_the_plan():
+    from nmt.study.__main__ import plan
+
+    configs = select(study_configs("multi30k"), "bahdanau,cosine")
+    args = parse_args(["--data", "multi30k", "--spread", "bahdanau", "--only-seeds", "3"])
+    assert plan(args, configs) == {"bahdanau": [3], "cosine": []}         # cosine has no third seed
+    args = parse_args(["--data", "multi30k", "--spread", "bahdanau", "--only-seeds", "2,3"])
+    assert plan(args, configs) == {"bahdanau": [2, 3], "cosine": [2]}
+    with pytest.raises(NmtError, match="--only-seeds x: give seed numbers"):
+        plan(parse_args(["--data", "multi30k", "--only-seeds", "x"]), configs)

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
            "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
            "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str,
-           "train_links": str, "transformer_budget_steps": int}
+           "train_links": str, "transformer_budget_steps": int, "only_seeds": str}
 
 
 def parse_args(argv):
@@ -51,6 +51,8 @@ def parse_args(argv):
                         "where they differ (multi30k default 1000: they are slower per update)")
     parser.add_argument("--seeds", type=int, help="seeds per configuration (toy default 3, multi30k 2)")
     parser.add_argument("--spread", default="", help="configurations that get one seed more than --seeds")
+    parser.add_argument("--only-seeds", default="", help="comma-separated seeds: of the plan, train only these "
+                        "(e.g. 3: the third seeds that --spread adds, before the second seeds of the rest)")
     parser.add_argument("--only", help="comma-separated configurations or families (see --list)")
     parser.add_argument("--jobs", type=int, default=1, help="runs side by side, one thread each")
     parser.add_argument("--max-runs", type=int, help="stop after training this many runs (split a long "
@@ -222,7 +224,14 @@ def plan(args, configs) -> dict[str, list[int]]:
     unknown = spread - {c.name for c in study_configs(args.data)}
     if unknown:
         raise NmtError(f"--spread {','.join(sorted(unknown))}: unknown configuration (see --list)")
-    return {c.name: list(range(1, args.seeds + 1 + (c.name in spread))) for c in configs}
+    wanted = None
+    if args.only_seeds:
+        try:
+            wanted = {int(n) for n in args.only_seeds.split(",") if n.strip()}
+        except ValueError:
+            raise NmtError(f"--only-seeds {args.only_seeds}: give seed numbers, e.g. 3 or 2,3") from None
+    return {c.name: [s for s in range(1, args.seeds + 1 + (c.name in spread)) if wanted is None or s in wanted]
+            for c in configs}
 
 
 def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
