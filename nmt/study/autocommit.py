@@ -18,7 +18,10 @@ LOCK_RETRIES = 20          # another study process (or the user) may hold .git/i
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    except OSError as error:      # no git on this machine: a failed command, not a traceback
+        return subprocess.CompletedProcess(args, 127, "", f"git: {error.strerror or error}")
 
 
 def work_tree_of(out: Path) -> Path:
@@ -26,8 +29,9 @@ def work_tree_of(out: Path) -> Path:
     Path(out).mkdir(parents=True, exist_ok=True)
     found = _git(Path(out), "rev-parse", "--show-toplevel")
     if found.returncode != 0:
-        raise NmtError(f"--git-commit: {out} is not inside a git work tree; leave --git-commit out, or put "
-                       "--out in the repository")
+        reason = (found.stderr.strip() or "git failed").splitlines()[0]
+        raise NmtError(f"--git-commit: {out} is not inside a git work tree ({reason}); leave --git-commit out, "
+                       "or put --out in the repository")
     return Path(found.stdout.strip())
 
 
@@ -35,7 +39,10 @@ def commit_record(out: Path, record_path: Path, message: str) -> str:
     """Commit `record_path` and OUT/study.json alone -> what happened, for the
     study's log: "committed <hash>" or "not committed: <git's reason>". A
     failed commit never stops the study: the record is on disk either way."""
-    repo = work_tree_of(out)
+    try:
+        repo = work_tree_of(out)      # checked before training; the repository can go away since
+    except NmtError as error:
+        return f"not committed: {error}"
     paths = [str(Path(p).resolve().relative_to(repo.resolve()))
              for p in (record_path, Path(out) / "study.json") if Path(p).exists()]
     for _ in range(LOCK_RETRIES):

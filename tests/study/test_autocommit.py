@@ -74,3 +74,16 @@ def test_the_cli_says_it_in_one_line(tmp_path, cache_dir):
     error = result.stderr.decode().strip()
     assert error.startswith("nmt: error: --git-commit:") and "\n" not in error
     assert not (tmp_path / "runs").exists()              # nothing trained
+
+
+def test_no_git_or_no_repository_is_a_line_not_a_stop(tmp_path, monkeypatch):
+    record = tmp_path / "records" / "cosine" / "seed1.json"
+    record.parent.mkdir(parents=True)
+    record.write_text("{}")
+    # the repository is gone since the study began: said, not raised
+    said = commit_record(tmp_path, record, "m")
+    assert said.startswith("not committed: --git-commit:") and "\n" not in said
+    # no git executable at all: one clear error before training
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(NmtError, match=r"not inside a git work tree \(git: No such file"):
+        work_tree_of(tmp_path)
