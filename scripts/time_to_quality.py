@@ -11,22 +11,30 @@ on the same plain-text Multi30k and the very sentencepiece model nmt trains
     core 0: taskset -c 0 python -m nmt.train experiment=transformer_small data.path=DATA
             trainer.max_minutes=M trainer.max_steps=100000 trainer.val_every=V hydra.run.dir=RUN
     core 1: taskset -c 1 python -m joeynmt train joey_transformer_small.yaml --skip-test
-            (compare_joeynmt.joey_config with validation_freq=V' and the preset's schedule:
+            (compare_joeynmt.joey_config, no validation, and the preset's schedule:
              inverse_sqrt, warm-up 800, peak 1e-3, as JoeyNMT's warmupinversesquareroot)
 
-OMP_NUM_THREADS=MKL_NUM_THREADS=1 on both. V and V' are the updates that take
---val-every-minutes on each side, from the seconds per update that
-scripts/compare_joeynmt.py measured (benchmarks/compare_joeynmt.json), so both
-validate at about the same minutes; --nmt-val-every/--joey-val-every set them outright.
+OMP_NUM_THREADS=MKL_NUM_THREADS=1 on both. V is the updates that take --val-every-minutes
+on nmt's side, from the seconds per update that scripts/compare_joeynmt.py measured
+(benchmarks/compare_joeynmt.json); --nmt-val-every sets it outright.
+
+JoeyNMT's figure (the default): it trains the M minutes without validating and is then
+stopped by SIGINT, on which JoeyNMT 2.3.0 saves the weights it has (training.py catches
+KeyboardInterrupt and saves a checkpoint in `finally`). After the race, `joeynmt test`
+scores those weights as its validations would (greedy, the same validation set and
+sacreBLEU settings, core 1, one thread): its BLEU after M minutes of training, no minute
+of them spent validating. --joey-val-every N instead validates every N updates during the
+race, for its learning curve, paying for each validation in its own minutes (an untrained
+model's validation took JoeyNMT 12 minutes on one core; see below).
 compare_joeynmt.py times both sides at the machine's thread count (2 here) and this script
 runs each on one thread, so the minutes are longer by the same factor on both sides: in
 the 45-minute run of 2026-11-25 an update took 1.7 times as long on each, and the default
 3-minute cadence validated about every 5.5 minutes.
 
 Stopping JoeyNMT: 2.3.0 has no wall-clock limit (its loop stops on `updates`, `epochs` or a
-minimum learning rate only; training.py). The script sends it SIGTERM M minutes after the
-start (SIGKILL 30 s later if it still runs). A validation that was under way then would have
-finished after M minutes, so it would not count anyway. nmt stops itself:
+minimum learning rate only; training.py). The script sends it SIGINT (with --joey-val-every,
+SIGTERM) M minutes after the start, SIGKILL if it still runs 120 s (30 s) later. A validation
+that was under way then would have finished after M minutes, so it would not count anyway. nmt stops itself:
 trainer.max_minutes ends training after M minutes, then it validates one last time.
 
 Clock: wall-clock minutes since the common start, for both sides, when the validation's
@@ -52,7 +60,8 @@ BLEU(tokenize="13a") from the config's sacrebleu_cfg); nmt in nmt.training.valid
 Left different: the output length limit (JoeyNMT 100 subwords, nmt 1.5 * source + 10)
 and JoeyNMT writing <unk> as sentencepiece's " ⁇ ". Both signatures go into the JSON.
 
-Figures: JoeyNMT's best validation BLEU logged within the M minutes, and the minute of
+Figures: JoeyNMT's BLEU after the M minutes (with --joey-val-every: its best validation
+BLEU logged within them), and the minute of
 nmt's first validation at or above it (a measured point, not an interpolation between
 two; None if nmt never reaches it). Writes the points, the figures, both commands, the
 date, the machine and the commit as JSON, and both curves in one PNG.
@@ -87,6 +96,8 @@ LOG_TIME = "%Y-%m-%d %H:%M:%S,%f"
 # 2026-11-24 22:05:01,123 - INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  21.30, loss: ...
 JOEY_GENERATION = re.compile(r" - INFO - \S+ - Generation took ([\d.]+)\[sec\]")
 JOEY_RESULT = re.compile(r"^(\S+ \S+) - INFO - \S+ - Evaluation result \([\w ]+\): bleu:\s*([\d.]+)")
+# 2026-11-25 13:20:01,123 - INFO - joeynmt.training - Interrupt at epoch 3, step 612.
+JOEY_INTERRUPT = re.compile(r"^(\S+ \S+) - INFO - \S+ - Interrupt at epoch \d+, step (\d+)\.")
 
 
 class Point(NamedTuple):
@@ -104,7 +115,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="validation cadence of both sides, in minutes of compare_joeynmt's timing at its "
                              "thread count (default 3; smoke 0.5); at one thread each, about 1.7 times longer")
     parser.add_argument("--nmt-val-every", type=int, help="nmt's trainer.val_every in updates (overrides)")
-    parser.add_argument("--joey-val-every", type=int, help="JoeyNMT's validation_freq in updates (overrides)")
+    parser.add_argument("--joey-val-every", type=int,
+                        help="JoeyNMT validates every N updates during the minutes (its learning curve, at the "
+                             "cost of its validations); default: it trains without validating, is stopped by "
+                             "SIGINT at the end and its last weights are scored after the race")
     parser.add_argument("--val-sentences", type=int, help="validate on the first N sentences (default all; smoke 50)")
     parser.add_argument("--nmt-override", action="append", default=[], metavar="KEY=VALUE",
                         help="one more Hydra override for nmt's run, e.g. trainer.precision=bf16 (repeatable; "
@@ -185,13 +199,13 @@ def seconds_per_update(speeds: Path, overrides: list[str] = (), precision: str =
     return mean(side), mean("joeynmt")
 
 
-def cadences(args) -> tuple[int, int]:
-    """(nmt's val_every, JoeyNMT's validation_freq) in updates."""
-    if args.nmt_val_every and args.joey_val_every:
+def cadences(args) -> tuple[int, int | None]:
+    """(nmt's val_every, JoeyNMT's validation_freq) in updates; JoeyNMT's is None (no
+    validation during the race) unless --joey-val-every sets it."""
+    if args.nmt_val_every:
         return args.nmt_val_every, args.joey_val_every
-    ours, theirs = seconds_per_update(Path(args.speeds), args.nmt_override, run_precision(args.nmt_override))
-    return (args.nmt_val_every or updates_in(args.val_every_minutes, ours),
-            args.joey_val_every or updates_in(args.val_every_minutes, theirs))
+    ours, _ = seconds_per_update(Path(args.speeds), args.nmt_override, run_precision(args.nmt_override))
+    return updates_in(args.val_every_minutes, ours), args.joey_val_every
 
 
 def first_lines(prefix: Path, target: Path, n: int) -> Path:
@@ -210,8 +224,9 @@ def nmt_command(data: Path, minutes: float, val_every: int, run_dir: Path, val_s
     return command + ([f"trainer.val_max_sentences={val_sentences}"] if val_sentences else []) + list(overrides)
 
 
-def joey_setup(args, work: Path, val_every: int) -> tuple[list[str], Path]:
-    """JoeyNMT's venv, data and config: its train command and its log's path."""
+def joey_setup(args, work: Path, val_every: int | None) -> tuple[list[str], Path, dict]:
+    """JoeyNMT's venv, data and config: its train command, its log's path and the config
+    (val_every None: it never validates while training)."""
     import yaml
 
     python = joey.ensure_venv(Path(args.venv))
@@ -220,10 +235,53 @@ def joey_setup(args, work: Path, val_every: int) -> tuple[list[str], Path]:
     if args.val_sentences:
         dev = first_lines(dev, work / "data" / f"val_first{args.val_sentences}", args.val_sentences)
     config = joey.joey_config(PRESET, work, spm_path, vocab_path, updates=10 ** 7,
-                              validation_freq=val_every, same_schedule=True, dev=dev)
+                              validation_freq=val_every or 10 ** 9, same_schedule=True, dev=dev)
     path = work / f"joey_{PRESET}_ttq.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return [str(python), "-m", "joeynmt", "train", str(path), "--skip-test"], Path(config["model_dir"]) / "train.log"
+    return ([str(python), "-m", "joeynmt", "train", str(path), "--skip-test"],
+            Path(config["model_dir"]) / "train.log", config)
+
+
+def joey_test_config(config: dict, checkpoint: Path) -> dict:
+    """JoeyNMT's config for scoring one checkpoint as its validations do: greedy, on the dev
+    set alone (no test set), the same BLEU settings."""
+    data = {key: value for key, value in config["data"].items() if key != "test"}
+    return {**config, "data": data,
+            "testing": {**config["testing"], "beam_size": 1, "load_model": str(checkpoint)}}
+
+
+def joey_interrupt(log: str) -> tuple[str, int] | None:
+    """(time, step) of JoeyNMT 2.3.0's "Interrupt at epoch E, step N." line: where SIGINT
+    stopped its training (it then saves those weights as MODEL/N.ckpt)."""
+    for line in log.splitlines():
+        found = JOEY_INTERRUPT.search(line)
+        if found:
+            return found[1], int(found[2])
+    return None
+
+
+def joey_score_at_end(python: str, config: dict, work: Path, start: datetime) -> Point:
+    """JoeyNMT's weights at the moment SIGINT stopped it, scored after the race with
+    `joeynmt test` on core 1, one thread: a Point at the minute of the interrupt."""
+    import yaml
+
+    model_dir = Path(config["model_dir"])
+    stopped = joey_interrupt((model_dir / "train.log").read_text(encoding="utf-8", errors="replace"))
+    if stopped is None:
+        sys.exit(f"{model_dir / 'train.log'} has no 'Interrupt at epoch E, step N.' line: JoeyNMT "
+                 "did not stop at SIGINT as 2.3.0 does, so there are no weights to score")
+    stamp, step = stopped
+    checkpoint = model_dir / f"{step}.ckpt"
+    if not checkpoint.is_file():
+        sys.exit(f"JoeyNMT stopped at step {step} but {checkpoint} is missing")
+    path = work / f"joey_{PRESET}_ttq_test.yaml"
+    path.write_text(yaml.safe_dump(joey_test_config(config, checkpoint), sort_keys=False))
+    result = subprocess.run(pinned(1, [python, "-m", "joeynmt", "test", str(path)]), cwd=work,
+                            env=one_thread_env(), capture_output=True, text=True)
+    scores = [float(m[2]) for m in map(JOEY_RESULT.search, (result.stdout + result.stderr).splitlines()) if m]
+    if result.returncode or not scores:
+        sys.exit(f"failed ({result.returncode}): joeynmt test {path}\n{(result.stdout + result.stderr)[-3000:]}")
+    return Point(step, minutes_since(stamp, start), scores[0])
 
 
 def pinned(core: int, command: list[str]) -> list[str]:
@@ -235,14 +293,14 @@ def one_thread_env() -> dict:
             "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}     # JoeyNMT 2.3.0 loads its own checkpoints
 
 
-def stop(process: subprocess.Popen, grace_s: float = 30) -> str:
-    """SIGTERM, then SIGKILL after grace_s: which one ended it."""
+def stop(process: subprocess.Popen, grace_s: float = 30, sig: int = signal.SIGTERM) -> str:
+    """`sig` (SIGTERM), then SIGKILL after grace_s: which one ended it."""
     if process.poll() is not None:
         return f"had ended (exit {process.returncode})"
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(sig)
     try:
         process.wait(grace_s)
-        return "SIGTERM"
+        return signal.Signals(sig).name
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
@@ -261,8 +319,11 @@ def give_up(process: subprocess.Popen, out: Path, others: list[subprocess.Popen]
              f"{out.read_text(errors='replace')[-3000:]}")
 
 
-def race(nmt: list[str], theirs: list[str], minutes: float, work: Path) -> tuple[datetime, str]:
-    """Both trainings side by side from the same moment; JoeyNMT stopped after `minutes`.
+def race(nmt: list[str], theirs: list[str], minutes: float, work: Path,
+         interrupt: bool = False) -> tuple[datetime, str]:
+    """Both trainings side by side from the same moment; JoeyNMT stopped after `minutes`, by
+    SIGTERM, or with `interrupt` by SIGINT, on which JoeyNMT 2.3.0 saves its weights
+    (training.py: KeyboardInterrupt, then _save_checkpoint in `finally`).
     Returns the start (local time, as both logs write it) and what stopped JoeyNMT."""
     env = one_thread_env()
     nmt_out, joey_out = work / "nmt.out", work / "joeynmt.out"
@@ -276,7 +337,7 @@ def race(nmt: list[str], theirs: list[str], minutes: float, work: Path) -> tuple
             time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
         if failed(rival):
             give_up(rival, joey_out, [ours])
-        how = stop(rival)
+        how = stop(rival, 120, signal.SIGINT) if interrupt else stop(rival)
         try:
             ours.wait(60 * minutes + 900)          # its own budget is spent too: one last validation
         except subprocess.TimeoutExpired:
@@ -423,18 +484,20 @@ def main(argv=None) -> dict:
     work, data = Path(args.work), Path(args.data).resolve()
     work.mkdir(parents=True, exist_ok=True)
     nmt_every, joey_every = cadences(args)
-    theirs, joey_log = joey_setup(args, work, joey_every)
+    theirs, joey_log, joey_cfg = joey_setup(args, work, joey_every)
+    at_end = joey_every is None
     run_dir = work / "nmt_run"
     shutil.rmtree(run_dir, ignore_errors=True)       # ours, from an earlier run of this script
     ours = nmt_command(data, args.minutes, nmt_every, run_dir, args.val_sentences, args.nmt_override)
-    print(f"{args.minutes:g} minutes each, side by side; validation every {nmt_every} (nmt) and "
-          f"{joey_every} (JoeyNMT) updates", flush=True)
-    start, how = race(ours, theirs, args.minutes, work)
+    print(f"{args.minutes:g} minutes each, side by side; nmt validates every {nmt_every} updates, JoeyNMT "
+          + ("once, its weights at the end" if at_end else f"every {joey_every} updates"), flush=True)
+    start, how = race(ours, theirs, args.minutes, work, interrupt=at_end)
 
     nmt = nmt_points(run_dir, start)
     log = joey_log.read_text(encoding="utf-8", errors="replace")
-    rival = joey_points(log, start)
-    target = best_within(rival, args.minutes)
+    # at_end: the minute of its last update, scored after the race (not counted in it)
+    rival = [joey_score_at_end(theirs[0], joey_cfg, work, start)] if at_end else joey_points(log, start)
+    target = rival[0] if at_end else best_within(rival, args.minutes)   # at_end: logged a moment after M
     reached = first_reaching(nmt, target.bleu) if target else None
     cpu, commit = machine(), git_commit()
     sentences = args.val_sentences or "all 1014"
@@ -451,7 +514,8 @@ def main(argv=None) -> dict:
     record = {
         "command": command, "date": start.isoformat(timespec="seconds"), "machine": cpu, "commit": commit,
         "smoke": args.smoke, "minutes": args.minutes, "validation_sentences": sentences,
-        "clock": "wall-clock minutes since both started, when each validation's score is logged",
+        "clock": "wall-clock minutes since both started, when each validation's score is logged"
+                 + ("; JoeyNMT's point: when SIGINT stopped its training (scored after the race)" if at_end else ""),
         "crossing": "nmt's first validation with BLEU >= JoeyNMT's best within the minutes",
         **figures,
         "nmt": {"command": shlex.join(pinned(0, ours)), "val_every": nmt_every, "run_dir": str(run_dir),
@@ -459,6 +523,8 @@ def main(argv=None) -> dict:
                 "points": [{**p._asdict(), "train_minutes": by_step[p.step]["train_seconds"] / 60}
                            for p in nmt]},
         "joeynmt": {"command": shlex.join(pinned(1, theirs)), "validation_freq": joey_every,
+                    "scored": "after the race: `joeynmt test` of the weights SIGINT left, greedy, the same "
+                              "validation set" if at_end else "its validations during the race",
                     "stopped_by": how, "log": str(joey_log), "bleu_signature": joey_signature(log),
                     "points": [{**p._asdict(), "generation_seconds": generation.get(p.step)}
                                for p in rival]},
@@ -479,7 +545,8 @@ def main(argv=None) -> dict:
         print(f"JoeyNMT logged no validation within {args.minutes:g} minutes")
     else:
         print(f"JoeyNMT's best validation BLEU within {args.minutes:g} minutes: {target.bleu:.2f} "
-              f"(step {target.step}, {target.minutes:.1f} min)")
+              f"(step {target.step}, {target.minutes:.1f} min"
+              + (", its weights when SIGINT stopped it, scored after the race)" if at_end else ")"))
         print("nmt's first validation at or above it: " + (
             f"{reached.minutes:.1f} min (step {reached.step}, BLEU {reached.bleu:.2f}); target <= "
             f"{TARGET_MINUTES} min: {'met' if figures['met'] else 'not met'}" if reached else "never"))

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -266,3 +267,37 @@ def test_time_to_quality_takes_the_cadence_of_the_variant_it_runs(tmp_path):
     assert ttq.run_precision(["trainer.precision=bf16"]) == "bf16"
     command = ttq.nmt_command(Path("/d"), 45, 110, tmp_path / "run", None, ["trainer.precision=bf16"])
     assert command[-1] == "trainer.precision=bf16" and "trainer.val_every=110" in command
+
+
+JOEY_INTERRUPTED_LOG = """\
+2026-11-25 13:19:58,000 - INFO - joeynmt.training - Epoch   3, Step:      612, Batch Loss:     3.100000, \
+Batch Acc: 0.400000, Tokens per Sec:      530, Lr: 0.000765
+2026-11-25 13:20:01,123 - INFO - joeynmt.training - Interrupt at epoch 3, step 612.
+2026-11-25 13:20:02,000 - INFO - joeynmt.training - Checkpoint saved in /w/model_transformer_small/612.ckpt.
+"""
+
+
+def test_time_to_quality_scores_joeynmt_where_sigint_stopped_it(tmp_path):
+    ttq = load_script("time_to_quality")
+    # the step and minute come from the "Interrupt" line, not from the last "Step:" line before it
+    assert ttq.joey_interrupt(JOEY_INTERRUPTED_LOG) == ("2026-11-25 13:20:01,123", 612)
+    assert ttq.joey_interrupt(JOEY_LOG_EXCERPT) is None            # a run that was not interrupted
+    assert ttq.minutes_since("2026-11-25 13:20:01,123", datetime(2026, 11, 25, 12, 35, 0)) == \
+        pytest.approx(45 + 1.123 / 60)
+    compare = load_script("compare_joeynmt")
+    train = compare.joey_config("transformer_small", tmp_path, tmp_path / "spm.model", tmp_path / "v.txt", 7,
+                                same_schedule=True)
+    scoring = ttq.joey_test_config(train, tmp_path / "612.ckpt")
+    # greedy, on the dev set alone, with the checkpoint named; the training config is left as it was
+    assert scoring["testing"]["beam_size"] == 1 and scoring["testing"]["load_model"] == str(tmp_path / "612.ckpt")
+    assert "test" not in scoring["data"] and scoring["data"]["dev"] == train["data"]["dev"]
+    assert train["testing"]["beam_size"] == 5 and "test" in train["data"]
+    assert scoring["testing"]["sacrebleu_cfg"] == {"tokenize": "13a"} and scoring["model"] == train["model"]
+
+
+def test_time_to_quality_lets_joeynmt_validate_only_when_asked():
+    ttq = load_script("time_to_quality")
+    args = ttq.parse_args(["--nmt-val-every", "60"])
+    assert ttq.cadences(args) == (60, None)                       # JoeyNMT: no validation during the race
+    args = ttq.parse_args(["--nmt-val-every", "60", "--joey-val-every", "500"])
+    assert ttq.cadences(args) == (60, 500)
