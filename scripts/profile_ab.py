@@ -31,6 +31,8 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
   precision  a whole forward and backward of each preset in fp32 against the
              trainer's trainer.precision=bf16 (torch.autocast on the CPU: bf16 matrix
              products, fp32 weights and loss)
+  attention_dropout  transformer_small's forward and backward, dropout 0.1 on the attention
+             weights (SDPA's math path) against none (its fused CPU kernel)
   compile    a whole forward and backward of each preset, eager against
              trainer.compile=true's torch.compile(model, dynamic=True) (compiled in
              the warm-up call)
@@ -413,10 +415,35 @@ def bench_compile(rounds: int) -> None:
            rounds)
 
 
+def bench_attention_dropout(rounds: int) -> None:
+    """transformer_small's forward and backward with dropout on the attention weights (now:
+    F.scaled_dot_product_attention with dropout_p = 0.1, which only its math path can do:
+    bmm, softmax, a Bernoulli mask) against none (dropout_p = 0: the fused CPU kernel,
+    flash attention); every other dropout as it is."""
+    from nmt.models.transformer_attention import MultiHeadAttention as Attention
+
+    model, (src, tgt) = training_model("transformer_small"), random_batch()
+    attentions = [m for m in model.modules() if isinstance(m, Attention)]
+
+    def with_dropout(p: float):
+        run = whole_update(model, src, tgt)
+
+        def set_and_run():
+            for attention in attentions:
+                attention.dropout = p
+            run()
+        return set_and_run
+
+    ab(f"transformer_small forward+backward (B={B}, S={S}, T={T}), attention-weight dropout",
+       {"0.1 (now; SDPA's math path)": with_dropout(0.1), "0 (SDPA's fused CPU kernel)": with_dropout(0.0)},
+       rounds)
+
+
 BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
            "loss": bench_loss, "loss_update": bench_loss_update, "rnn_step": bench_rnn_step,
            "encoder_pack": bench_encoder_pack, "kv_fused": bench_kv_fused,
-           "dropout_bool": bench_dropout_bool, "precision": bench_precision, "compile": bench_compile}
+           "dropout_bool": bench_dropout_bool, "precision": bench_precision, "compile": bench_compile,
+           "attention_dropout": bench_attention_dropout}
 
 
 def main(argv=None) -> None:
