@@ -519,6 +519,7 @@ def main(argv=None) -> dict:
         "crossing": "nmt's first validation with BLEU >= JoeyNMT's best within the minutes",
         **figures,
         "nmt": {"command": shlex.join(pinned(0, ours)), "val_every": nmt_every, "run_dir": str(run_dir),
+                "precision": run_precision(args.nmt_override),
                 "bleu_signature": next(iter(by_step.values()), {}).get("bleu_signature"),
                 "points": [{**p._asdict(), "train_minutes": by_step[p.step]["train_seconds"] / 60}
                            for p in nmt]},
