@@ -319,6 +319,13 @@ def give_up(process: subprocess.Popen, out: Path, others: list[subprocess.Popen]
              f"{out.read_text(errors='replace')[-3000:]}")
 
 
+def default_sigint() -> None:
+    """In the child before it execs: SIGINT back to its default. A shell starts a background
+    job (`cmd &`) with SIGINT ignored, children inherit that, and a Python started with
+    SIGINT ignored never turns it into KeyboardInterrupt: JoeyNMT would not stop on it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def race(nmt: list[str], theirs: list[str], minutes: float, work: Path,
          interrupt: bool = False) -> tuple[datetime, str]:
     """Both trainings side by side from the same moment; JoeyNMT stopped after `minutes`, by
@@ -331,7 +338,7 @@ def race(nmt: list[str], theirs: list[str], minutes: float, work: Path,
         start = datetime.now()
         ours = subprocess.Popen(pinned(0, nmt), cwd=ROOT, env=env, stdout=to_ours, stderr=subprocess.STDOUT)
         rival = subprocess.Popen(pinned(1, theirs), cwd=work, env=env, stdout=to_rival,
-                                 stderr=subprocess.STDOUT)
+                                 stderr=subprocess.STDOUT, preexec_fn=default_sigint)
         deadline = time.monotonic() + 60 * minutes
         while time.monotonic() < deadline and not failed(ours) and not failed(rival):
             time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
