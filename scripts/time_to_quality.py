@@ -260,7 +260,7 @@ def joey_interrupt(log: str) -> tuple[str, int] | None:
     return None
 
 
-def joey_score_at_end(python: str, config: dict, work: Path, start: datetime) -> Point:
+def joey_score_at_end(python: str, config: dict, work: Path, start: datetime, how: str = "SIGINT") -> Point:
     """JoeyNMT's weights at the moment SIGINT stopped it, scored after the race with
     `joeynmt test` on core 1, one thread: a Point at the minute of the interrupt."""
     import yaml
@@ -269,7 +269,7 @@ def joey_score_at_end(python: str, config: dict, work: Path, start: datetime) ->
     stopped = joey_interrupt((model_dir / "train.log").read_text(encoding="utf-8", errors="replace"))
     if stopped is None:
         sys.exit(f"{model_dir / 'train.log'} has no 'Interrupt at epoch E, step N.' line: JoeyNMT "
-                 "did not stop at SIGINT as 2.3.0 does, so there are no weights to score")
+                 f"did not stop at SIGINT as 2.3.0 does (it ended by {how}), so there are no weights to score")
     stamp, step = stopped
     checkpoint = model_dir / f"{step}.ckpt"
     if not checkpoint.is_file():
@@ -503,7 +503,7 @@ def main(argv=None) -> dict:
     nmt = nmt_points(run_dir, start)
     log = joey_log.read_text(encoding="utf-8", errors="replace")
     # at_end: the minute of its last update, scored after the race (not counted in it)
-    rival = [joey_score_at_end(theirs[0], joey_cfg, work, start)] if at_end else joey_points(log, start)
+    rival = [joey_score_at_end(theirs[0], joey_cfg, work, start, how)] if at_end else joey_points(log, start)
     target = rival[0] if at_end else best_within(rival, args.minutes)   # at_end: logged a moment after M
     reached = first_reaching(nmt, target.bleu) if target else None
     cpu, commit = machine(), git_commit()

@@ -301,3 +301,29 @@ def test_time_to_quality_lets_joeynmt_validate_only_when_asked():
     assert ttq.cadences(args) == (60, None)                       # JoeyNMT: no validation during the race
     args = ttq.parse_args(["--nmt-val-every", "60", "--joey-val-every", "500"])
     assert ttq.cadences(args) == (60, 500)
+
+
+def test_time_to_quality_gives_joeynmt_sigint_back_even_when_started_ignoring_it():
+    """A background job (`cmd &`) starts with SIGINT ignored and passes that on: the first
+    45-minute race lost JoeyNMT's weights so. The child must turn SIGINT into KeyboardInterrupt."""
+    import subprocess
+    import sys
+
+    script = ROOT / "scripts" / "time_to_quality.py"
+    parent = f"""
+import importlib.util, signal, subprocess, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)              # as a background job starts
+spec = importlib.util.spec_from_file_location("ttq", {str(script)!r})
+ttq = importlib.util.module_from_spec(spec); spec.loader.exec_module(ttq)
+child = "import time\\ntry:\\n    time.sleep(30)\\nexcept KeyboardInterrupt:\\n    print('stopped')"
+for fix in (None, ttq.default_sigint):
+    p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True, preexec_fn=fix)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    try:
+        print(p.communicate(timeout=5)[0].strip() or "nothing")
+    except subprocess.TimeoutExpired:
+        p.kill(); p.wait(); print("ignored")
+"""
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.stdout.split() == ["ignored", "stopped"], out.stderr[-2000:]
