@@ -213,6 +213,7 @@ RULES: dict[str, Rule] = {
     "trainer.metric": Choice(options=("bleu", "chrf", "loss")),
     "trainer.patience": Int(low=0, hint="0 never stops early"),
     "trainer.keep_last": Int(low=0, hint="0 keeps no step checkpoints"),
+    "trainer.save_every": Int(low=0, hint="0 saves step checkpoints at validations only"),
     "trainer.average_last": Int(low=0, hint="0 turns averaging off"),
     "trainer.average_best": Int(low=0, hint="0 turns averaging off"),
     "trainer.val_beam_size": POSITIVE,

@@ -9,14 +9,25 @@ on the same plain-text Multi30k and the very sentencepiece model nmt trains
 (scripts/compare_joeynmt.py's prepare_data, its JoeyNMT venv and its config):
 
     core 0: taskset -c 0 python -m nmt.train experiment=transformer_small data.path=DATA
-            trainer.max_minutes=M trainer.max_steps=100000 trainer.val_every=V hydra.run.dir=RUN
+            trainer.max_minutes=M trainer.max_steps=100000 trainer.val_every=1000000
+            trainer.save_every=S trainer.keep_last=1000000 hydra.run.dir=RUN
     core 1: taskset -c 1 python -m joeynmt train joey_transformer_small.yaml --skip-test
             (compare_joeynmt.joey_config, no validation, and the preset's schedule:
              inverse_sqrt, warm-up 800, peak 1e-3, as JoeyNMT's warmupinversesquareroot)
 
-OMP_NUM_THREADS=MKL_NUM_THREADS=1 on both. V is the updates that take --val-every-minutes
-on nmt's side, from the seconds per update that scripts/compare_joeynmt.py measured
-(benchmarks/compare_joeynmt.json); --nmt-val-every sets it outright.
+OMP_NUM_THREADS=MKL_NUM_THREADS=1 on both.
+
+nmt's figure (the default): it trains the M minutes without validating and keeps a step
+checkpoint every S updates (trainer.save_every). After the race each is scored on core 0
+as nmt's validation scores (nmt.translator greedy search with the checkpoint's length
+limits, the run's validation pairs, sacreBLEU), at the minute the checkpoint was written
+(its mtime since the common start): every 4th checkpoint and the last for the curve, then,
+once JoeyNMT's BLEU is known, every one between the last scored below it and the first
+scored at or above it, so the crossing is exact to S updates. S is a quarter of the updates
+that take --val-every-minutes on nmt's side, from the seconds per update that
+scripts/compare_joeynmt.py measured (benchmarks/compare_joeynmt.json); --nmt-save-every
+sets it outright. --nmt-val-every V instead validates every V updates during the race and
+pays for each validation in nmt's own minutes (the method of the runs before 2026-11-25 15:00).
 
 JoeyNMT's figure (the default): it trains the M minutes without validating and is then
 stopped by SIGINT, on which JoeyNMT 2.3.0 saves the weights it has (training.py catches
@@ -61,9 +72,10 @@ Left different: the output length limit (JoeyNMT 100 subwords, nmt 1.5 * source 
 and JoeyNMT writing <unk> as sentencepiece's " ⁇ ". Both signatures go into the JSON.
 
 Figures: JoeyNMT's BLEU after the M minutes (with --joey-val-every: its best validation
-BLEU logged within them), and the minute of
-nmt's first validation at or above it (a measured point, not an interpolation between
-two; None if nmt never reaches it). Writes the points, the figures, both commands, the
+BLEU logged within them), and the minute of nmt's first scored checkpoint (with
+--nmt-val-every: validation) at or above it (a measured point, not an interpolation
+between two; None if nmt never reaches it). If JoeyNMT's side fails after the race, nmt's
+curve is written all the same, with the failure, and the script exits 1. Writes the points, the figures, both commands, the
 date, the machine and the commit as JSON, and both curves in one PNG.
 """
 
@@ -78,6 +90,8 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -92,6 +106,8 @@ from plot_learning_curve import STAMP, VALIDATION  # noqa: E402 - nmt's train.lo
 
 PRESET = "transformer_small"
 TARGET_MINUTES = 15
+NEVER = 10 ** 6          # nmt's val_every and keep_last when its checkpoints are scored after the race
+SCORED_EVERY = 4         # nmt saves 4 checkpoints per validation cadence; every 4th is scored for the curve
 LOG_TIME = "%Y-%m-%d %H:%M:%S,%f"
 # 2026-11-24 22:05:01,123 - INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  21.30, loss: ...
 JOEY_GENERATION = re.compile(r" - INFO - \S+ - Generation took ([\d.]+)\[sec\]")
@@ -114,7 +130,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--val-every-minutes", type=finite_float,
                         help="validation cadence of both sides, in minutes of compare_joeynmt's timing at its "
                              "thread count (default 3; smoke 0.5); at one thread each, about 1.7 times longer")
-    parser.add_argument("--nmt-val-every", type=int, help="nmt's trainer.val_every in updates (overrides)")
+    parser.add_argument("--nmt-save-every", type=int,
+                        help="nmt saves a checkpoint every N updates (trainer.save_every) without validating; "
+                             "they are scored after the race (default: every quarter of the validation cadence)")
+    parser.add_argument("--nmt-val-every", type=int,
+                        help="instead, nmt validates every N updates during the race, paying for each "
+                             "validation in its own minutes (its trainer.val_every)")
     parser.add_argument("--joey-val-every", type=int,
                         help="JoeyNMT validates every N updates during the minutes (its learning curve, at the "
                              "cost of its validations); default: it trains without validating, is stopped by "
@@ -199,13 +220,17 @@ def seconds_per_update(speeds: Path, overrides: list[str] = (), precision: str =
     return mean(side), mean("joeynmt")
 
 
-def cadences(args) -> tuple[int, int | None]:
-    """(nmt's val_every, JoeyNMT's validation_freq) in updates; JoeyNMT's is None (no
-    validation during the race) unless --joey-val-every sets it."""
+def cadences(args) -> tuple[int | None, int | None, int | None]:
+    """(nmt's val_every, nmt's save_every, JoeyNMT's validation_freq) in updates.
+    nmt: --nmt-val-every validates during the race (save_every None); otherwise it saves
+    a checkpoint every --nmt-save-every updates, scored after the race (val_every None).
+    JoeyNMT's is None (no validation during the race) unless --joey-val-every sets it."""
     if args.nmt_val_every:
-        return args.nmt_val_every, args.joey_val_every
+        return args.nmt_val_every, None, args.joey_val_every
+    if args.nmt_save_every:
+        return None, args.nmt_save_every, args.joey_val_every
     ours, _ = seconds_per_update(Path(args.speeds), args.nmt_override, run_precision(args.nmt_override))
-    return updates_in(args.val_every_minutes, ours), args.joey_val_every
+    return None, updates_in(args.val_every_minutes / SCORED_EVERY, ours), args.joey_val_every
 
 
 def first_lines(prefix: Path, target: Path, n: int) -> Path:
@@ -216,12 +241,89 @@ def first_lines(prefix: Path, target: Path, n: int) -> Path:
     return target
 
 
-def nmt_command(data: Path, minutes: float, val_every: int, run_dir: Path, val_sentences: int | None,
-                overrides: list[str] = ()) -> list[str]:
+def nmt_command(data: Path, minutes: float, val_every: int | None, run_dir: Path, val_sentences: int | None,
+                overrides: list[str] = (), save_every: int | None = None) -> list[str]:
+    """nmt's training command: validating every `val_every` updates, or (`save_every`) not
+    validating before its budget is spent and keeping a step checkpoint every `save_every`."""
+    cadence = ([f"trainer.val_every={val_every}"] if val_every else
+               [f"trainer.val_every={NEVER}", f"trainer.save_every={save_every}", f"trainer.keep_last={NEVER}"])
     command = [sys.executable, "-m", "nmt.train", f"experiment={PRESET}", f"data.path={data}",
-               f"trainer.max_minutes={minutes}", "trainer.max_steps=100000", f"trainer.val_every={val_every}",
+               f"trainer.max_minutes={minutes}", "trainer.max_steps=100000", *cadence,
                f"hydra.run.dir={run_dir}"]
     return command + ([f"trainer.val_max_sentences={val_sentences}"] if val_sentences else []) + list(overrides)
+
+
+def validation_pairs(run_dir: Path, val_sentences: int | None) -> list[tuple[str, str]]:
+    """The pairs nmt's run validates on: its data config's corpus, validation lines with
+    an empty source dropped (as nmt.data.pipeline.prepare_data does), the first N."""
+    from omegaconf import OmegaConf
+
+    from nmt.data.corpora import load_corpus
+
+    cfg = OmegaConf.load(run_dir / ".hydra" / "config.yaml")
+    pairs = [(src, tgt) for src, tgt in load_corpus(cfg.data).valid if src.strip()]
+    return pairs[:val_sentences] if val_sentences else pairs
+
+
+def score_checkpoint(path: Path, pairs: list[tuple[str, str]]) -> tuple[float, str]:
+    """(BLEU, signature) of one checkpoint, as nmt's validation scores: greedy search with
+    the checkpoint's length limits, sacreBLEU on the detokenised output."""
+    from nmt.training.validation import score_translations
+    from nmt.translator import Translator
+
+    outputs = Translator.from_checkpoint(path, device="cpu").translate([src for src, _ in pairs], beam_size=1)
+    bleu, _, signature, _ = score_translations([o.text for o in outputs], [tgt for _, tgt in pairs])
+    return bleu, signature
+
+
+class Saved(NamedTuple):
+    """One step checkpoint of nmt's run: its update, the minute it was written (its mtime,
+    since the common start) and the minutes of training in it (progress.train_seconds)."""
+    step: int
+    minutes: float
+    train_minutes: float
+    path: Path
+
+
+def saved_checkpoints(run_dir: Path, start: datetime, minutes: float) -> list[Saved]:
+    """nmt's step_N.pt written within the budget, in step order."""
+    import torch
+
+    from nmt.training.checkpoints import step_checkpoints
+
+    saved = []
+    for path in step_checkpoints(run_dir / "checkpoints"):
+        written = (datetime.fromtimestamp(path.stat().st_mtime) - start).total_seconds() / 60
+        if written <= minutes:
+            progress = torch.load(path, map_location="cpu", weights_only=True, mmap=True)["progress"]
+            saved.append(Saved(int(progress["step"]), written, progress["train_seconds"] / 60, path))
+    return saved
+
+
+def to_score(saved: list[Saved], every: int, scored: dict[int, float], target: float | None) -> list[Saved]:
+    """Which checkpoints to score next: first every `every`-th and the last (the curve);
+    once the target BLEU is known, those between the last scored one below it and the
+    first scored one at or above it (the crossing, to the checkpoint)."""
+    if target is None:
+        picked = saved[every - 1::every] + saved[-1:]
+    else:
+        ordered = [c for c in saved if c.step in scored]
+        above = next((c for c in ordered if scored[c.step] >= target), None)
+        if above is None:
+            return []
+        below = max((c.step for c in ordered if c.step < above.step), default=0)
+        picked = [c for c in saved if below < c.step < above.step]
+    return [c for c in dict.fromkeys(picked) if c.step not in scored]
+
+
+def score_saved(run_dir: Path, saved: list[Saved], scored: dict[int, float], pairs) -> str | None:
+    """Score `saved` into `scored` (step -> BLEU) on this process's core; the signature."""
+    signature = None
+    for checkpoint in saved:
+        scored[checkpoint.step], signature = score_checkpoint(checkpoint.path, pairs)
+        print(f"  nmt step {checkpoint.step} ({checkpoint.minutes:.1f} min): BLEU {scored[checkpoint.step]:.2f}",
+              flush=True)
+    return signature
 
 
 def joey_setup(args, work: Path, val_every: int | None) -> tuple[list[str], Path, dict]:
@@ -435,7 +537,8 @@ def machine() -> dict:
 
 
 def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: Point | None,
-         minutes: float, title: str, ylabel: str, out: Path, at_end: bool = False) -> None:
+         minutes: float, title: str, ylabel: str, out: Path, at_end: bool = False,
+         xlabel: str = "wall-clock minutes since both started (validation included)") -> None:
     """Both learning curves, JoeyNMT's M-minute BLEU dashed, nmt's minute reaching it marked."""
     import matplotlib
     matplotlib.use("Agg")
@@ -454,7 +557,7 @@ def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: P
     ax.axvline(minutes, color="grey", linewidth=0.8, alpha=0.6, label=f"budget: {minutes:g} min")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("wall-clock minutes since both started (validation included)", fontsize=11)
+    ax.set_xlabel(xlabel, fontsize=11)
     ax.set_ylabel(ylabel, fontsize=11)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
@@ -464,12 +567,12 @@ def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: P
     fig.savefig(out)
 
 
-def outside_training(points: list[Point], records: dict[int, dict]) -> dict[int, float]:
-    """step -> nmt's wall-clock minutes since the previous validation (or the start) that were
-    not training: the validation itself, checkpoints, and before the first one, start-up."""
+def outside_training(points: list[Point], train_minutes_at: dict[int, float]) -> dict[int, float]:
+    """step -> nmt's wall-clock minutes since the previous point (or the start) that were
+    not training: validations, checkpoints, and before the first one, start-up."""
     out, wall, trained = {}, 0.0, 0.0
     for point in points:
-        train_minutes = records[point.step]["train_seconds"] / 60
+        train_minutes = train_minutes_at[point.step]
         out[point.step] = (point.minutes - wall) - (train_minutes - trained)
         wall, trained = point.minutes, train_minutes
     return out
@@ -485,26 +588,77 @@ def table(name: str, points: list[Point], validation_minutes: dict[int, float]) 
     return "\n".join(rows)
 
 
+@contextmanager
+def on_core(core: int):
+    """This process on one core and one torch thread (nmt's scoring beside JoeyNMT's)."""
+    import torch
+
+    cores, threads = os.sched_getaffinity(0), torch.get_num_threads()
+    os.sched_setaffinity(0, {core})
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        os.sched_setaffinity(0, cores)
+
+
+def score_both(args, run_dir: Path, start: datetime, theirs: list[str], joey_cfg: dict, work: Path,
+               how: str, log: str) -> tuple[list[Point], dict[int, float], str | None, list[Point], str | None]:
+    """After the race: nmt's saved checkpoints scored on core 0 while `joeynmt test` scores
+    JoeyNMT's weights on core 1. Returns nmt's points, its train minutes by step, its BLEU
+    signature, JoeyNMT's points and JoeyNMT's failure (None when it was scored)."""
+    saved = saved_checkpoints(run_dir, start, args.minutes)
+    if not saved:
+        sys.exit(f"nmt saved no step checkpoint within {args.minutes:g} minutes in {run_dir / 'checkpoints'}")
+    pairs, scored, failure, rival = validation_pairs(run_dir, args.val_sentences), {}, None, []
+    print(f"scoring {len(saved)} nmt checkpoints (every {SCORED_EVERY}th, then around the crossing) on core 0"
+          + (", JoeyNMT's weights on core 1" if args.joey_val_every is None else ""), flush=True)
+    with on_core(0), ThreadPoolExecutor(1) as pool:
+        joey = pool.submit(joey_score_at_end, theirs[0], joey_cfg, work, start, how) \
+            if args.joey_val_every is None else None
+        signature = score_saved(run_dir, to_score(saved, SCORED_EVERY, scored, None), scored, pairs)
+        try:
+            rival = [joey.result()] if joey else joey_points(log, start)
+        except SystemExit as error:          # JoeyNMT's side failed: nmt's curve is still written
+            failure = str(error.code)
+        target = (rival[0] if joey else best_within(rival, args.minutes)) if rival else None
+        if target:
+            score_saved(run_dir, to_score(saved, SCORED_EVERY, scored, target.bleu), scored, pairs)
+    points = [Point(c.step, c.minutes, scored[c.step]) for c in saved if c.step in scored]
+    return points, {c.step: c.train_minutes for c in saved}, signature, rival, failure
+
+
 def main(argv=None) -> dict:
     args = parse_args(argv)
     command = "python scripts/time_to_quality.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     work, data = Path(args.work), Path(args.data).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    nmt_every, joey_every = cadences(args)
+    nmt_every, save_every, joey_every = cadences(args)
     theirs, joey_log, joey_cfg = joey_setup(args, work, joey_every)
     at_end = joey_every is None
     run_dir = work / "nmt_run"
     shutil.rmtree(run_dir, ignore_errors=True)       # ours, from an earlier run of this script
-    ours = nmt_command(data, args.minutes, nmt_every, run_dir, args.val_sentences, args.nmt_override)
-    print(f"{args.minutes:g} minutes each, side by side; nmt validates every {nmt_every} updates, JoeyNMT "
-          + ("once, its weights at the end" if at_end else f"every {joey_every} updates"), flush=True)
+    ours = nmt_command(data, args.minutes, nmt_every, run_dir, args.val_sentences, args.nmt_override, save_every)
+    print(f"{args.minutes:g} minutes each, side by side; nmt "
+          + (f"validates every {nmt_every} updates" if nmt_every else
+             f"saves a checkpoint every {save_every} updates, scored after the race")
+          + ", JoeyNMT " + ("once, its weights at the end" if at_end else f"every {joey_every} updates"), flush=True)
     start, how = race(ours, theirs, args.minutes, work, interrupt=at_end)
 
-    nmt = nmt_points(run_dir, start)
     log = joey_log.read_text(encoding="utf-8", errors="replace")
-    # at_end: the minute of its last update, scored after the race (not counted in it)
-    rival = [joey_score_at_end(theirs[0], joey_cfg, work, start, how)] if at_end else joey_points(log, start)
-    target = rival[0] if at_end else best_within(rival, args.minutes)   # at_end: logged a moment after M
+    failure = None
+    if save_every:
+        nmt, train_minutes, signature, rival, failure = score_both(args, run_dir, start, theirs, joey_cfg,
+                                                                   work, how, log)
+    else:
+        nmt = nmt_points(run_dir, start)
+        by_step = {r["step"]: r for r in nmt_records(run_dir)}
+        train_minutes = {step: r["train_seconds"] / 60 for step, r in by_step.items()}
+        signature = next(iter(by_step.values()), {}).get("bleu_signature")
+        # at_end: the minute of its last update, scored after the race (not counted in it)
+        rival = [joey_score_at_end(theirs[0], joey_cfg, work, start, how)] if at_end else joey_points(log, start)
+    target = (rival[0] if at_end else best_within(rival, args.minutes)) if rival else None
     reached = first_reaching(nmt, target.bleu) if target else None
     cpu, commit = machine(), git_commit()
     sentences = args.val_sentences or "all 1014"
@@ -516,24 +670,31 @@ def main(argv=None) -> dict:
         "target_minutes": TARGET_MINUTES,
         "met": bool(reached and reached.minutes <= TARGET_MINUTES),
     }
-    by_step = {r["step"]: r for r in nmt_records(run_dir)}
     generation = joey_generation_seconds(log)
+    if save_every:
+        clock = ("wall-clock minutes since both started: nmt's points when each checkpoint was written "
+                 f"(every {save_every} updates; scored after the race, every {SCORED_EVERY}th and those around "
+                 "the crossing), JoeyNMT's when SIGINT stopped its training (scored after the race)")
+        crossing = "nmt's first scored checkpoint with BLEU >= JoeyNMT's"
+    else:
+        clock = ("wall-clock minutes since both started, when each validation's score is logged"
+                 + ("; JoeyNMT's point: when SIGINT stopped its training (scored after the race)" if at_end else ""))
+        crossing = "nmt's first validation with BLEU >= JoeyNMT's best within the minutes"
     record = {
         "command": command, "date": start.isoformat(timespec="seconds"), "machine": cpu, "commit": commit,
         "smoke": args.smoke, "minutes": args.minutes, "validation_sentences": sentences,
-        "clock": "wall-clock minutes since both started, when each validation's score is logged"
-                 + ("; JoeyNMT's point: when SIGINT stopped its training (scored after the race)" if at_end else ""),
-        "crossing": "nmt's first validation with BLEU >= JoeyNMT's best within the minutes",
-        **figures,
-        "nmt": {"command": shlex.join(pinned(0, ours)), "val_every": nmt_every, "run_dir": str(run_dir),
-                "precision": run_precision(args.nmt_override),
-                "bleu_signature": next(iter(by_step.values()), {}).get("bleu_signature"),
-                "points": [{**p._asdict(), "train_minutes": by_step[p.step]["train_seconds"] / 60}
-                           for p in nmt]},
+        "clock": clock, "crossing": crossing, **figures,
+        "nmt": {"command": shlex.join(pinned(0, ours)), "val_every": nmt_every, "save_every": save_every,
+                "scored": "after the race: each checkpoint greedy on the validation set, as nmt's validation"
+                          if save_every else "its validations during the race",
+                "run_dir": str(run_dir), "precision": run_precision(args.nmt_override),
+                "bleu_signature": signature,
+                "points": [{**p._asdict(), "train_minutes": train_minutes.get(p.step)} for p in nmt]},
         "joeynmt": {"command": shlex.join(pinned(1, theirs)), "validation_freq": joey_every,
                     "scored": "after the race: `joeynmt test` of the weights SIGINT left, greedy, the same "
                               "validation set" if at_end else "its validations during the race",
                     "stopped_by": how, "log": str(joey_log), "bleu_signature": joey_signature(log),
+                    **({"failed": failure} if failure else {}),
                     "points": [{**p._asdict(), "generation_seconds": generation.get(p.step)}
                                for p in rival]},
     }
@@ -542,23 +703,29 @@ def main(argv=None) -> dict:
     out_json.write_text(json.dumps(record, indent=1) + "\n")
     title = (f"Time to quality, {PRESET}, Multi30k de-en, one core each{' (smoke)' if args.smoke else ''}\n"
              f"{cpu['cpu']}, nmt {commit}, {start:%Y-%m-%d}")
+    xlabel = ("wall-clock minutes of training since both started (both scored after the race)" if save_every
+              and at_end else "wall-clock minutes since both started (validation included)")
     plot(nmt, rival, target, reached, args.minutes, title,
-         f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)", out_png, at_end)
+         f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)", out_png, at_end, xlabel)
 
-    ours_validating = outside_training(nmt, by_step)
+    ours_validating = outside_training(nmt, train_minutes)
     theirs_validating = {step: seconds / 60 for step, seconds in generation.items()}
     print(f"\n{command}\n\n{table('nmt', nmt, ours_validating)}\n\n"
           f"{table(f'JoeyNMT (stopped by {how})', rival, theirs_validating)}\n")
-    if target is None:
+    if failure:
+        print(f"JoeyNMT's side failed after the race; nmt's curve is in {out_json}:\n{failure}")
+    elif target is None:
         print(f"JoeyNMT logged no validation within {args.minutes:g} minutes")
     else:
-        print(f"JoeyNMT's best validation BLEU within {args.minutes:g} minutes: {target.bleu:.2f} "
+        print(f"JoeyNMT's BLEU {'after' if at_end else 'best within'} {args.minutes:g} minutes: {target.bleu:.2f} "
               f"(step {target.step}, {target.minutes:.1f} min"
               + (", its weights when SIGINT stopped it, scored after the race)" if at_end else ")"))
-        print("nmt's first validation at or above it: " + (
+        print(f"nmt's first {'checkpoint' if save_every else 'validation'} at or above it: " + (
             f"{reached.minutes:.1f} min (step {reached.step}, BLEU {reached.bleu:.2f}); target <= "
             f"{TARGET_MINUTES} min: {'met' if figures['met'] else 'not met'}" if reached else "never"))
     print(f"(figures in {out_json}, plot in {out_png})")
+    if failure:
+        sys.exit(1)
     return record
 
 

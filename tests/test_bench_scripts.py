@@ -179,7 +179,7 @@ def test_time_to_quality_reads_an_nmt_run_folder_by_hand(tmp_path):
     # 22:03:00 is 3 min after the start, 22:06:30 6.5 min; BLEU at full precision from metrics.jsonl
     assert points == [ttq.Point(100, 3.0, 10.004), ttq.Point(200, 6.5, 20.004)]
     # not training: 3.0 - 2.5 = 0.5 min before step 100 (start-up, validation), (6.5 - 3.0) - 2.5 = 1.0 after
-    outside = ttq.outside_training(points, {r["step"]: r for r in records})
+    outside = ttq.outside_training(points, {r["step"]: r["train_seconds"] / 60 for r in records})
     assert outside == pytest.approx({100: 0.5, 200: 1.0})
     assert "    200     6.50  20.00          1.00" in ttq.table("nmt", points, outside)
 
@@ -298,9 +298,83 @@ def test_time_to_quality_scores_joeynmt_where_sigint_stopped_it(tmp_path):
 def test_time_to_quality_lets_joeynmt_validate_only_when_asked():
     ttq = load_script("time_to_quality")
     args = ttq.parse_args(["--nmt-val-every", "60"])
-    assert ttq.cadences(args) == (60, None)                       # JoeyNMT: no validation during the race
+    assert ttq.cadences(args) == (60, None, None)                 # JoeyNMT: no validation during the race
     args = ttq.parse_args(["--nmt-val-every", "60", "--joey-val-every", "500"])
-    assert ttq.cadences(args) == (60, 500)
+    assert ttq.cadences(args) == (60, None, 500)
+    args = ttq.parse_args(["--nmt-save-every", "20"])            # nmt: checkpoints, scored after the race
+    assert ttq.cadences(args) == (None, 20, None)
+
+
+def test_time_to_quality_nmt_saves_without_validating(tmp_path):
+    ttq = load_script("time_to_quality")
+    command = ttq.nmt_command(Path("/d"), 45, None, tmp_path / "run", None, ["schedule.warmup_steps=400"],
+                              save_every=20)
+    assert {"trainer.val_every=1000000", "trainer.save_every=20", "trainer.keep_last=1000000"} <= set(command)
+    assert command[-1] == "schedule.warmup_steps=400" and "trainer.max_minutes=45" in command
+    # the schema takes the values as they are passed
+    from nmt.config_schema import validate
+    from tests.helpers import make_config
+
+    validate(make_config("experiment=transformer_small", *[c for c in command if c.startswith("trainer.")]))
+
+
+def test_time_to_quality_reads_nmt_checkpoints_by_hand(tmp_path):
+    import os
+
+    import torch
+
+    ttq = load_script("time_to_quality")
+    start = datetime(2026, 11, 25, 15, 0, 0)
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    # written 3.0, 6.5 and 46.0 minutes after the start; 46.0 is past a 45-minute budget
+    for step, minute, trained in ((20, 3.0, 150.0), (40, 6.5, 300.0), (60, 46.0, 2500.0)):
+        path = folder / f"step_{step}.pt"
+        torch.save({"progress": {"step": step, "train_seconds": trained}, "model": {}}, path)
+        stamp = start.timestamp() + 60 * minute
+        os.utime(path, (stamp, stamp))
+    torch.save({"progress": {"step": 99}}, folder / "last.pt")        # not a step checkpoint
+    saved = ttq.saved_checkpoints(tmp_path, start, 45)
+    assert [(c.step, c.train_minutes) for c in saved] == [(20, 2.5), (40, 5.0)]
+    assert [c.minutes for c in saved] == pytest.approx([3.0, 6.5])
+
+
+def test_time_to_quality_scores_every_fourth_checkpoint_then_the_crossing():
+    ttq = load_script("time_to_quality")
+    saved = [ttq.Saved(10 * i, float(i), float(i), Path(f"step_{10 * i}.pt")) for i in range(1, 11)]
+    scored = {}
+    first = ttq.to_score(saved, 4, scored, None)
+    assert [c.step for c in first] == [40, 80, 100]           # every 4th, and the last
+    scored.update({40: 5.0, 80: 12.0, 100: 15.0})
+    # target 11.6: 40 is below, 80 above: 50, 60, 70 between them
+    assert [c.step for c in ttq.to_score(saved, 4, scored, 11.6)] == [50, 60, 70]
+    assert ttq.to_score(saved, 4, scored, 20.0) == []         # never reached
+    # reached by the first scored one: all before it
+    assert [c.step for c in ttq.to_score(saved, 4, scored, 4.0)] == [10, 20, 30]
+    scored.update({50: 11.0, 60: 11.7, 70: 12.5})
+    points = [ttq.Point(c.step, c.minutes, scored[c.step]) for c in saved if c.step in scored]
+    assert ttq.first_reaching(points, 11.6) == ttq.Point(60, 6.0, 11.7)
+
+
+def test_time_to_quality_scores_a_checkpoint_as_nmt_validates(tmp_path, cache_dir):
+    """score_checkpoint's BLEU of a tiny run's last validated checkpoint is the BLEU its
+    final validation logged; validation_pairs are the pairs it validated on."""
+    from tests.helpers import train
+
+    ttq = load_script("time_to_quality")
+    trainer = train(tmp_path, "experiment=quickstart", "model.encoder.embed_dim=16",
+                    "model.encoder.hidden_size=32", "model.decoder.embed_dim=16", "model.decoder.hidden_size=32",
+                    "trainer.max_steps=6", "trainer.val_every=6", "trainer.val_max_sentences=20",
+                    "trainer.heatmap_sentences=0", "trainer.keep_last=1", cache_dir=cache_dir)
+    (tmp_path / ".hydra").mkdir()
+    from omegaconf import OmegaConf
+
+    OmegaConf.save(trainer.cfg, tmp_path / ".hydra" / "config.yaml")
+    pairs = ttq.validation_pairs(tmp_path, 20)
+    assert pairs == trainer.valid_pairs
+    bleu, signature = ttq.score_checkpoint(tmp_path / "checkpoints" / "step_6.pt", pairs)
+    record = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1])
+    assert bleu == pytest.approx(record["bleu"], abs=1e-9) and signature == record["bleu_signature"]
 
 
 def test_time_to_quality_gives_joeynmt_sigint_back_even_when_started_ignoring_it():

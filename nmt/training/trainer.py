@@ -317,6 +317,7 @@ class Trainer:
                    dynamic_ncols=True, mininterval=1.0, **({} if self.dist.is_main else {"disable": True}))
         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
         code, started = 0, time.perf_counter()
+        save_every = int(self.tc.get("save_every", 0))
         try:
             while self.step < int(self.tc.max_steps) and self.epoch < int(self.tc.max_epochs):
                 # This rank's share of the epoch (all of it for one process), from where the run stands.
@@ -365,6 +366,8 @@ class Trainer:
                         raise _BudgetSpent
                     if self.step % int(self.tc.val_every) == 0:
                         self._validate_and_save(window_speed=self._speed())
+                    elif save_every and self.step % save_every == 0 and self.dist.is_main:
+                        self._save_step_checkpoint()     # between validations, unscored
             self._validate_and_save(window_speed=self._speed(), final=True)
             self._write_summary(started)
         except _BudgetSpent:
@@ -521,16 +524,23 @@ class Trainer:
         self.save("last.pt")
         if improved:
             self.save("best.pt")
-        newest = max(int(self.tc.keep_last), int(self.tc.get("average_last", 0)))   # averaging needs N
-        best = int(self.tc.get("average_best", 0))
-        if newest > 0 or best > 0:
-            self.save(f"step_{self.step}.pt")
-            prune_step_checkpoints(self.ckpt_dir, newest, also_keep=best_steps(self.step_scores, best))
+        self._save_step_checkpoint()
         self.final_metrics = record
         if final:
             self.writer.add_hparams(_hparams(self.cfg), {
                 "hparam/bleu": result.bleu, "hparam/chrf": result.chrf,
                 "hparam/perplexity": result.perplexity}, run_name="hparams")
+
+
+    def _save_step_checkpoint(self) -> None:
+        """checkpoints/step_N.pt, then the oldest pruned: trainer.keep_last newest
+        (at least trainer.average_last, which averages them) and the
+        trainer.average_best best-validated ones are kept."""
+        newest = max(int(self.tc.keep_last), int(self.tc.get("average_last", 0)))   # averaging needs N
+        best = int(self.tc.get("average_best", 0))
+        if newest > 0 or best > 0:
+            self.save(f"step_{self.step}.pt")
+            prune_step_checkpoints(self.ckpt_dir, newest, also_keep=best_steps(self.step_scores, best))
 
 
 class _EarlyStop(Stop):
