@@ -511,6 +511,17 @@ def joey_signature(log: str) -> str | None:
     return None
 
 
+def joey_bleu_signature(train_log: Path) -> str | None:
+    """The signature of JoeyNMT's BLEU: from its train.log's validations, or, when it was
+    scored after the race, from the test.log `joeynmt test` writes beside it."""
+    for log in (train_log, train_log.with_name("test.log")):
+        if log.is_file():
+            found = joey_signature(log.read_text(encoding="utf-8", errors="replace"))
+            if found:
+                return found
+    return None
+
+
 def best_within(points: list[Point], minutes: float) -> Point | None:
     """The highest BLEU logged by `minutes` (the earliest of equals)."""
     inside = [p for p in points if p.minutes <= minutes]
@@ -538,14 +549,15 @@ def machine() -> dict:
 
 def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: Point | None,
          minutes: float, title: str, ylabel: str, out: Path, at_end: bool = False,
-         xlabel: str = "wall-clock minutes since both started (validation included)") -> None:
+         xlabel: str = "wall-clock minutes since both started (validation included)",
+         nmt_label: str = "nmt") -> None:
     """Both learning curves, JoeyNMT's M-minute BLEU dashed, nmt's minute reaching it marked."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
-    ax.plot([p.minutes for p in nmt], [p.bleu for p in nmt], marker="o", color="tab:blue", label="nmt")
+    ax.plot([p.minutes for p in nmt], [p.bleu for p in nmt], marker="o", color="tab:blue", label=nmt_label)
     ax.plot([p.minutes for p in theirs], [p.bleu for p in theirs], marker="s", color="tab:orange",
             label="JoeyNMT 2.3.0")
     if target:
@@ -565,6 +577,11 @@ def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: P
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)
+
+
+def nmt_label(overrides: list[str]) -> str:
+    """nmt's legend entry: the preset, and the overrides it ran with."""
+    return f"nmt {PRESET}" + (f" ({', '.join(overrides)})" if overrides else "")
 
 
 def outside_training(points: list[Point], train_minutes_at: dict[int, float]) -> dict[int, float]:
@@ -693,7 +710,7 @@ def main(argv=None) -> dict:
         "joeynmt": {"command": shlex.join(pinned(1, theirs)), "validation_freq": joey_every,
                     "scored": "after the race: `joeynmt test` of the weights SIGINT left, greedy, the same "
                               "validation set" if at_end else "its validations during the race",
-                    "stopped_by": how, "log": str(joey_log), "bleu_signature": joey_signature(log),
+                    "stopped_by": how, "log": str(joey_log), "bleu_signature": joey_bleu_signature(joey_log),
                     **({"failed": failure} if failure else {}),
                     "points": [{**p._asdict(), "generation_seconds": generation.get(p.step)}
                                for p in rival]},
@@ -706,7 +723,8 @@ def main(argv=None) -> dict:
     xlabel = ("wall-clock minutes of training since both started (both scored after the race)" if save_every
               and at_end else "wall-clock minutes since both started (validation included)")
     plot(nmt, rival, target, reached, args.minutes, title,
-         f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)", out_png, at_end, xlabel)
+         f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)", out_png, at_end, xlabel,
+         nmt_label(args.nmt_override))
 
     ours_validating = outside_training(nmt, train_minutes)
     theirs_validating = {step: seconds / 60 for step, seconds in generation.items()}

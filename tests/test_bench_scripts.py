@@ -401,3 +401,51 @@ for fix in (None, ttq.default_sigint):
 """
     out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.stdout.split() == ["ignored", "stopped"], out.stderr[-2000:]
+
+
+def test_quality_in_budget_trains_tests_and_records(tmp_path, cache_dir):
+    """A tiny preset for a few seconds: the record holds the curve, the test scores of
+    best.pt and the averages (the steps they hold from summary.json), the machine and the
+    command; the same name again is refused in one line, the record left as it was."""
+    quality = load_script("quality_in_budget")
+    args = ["--preset", "quickstart", "--data", "none", "--name", "tiny", "--minutes", "0.05", "--val-every", "5",
+            "--beam-size", "2", "--core", "0", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
+            "--", f"cache_dir={cache_dir}", "trainer.max_steps=12", "trainer.val_max_sentences=20",
+            "trainer.heatmap_sentences=0"]
+    record = quality.main(args)
+    written = json.loads((tmp_path / "out" / "tiny.json").read_text())
+    assert written == record
+    assert "trainer.max_minutes=0.05" in record["train_command"] and "taskset -c 0" in record["train_command"]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert record["updates"] == summary["step"] and [r["step"] for r in record["validation"]][-1] == summary["step"]
+    assert set(record["test"]) == {"best.pt", "averaged.pt", "averaged_best.pt"}
+    assert record["test"]["averaged.pt"]["steps"] == summary["averaged_steps"]
+    assert record["test"]["averaged_best.pt"]["steps"] == summary["averaged_best_steps"]
+    assert record["test_sentences"] == 200 and record["beam_size"] == 2
+    for scores in record["test"].values():
+        assert 0 <= scores["bleu"] <= 100 and scores["bleu_signature"].startswith("nrefs:1|case:mixed")
+    # the test BLEU of best.pt: its beam-2 translations of the toy test set, scored by sacreBLEU
+    pairs = quality.test_pairs(tmp_path / "run")
+    assert len(pairs) == 200 and pairs[0] != pairs[1]
+    from nmt.translator import Translator
+
+    outputs = Translator.from_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt", device="cpu").translate(
+        [s for s, _ in pairs], beam_size=2)
+    import sacrebleu
+
+    assert record["test"]["best.pt"]["bleu"] == pytest.approx(
+        sacrebleu.corpus_bleu([o.text for o in outputs], [[t for _, t in pairs]]).score, abs=1e-9)
+    with pytest.raises(SystemExit) as refused:
+        quality.main(args)
+    assert "exists" in str(refused.value) and "\n" not in str(refused.value)
+    assert json.loads((tmp_path / "out" / "tiny.json").read_text()) == record
+
+
+def test_time_to_quality_finds_joeynmts_signature_in_its_test_log(tmp_path):
+    ttq = load_script("time_to_quality")
+    train_log = tmp_path / "train.log"
+    train_log.write_text(JOEY_INTERRUPTED_LOG)                       # no validation: no signature
+    assert ttq.joey_bleu_signature(train_log) is None
+    (tmp_path / "test.log").write_text(
+        "2026-11-25 16:15:05,677 - INFO - joeynmt.metrics - nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0\n")
+    assert ttq.joey_bleu_signature(train_log) == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"

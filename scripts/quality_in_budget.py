@@ -1,0 +1,187 @@
+"""Quality in a time budget: train a preset M minutes on one core, then its test BLEU.
+
+    python scripts/quality_in_budget.py --name ts_b2048 --core 1 --git-commit -- data.batch_tokens=2048
+    python scripts/quality_in_budget.py --preset rnn_bahdanau --name rnn --core 0
+
+Issue 18's quality figures in one command that a later session can repeat:
+
+    taskset -c CORE python -m nmt.train experiment=PRESET data.path=DATA trainer.max_minutes=M
+        trainer.max_steps=100000 trainer.val_every=V trainer.keep_last=1000
+        trainer.average_last=3 trainer.average_best=3 hydra.run.dir=RUN [overrides]
+
+(OMP_NUM_THREADS=MKL_NUM_THREADS=1), then, on the same core and thread, beam-5
+translation of the test set (test_2016_flickr for Multi30k) with best.pt, averaged.pt
+and averaged_best.pt, each scored with detokenised cased sacreBLEU and chrF against the
+raw references, as `python -m nmt.translate --beam-size 5 --reference` scores them.
+
+Writes OUT/NAME.json (default benchmarks/quality/): the command, date, machine, commit,
+precision, updates and minutes, the validation curve (metrics.jsonl), and per checkpoint
+its test BLEU, chrF, the steps it holds and the seconds it took to translate. With
+--git-commit that file alone is committed the moment it is written (nmt.study's
+autocommit), so a run that ends after the session that started it still lands.
+The run folder (RUN, default runs/quality/NAME) is git-ignored; an existing one is
+refused, so a finished run is never overwritten.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_train import git_commit  # noqa: E402
+from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
+from nmt.training.metrics_log import read_records  # noqa: E402
+
+CHECKPOINTS = ("best.pt", "averaged.pt", "averaged_best.pt")
+CURVE_KEYS = ("step", "bleu", "chrf", "perplexity", "train_seconds")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", default="transformer_small", help="experiment=PRESET")
+    parser.add_argument("--name", required=True, help="the run's name: RUN and OUT/NAME.json")
+    parser.add_argument("--data", default="/work/shared/data/multi30k", help="data.path (Multi30k folder); "
+                        "'none' leaves data.path out (a preset on the toy task)")
+    parser.add_argument("--minutes", type=finite_float, default=105.0, help="trainer.max_minutes (default 105)")
+    parser.add_argument("--val-every", type=int, default=300, help="trainer.val_every (default 300)")
+    parser.add_argument("--beam-size", type=int, default=5)
+    parser.add_argument("--core", type=int, default=0, help="the core both training and testing run on")
+    parser.add_argument("--run-dir", help="default runs/quality/NAME")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "quality"), help="folder of NAME.json")
+    parser.add_argument("--git-commit", action="store_true", help="commit OUT/NAME.json when it is written")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="more Hydra overrides of the run")
+    args = parser.parse_args(argv)
+    if args.minutes <= 0 or args.val_every < 1 or args.beam_size < 1:
+        parser.error("--minutes, --val-every and --beam-size must be positive")
+    args.run_dir = Path(args.run_dir or ROOT / "runs" / "quality" / args.name)
+    return args
+
+
+def train_command(args) -> list[str]:
+    data = [] if args.data == "none" else [f"data.path={args.data}"]
+    return [sys.executable, "-m", "nmt.train", f"experiment={args.preset}", *data,
+            f"trainer.max_minutes={args.minutes:g}", "trainer.max_steps=100000",
+            f"trainer.val_every={args.val_every}", "trainer.keep_last=1000", "trainer.average_last=3",
+            "trainer.average_best=3", f"hydra.run.dir={args.run_dir}", *args.overrides]
+
+
+def one_core_env() -> dict:
+    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+
+
+def test_pairs(run_dir: Path) -> list[tuple[str, str]]:
+    """The run's test pairs (its data config's corpus), an empty source dropped as
+    nmt.data.pipeline.prepare_data drops it."""
+    from omegaconf import OmegaConf
+
+    from nmt.data.corpora import load_corpus
+
+    cfg = OmegaConf.load(run_dir / ".hydra" / "config.yaml")
+    return [(src, tgt) for src, tgt in load_corpus(cfg.data).test if src.strip()]
+
+
+def test_scores(checkpoint: Path, pairs: list[tuple[str, str]], beam_size: int) -> dict:
+    """BLEU, chrF, signature, the steps the checkpoint holds and seconds to translate."""
+    from nmt.training.checkpoints import load_checkpoint
+    from nmt.training.validation import score_translations
+    from nmt.translator import Translator
+
+    translator = Translator.from_checkpoint(checkpoint, device="cpu")
+    started = time.perf_counter()
+    outputs = translator.translate([src for src, _ in pairs], beam_size=beam_size)
+    seconds = time.perf_counter() - started
+    bleu, chrf, signature, _ = score_translations([o.text for o in outputs], [tgt for _, tgt in pairs])
+    progress = load_checkpoint(checkpoint, mmap=True).get("progress") or {}   # averaged: summary.json says
+    return {"bleu": bleu, "chrf": chrf, "bleu_signature": signature, "steps": [progress.get("step")],
+            "translate_seconds": round(seconds, 1)}
+
+
+def averaged_steps(summary: dict) -> dict[str, list[int]]:
+    """The steps averaged.pt and averaged_best.pt hold, from summary.json."""
+    return {"averaged.pt": summary.get("averaged_steps"), "averaged_best.pt": summary.get("averaged_best_steps")}
+
+
+def machine() -> dict:
+    from time_to_quality import cpu_model
+
+    cpuinfo = Path("/proc/cpuinfo")
+    text = cpuinfo.read_text() if cpuinfo.is_file() else ""
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return {"cpu": cpu_model(text), "cores": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version(),
+            "native_bf16": any(f in flags for f in ("avx512_bf16", "amx_bf16"))}
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    if args.run_dir.exists():
+        sys.exit(f"{args.run_dir} exists: a run of that name was started; choose another --name or --run-dir")
+    out = Path(args.out)
+    if args.git_commit:
+        from nmt.errors import NmtError
+        from nmt.study.autocommit import work_tree_of
+        try:
+            work_tree_of(out)
+        except NmtError as error:
+            sys.exit(str(error))
+    command = "python scripts/quality_in_budget.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    train = ["taskset", "-c", str(args.core), *train_command(args)]
+    started = datetime.now()
+    print(f"{started:%H:%M:%S} training: {shlex.join(train)}", flush=True)
+    done = subprocess.run(train, cwd=ROOT, env=one_core_env())
+    if done.returncode:
+        sys.exit(f"training failed ({done.returncode}); its log: {args.run_dir / 'train.log'}")
+
+    import torch
+
+    os.sched_setaffinity(0, {args.core})
+    torch.set_num_threads(1)
+    summary = json.loads((args.run_dir / "summary.json").read_text())
+    pairs = test_pairs(args.run_dir)
+    tests = {}
+    for name in CHECKPOINTS:
+        path = args.run_dir / "checkpoints" / name
+        if path.is_file():
+            tests[name] = test_scores(path, pairs, args.beam_size)
+            print(f"{name}: test BLEU {tests[name]['bleu']:.2f} chrF {tests[name]['chrf']:.2f}", flush=True)
+    for name, steps in averaged_steps(summary).items():
+        if name in tests and steps:
+            tests[name]["steps"] = steps
+    from nmt.training.precision import resolve_precision
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.load(args.run_dir / ".hydra" / "config.yaml")
+    record = {
+        "command": command, "train_command": shlex.join(train), "date": started.isoformat(timespec="seconds"),
+        "machine": machine(), "commit": git_commit(), "preset": args.preset, "overrides": args.overrides,
+        "precision": resolve_precision(str(cfg.trainer.precision), torch.device("cpu")),
+        "minutes": args.minutes, "updates": summary["step"], "train_seconds": summary["train_seconds"],
+        "wall_seconds": summary["wall_s"], "test_sentences": len(pairs), "beam_size": args.beam_size,
+        "validation": [{key: r.get(key) for key in CURVE_KEYS} for r in read_records(args.run_dir)],
+        "best_validation_bleu": summary["best"] if summary.get("metric") == "bleu" else None,
+        "test": tests,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{args.name}.json"
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"written {path}", flush=True)
+    if args.git_commit:
+        from nmt.study.autocommit import commit_record
+
+        best = tests.get("best.pt", {}).get("bleu")
+        print(commit_record(out, path, f"quality_in_budget {args.name}: {args.preset} {' '.join(args.overrides)}, "
+                                       f"{args.minutes:g} min, {summary['step']} updates, test BLEU best.pt "
+                                       + (f"{best:.2f}" if best is not None else "none")), flush=True)
+    return record
+
+
+if __name__ == "__main__":
+    main()
