@@ -531,7 +531,6 @@ class Trainer:
                 "hparam/bleu": result.bleu, "hparam/chrf": result.chrf,
                 "hparam/perplexity": result.perplexity}, run_name="hparams")
 
-
     def _save_step_checkpoint(self) -> None:
         """checkpoints/step_N.pt, then the oldest pruned: trainer.keep_last newest
         (at least trainer.average_last, which averages them) and the
