@@ -26,7 +26,6 @@ refused, so a finished run is never overwritten.
 import argparse
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from bench_train import git_commit  # noqa: E402
+from time_to_quality import machine as ttq_machine, run_pairs  # noqa: E402
 from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
 from nmt.training.metrics_log import read_records  # noqa: E402
 
@@ -77,17 +77,6 @@ def one_core_env() -> dict:
     return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
 
 
-def test_pairs(run_dir: Path) -> list[tuple[str, str]]:
-    """The run's test pairs (its data config's corpus), an empty source dropped as
-    nmt.data.pipeline.prepare_data drops it."""
-    from omegaconf import OmegaConf
-
-    from nmt.data.corpora import load_corpus
-
-    cfg = OmegaConf.load(run_dir / ".hydra" / "config.yaml")
-    return [(src, tgt) for src, tgt in load_corpus(cfg.data).test if src.strip()]
-
-
 def test_scores(checkpoint: Path, pairs: list[tuple[str, str]], beam_size: int) -> dict:
     """BLEU, chrF, signature, the steps the checkpoint holds and seconds to translate."""
     from nmt.training.checkpoints import load_checkpoint
@@ -110,14 +99,12 @@ def averaged_steps(summary: dict) -> dict[str, list[int]]:
 
 
 def machine() -> dict:
-    from time_to_quality import cpu_model
-
+    """time_to_quality's machine record, and whether the CPU multiplies bf16 natively
+    (what trainer.precision=auto decides on)."""
     cpuinfo = Path("/proc/cpuinfo")
     text = cpuinfo.read_text() if cpuinfo.is_file() else ""
     flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
-    return {"cpu": cpu_model(text), "cores": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(),
-            "native_bf16": any(f in flags for f in ("avx512_bf16", "amx_bf16"))}
+    return {**ttq_machine(), "native_bf16": any(f in flags for f in ("avx512_bf16", "amx_bf16"))}
 
 
 def main(argv=None) -> dict:
@@ -134,7 +121,7 @@ def main(argv=None) -> dict:
             sys.exit(str(error))
     command = "python scripts/quality_in_budget.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     train = ["taskset", "-c", str(args.core), *train_command(args)]
-    started = datetime.now()
+    started, commit = datetime.now(), git_commit()      # the code that runs, before any autocommit
     print(f"{started:%H:%M:%S} training: {shlex.join(train)}", flush=True)
     done = subprocess.run(train, cwd=ROOT, env=one_core_env())
     if done.returncode:
@@ -145,7 +132,7 @@ def main(argv=None) -> dict:
     os.sched_setaffinity(0, {args.core})
     torch.set_num_threads(1)
     summary = json.loads((args.run_dir / "summary.json").read_text())
-    pairs = test_pairs(args.run_dir)
+    pairs = run_pairs(args.run_dir, "test")
     tests = {}
     for name in CHECKPOINTS:
         path = args.run_dir / "checkpoints" / name
@@ -161,7 +148,7 @@ def main(argv=None) -> dict:
     cfg = OmegaConf.load(args.run_dir / ".hydra" / "config.yaml")
     record = {
         "command": command, "train_command": shlex.join(train), "date": started.isoformat(timespec="seconds"),
-        "machine": machine(), "commit": git_commit(), "preset": args.preset, "overrides": args.overrides,
+        "machine": machine(), "commit": commit, "preset": args.preset, "overrides": args.overrides,
         "precision": resolve_precision(str(cfg.trainer.precision), torch.device("cpu")),
         "minutes": args.minutes, "updates": summary["step"], "train_seconds": summary["train_seconds"],
         "wall_seconds": summary["wall_s"], "test_sentences": len(pairs), "beam_size": args.beam_size,

@@ -253,15 +253,20 @@ def nmt_command(data: Path, minutes: float, val_every: int | None, run_dir: Path
     return command + ([f"trainer.val_max_sentences={val_sentences}"] if val_sentences else []) + list(overrides)
 
 
-def validation_pairs(run_dir: Path, val_sentences: int | None) -> list[tuple[str, str]]:
-    """The pairs nmt's run validates on: its data config's corpus, validation lines with
-    an empty source dropped (as nmt.data.pipeline.prepare_data does), the first N."""
+def run_pairs(run_dir: Path, split: str) -> list[tuple[str, str]]:
+    """A split ("valid" or "test") of an nmt run's corpus, from its data config, lines with
+    an empty source dropped (as nmt.data.pipeline.prepare_data drops them)."""
     from omegaconf import OmegaConf
 
     from nmt.data.corpora import load_corpus
 
     cfg = OmegaConf.load(run_dir / ".hydra" / "config.yaml")
-    pairs = [(src, tgt) for src, tgt in load_corpus(cfg.data).valid if src.strip()]
+    return [(src, tgt) for src, tgt in getattr(load_corpus(cfg.data), split) if src.strip()]
+
+
+def validation_pairs(run_dir: Path, val_sentences: int | None) -> list[tuple[str, str]]:
+    """The pairs nmt's run validates on: its validation split, the first N."""
+    pairs = run_pairs(run_dir, "valid")
     return pairs[:val_sentences] if val_sentences else pairs
 
 

@@ -425,7 +425,7 @@ def test_quality_in_budget_trains_tests_and_records(tmp_path, cache_dir):
     for scores in record["test"].values():
         assert 0 <= scores["bleu"] <= 100 and scores["bleu_signature"].startswith("nrefs:1|case:mixed")
     # the test BLEU of best.pt: its beam-2 translations of the toy test set, scored by sacreBLEU
-    pairs = quality.test_pairs(tmp_path / "run")
+    pairs = quality.run_pairs(tmp_path / "run", "test")
     assert len(pairs) == 200 and pairs[0] != pairs[1]
     from nmt.translator import Translator
 
