@@ -666,6 +666,7 @@ def main(argv=None) -> dict:
           + (f"validates every {nmt_every} updates" if nmt_every else
              f"saves a checkpoint every {save_every} updates, scored after the race")
           + ", JoeyNMT " + ("once, its weights at the end" if at_end else f"every {joey_every} updates"), flush=True)
+    commit = git_commit()          # the code that races, before anything is committed beside it
     start, how = race(ours, theirs, args.minutes, work, interrupt=at_end)
 
     log = joey_log.read_text(encoding="utf-8", errors="replace")
@@ -682,7 +683,7 @@ def main(argv=None) -> dict:
         rival = [joey_score_at_end(theirs[0], joey_cfg, work, start, how)] if at_end else joey_points(log, start)
     target = (rival[0] if at_end else best_within(rival, args.minutes)) if rival else None
     reached = first_reaching(nmt, target.bleu) if target else None
-    cpu, commit = machine(), git_commit()
+    cpu = machine()
     sentences = args.val_sentences or "all 1014"
     figures = {
         "joeynmt_bleu": target.bleu if target else None,
