@@ -1,7 +1,7 @@
 """Decoding speed of a checkpoint on test_2016_flickr: greedy and beam search
 at several batch sizes, on the CPU and, when one is visible, a CUDA GPU.
 
-    python scripts/bench_decode.py --checkpoint runs/m30k_transformer_small/checkpoints/best.pt --data /work/shared/data/multi30k
+    python scripts/bench_decode.py --checkpoint runs/m30k_transformer_small/checkpoints/best.pt --data ../shared/data/multi30k
 
 For every (device, search, batch size) the first --limit test sentences go
 through nmt.Translator.translate once untimed on a few sentences (warm-up),
@@ -22,12 +22,13 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))        # bench_train's git_commit
+from compare_joeynmt import MULTI30K  # noqa: E402 - the shared data beside the checkout
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
-    parser.add_argument("--data", default="/work/shared/data/multi30k", help="folder with test_2016_flickr.{de,en}[.gz]")
+    parser.add_argument("--data", default=str(MULTI30K), help="folder with test_2016_flickr.{de,en}[.gz]")
     parser.add_argument("--split", default="test_2016_flickr")
     parser.add_argument("--src-lang", default="de")
     parser.add_argument("--tgt-lang", default="en")

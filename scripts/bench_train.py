@@ -1,6 +1,6 @@
 """Training speed of a preset, measured with the trainer's own update.
 
-    python scripts/bench_train.py --preset transformer_small --steps 30 --warmup 5 data.path=/work/shared/data/multi30k
+    python scripts/bench_train.py --preset transformer_small --steps 30 --warmup 5 data.path=../shared/data/multi30k
 
 Builds the config, data and model exactly as `python -m nmt.train
 experiment=PRESET [overrides]` does (it constructs nmt.training.trainer.Trainer

@@ -1,6 +1,6 @@
 """Training speed of nmt against JoeyNMT 2.3.0 on the same data, vocabulary and batch size.
 
-    python scripts/compare_joeynmt.py --data /work/shared/data/multi30k --steps 30 --warmup 5 --rounds 2 \
+    python scripts/compare_joeynmt.py --data ../shared/data/multi30k --steps 30 --warmup 5 --rounds 2 \
         [--variant trainer.precision=bf16]
 
 Installs JoeyNMT 2.3.0 in its own virtual environment (--venv, default
@@ -35,13 +35,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))        # bench_train's compose_config
+MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"   # the shared data beside the checkout (README)
 PRESETS = ("transformer_small", "rnn_bahdanau")
 SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
 
 
 def shared_arguments(parser: argparse.ArgumentParser, out_name: str) -> None:
     """The options of both JoeyNMT comparisons (training and decoding)."""
-    parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
+    parser.add_argument("--data", default=str(MULTI30K), help="Multi30k folder (data.path)")
     parser.add_argument("--rounds", type=int, default=1, help="alternations of the two sides")
     parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
     parser.add_argument("--work", default="/tmp/nmt-joeynmt", help="JoeyNMT data, configs and models")

@@ -1,7 +1,7 @@
 """Decoding speed of nmt against JoeyNMT 2.3.0: beam search on test_2016_flickr,
 same model size, same vocabulary, same output length, same machine, same run.
 
-    python scripts/compare_joeynmt_decode.py --data /work/shared/data/multi30k --updates 20 --rounds 2
+    python scripts/compare_joeynmt_decode.py --data ../shared/data/multi30k --updates 20 --rounds 2
 
 Both sides train `transformer_small` (JoeyNMT: the equivalent config that
 scripts/compare_joeynmt.py writes) for the same few updates on the same data

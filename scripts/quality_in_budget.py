@@ -21,6 +21,15 @@ its test BLEU, chrF, the steps it holds and the seconds it took to translate. Wi
 autocommit), so a run that ends after the session that started it still lands.
 The run folder (RUN, default runs/quality/NAME) is git-ignored; an existing one is
 refused, so a finished run is never overwritten.
+
+A run that a stop cut short (a session's end, a reboot) continues with the same name:
+
+    python scripts/quality_in_budget.py --name ts_b2048 --core 0 --resume [--git-commit]
+
+It reads the run's settings from RUN/quality_in_budget.json (written when the run
+started), trains on from RUN's last checkpoint (trainer.resume=auto) for what is left of
+the M minutes (the trainer counts trainer.max_minutes over the whole run, resumptions
+added up), or only tests when the training had finished; the record lists each resumption.
 """
 
 import argparse
@@ -36,32 +45,58 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from bench_train import git_commit  # noqa: E402
+from compare_joeynmt import MULTI30K  # noqa: E402
 from time_to_quality import machine as ttq_machine, run_pairs  # noqa: E402
 from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
 from nmt.training.metrics_log import read_records  # noqa: E402
 
 CHECKPOINTS = ("best.pt", "averaged.pt", "averaged_best.pt")
+SETTINGS = {"preset": "transformer_small", "data": str(MULTI30K), "minutes": 105.0, "val_every": 300,
+            "beam_size": 5, "overrides": []}       # the run's own, recorded in RUN/quality_in_budget.json
+STARTED = "quality_in_budget.json"
 CURVE_KEYS = ("step", "bleu", "chrf", "perplexity", "train_seconds")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--preset", default="transformer_small", help="experiment=PRESET")
+    parser.add_argument("--preset", help=f"experiment=PRESET (default {SETTINGS['preset']})")
     parser.add_argument("--name", required=True, help="the run's name: RUN and OUT/NAME.json")
-    parser.add_argument("--data", default="/work/shared/data/multi30k", help="data.path (Multi30k folder); "
+    parser.add_argument("--data", help=f"data.path (Multi30k folder, default {SETTINGS['data']}); "
                         "'none' leaves data.path out (a preset on the toy task)")
-    parser.add_argument("--minutes", type=finite_float, default=105.0, help="trainer.max_minutes (default 105)")
-    parser.add_argument("--val-every", type=int, default=300, help="trainer.val_every (default 300)")
-    parser.add_argument("--beam-size", type=int, default=5)
+    parser.add_argument("--minutes", type=finite_float, help="trainer.max_minutes (default 105)")
+    parser.add_argument("--val-every", type=int, help="trainer.val_every (default 300)")
+    parser.add_argument("--beam-size", type=int, help="beam of the test translations (default 5)")
     parser.add_argument("--core", type=int, default=0, help="the core both training and testing run on")
     parser.add_argument("--run-dir", help="default runs/quality/NAME")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "quality"), help="folder of NAME.json")
     parser.add_argument("--git-commit", action="store_true", help="commit OUT/NAME.json when it is written")
+    parser.add_argument("--resume", action="store_true", help="continue the run in RUN that a stop cut short, "
+                        "with the settings it started with")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="more Hydra overrides of the run")
     args = parser.parse_args(argv)
+    args.run_dir = Path(args.run_dir or ROOT / "runs" / "quality" / args.name)
+    given = [key for key in SETTINGS if getattr(args, key) not in (None, [])]
+    if args.resume:
+        if given:
+            parser.error(f"--resume continues a run with the settings it started with; leave out "
+                         f"{', '.join('--' + k.replace('_', '-') if k != 'overrides' else 'the overrides' for k in given)}")
+        started = args.run_dir / STARTED
+        if not started.is_file():
+            parser.error(f"--resume: {started} not found; no run of that name was started here")
+        try:
+            recorded = json.loads(started.read_text())
+            for key in SETTINGS:
+                setattr(args, key, recorded["settings"][key])
+        except (ValueError, KeyError, TypeError) as error:
+            parser.error(f"--resume: {started} is not a record this script wrote ({error!r})")
+        args.started = recorded
+    else:
+        for key, default in SETTINGS.items():
+            if getattr(args, key) is None:
+                setattr(args, key, default)
+        args.started = None
     if args.minutes <= 0 or args.val_every < 1 or args.beam_size < 1:
         parser.error("--minutes, --val-every and --beam-size must be positive")
-    args.run_dir = Path(args.run_dir or ROOT / "runs" / "quality" / args.name)
     return args
 
 
@@ -70,7 +105,8 @@ def train_command(args) -> list[str]:
     return [sys.executable, "-m", "nmt.train", f"experiment={args.preset}", *data,
             f"trainer.max_minutes={args.minutes:g}", "trainer.max_steps=100000",
             f"trainer.val_every={args.val_every}", "trainer.keep_last=1000", "trainer.average_last=3",
-            "trainer.average_best=3", f"hydra.run.dir={args.run_dir}", *args.overrides]
+            "trainer.average_best=3", f"hydra.run.dir={args.run_dir}", *args.overrides,
+            *(["trainer.resume=auto"] if args.started else [])]
 
 
 def one_core_env() -> dict:
@@ -109,8 +145,9 @@ def machine() -> dict:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    if args.run_dir.exists():
-        sys.exit(f"{args.run_dir} exists: a run of that name was started; choose another --name or --run-dir")
+    if args.run_dir.exists() and not args.resume:
+        sys.exit(f"{args.run_dir} exists: a run of that name was started; continue it with --resume, "
+                 "or choose another --name or --run-dir")
     out = Path(args.out)
     if args.git_commit:
         from nmt.errors import NmtError
@@ -121,11 +158,24 @@ def main(argv=None) -> dict:
             sys.exit(str(error))
     command = "python scripts/quality_in_budget.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     train = ["taskset", "-c", str(args.core), *train_command(args)]
-    started, commit = datetime.now(), git_commit()      # the code that runs, before any autocommit
-    print(f"{started:%H:%M:%S} training: {shlex.join(train)}", flush=True)
-    done = subprocess.run(train, cwd=ROOT, env=one_core_env())
-    if done.returncode:
-        sys.exit(f"training failed ({done.returncode}); its log: {args.run_dir / 'train.log'}")
+    now, commit = datetime.now(), git_commit()      # the code that runs, before any autocommit
+    if args.started is None:
+        started = {"command": command, "date": now.isoformat(timespec="seconds"), "commit": commit,
+                   "settings": {key: getattr(args, key) for key in SETTINGS}, "resumed": []}
+    else:
+        started = args.started
+        started["resumed"].append({"command": command, "date": now.isoformat(timespec="seconds"),
+                                   "commit": commit})
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    (args.run_dir / STARTED).write_text(json.dumps(started, indent=1) + "\n")
+    if (args.run_dir / "summary.json").is_file():
+        print(f"{now:%H:%M:%S} {args.run_dir} finished its training: testing only", flush=True)
+    else:
+        print(f"{now:%H:%M:%S} training: {shlex.join(train)}", flush=True)
+        done = subprocess.run(train, cwd=ROOT, env=one_core_env())
+        if done.returncode:
+            sys.exit(f"training failed ({done.returncode}); its log: {args.run_dir / 'train.log'}"
+                     + ("" if args.resume else f"; continue it with --name {args.name} --resume"))
 
     import torch
 
@@ -147,8 +197,9 @@ def main(argv=None) -> dict:
 
     cfg = OmegaConf.load(args.run_dir / ".hydra" / "config.yaml")
     record = {
-        "command": command, "train_command": shlex.join(train), "date": started.isoformat(timespec="seconds"),
-        "machine": machine(), "commit": commit, "preset": args.preset, "overrides": args.overrides,
+        "command": started["command"], "train_command": shlex.join(train), "date": started["date"],
+        "machine": machine(), "commit": started["commit"], "resumed": started["resumed"],
+        "preset": args.preset, "overrides": args.overrides,
         "precision": resolve_precision(str(cfg.trainer.precision), torch.device("cpu")),
         "minutes": args.minutes, "updates": summary["step"], "train_seconds": summary["train_seconds"],
         "wall_seconds": summary["wall_s"], "test_sentences": len(pairs), "beam_size": args.beam_size,

@@ -1,7 +1,7 @@
 """Time to quality against JoeyNMT 2.3.0: the BLEU its Transformer reaches in M minutes, and
 the minutes nmt needs to reach that BLEU (issue 18's target: at most 15 of 45).
 
-    python scripts/time_to_quality.py --data /work/shared/data/multi30k --minutes 45
+    python scripts/time_to_quality.py --data ../shared/data/multi30k --minutes 45
     python scripts/time_to_quality.py --smoke          # 2 minutes each, 50 validation sentences
 
 One side-by-side run: both trainings start at the same moment, one core and one thread each,
@@ -125,7 +125,7 @@ class Point(NamedTuple):
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="/work/shared/data/multi30k", help="Multi30k folder (data.path)")
+    parser.add_argument("--data", default=str(joey.MULTI30K), help="Multi30k folder (data.path)")
     parser.add_argument("--minutes", type=finite_float, help="wall-clock budget of each side (default 45; smoke 2)")
     parser.add_argument("--val-every-minutes", type=finite_float,
                         help="validation cadence of both sides, in minutes of compare_joeynmt's timing at its "

@@ -441,6 +441,48 @@ def test_quality_in_budget_trains_tests_and_records(tmp_path, cache_dir):
     assert json.loads((tmp_path / "out" / "tiny.json").read_text()) == record
 
 
+def test_quality_in_budget_resumes_a_run_a_stop_cut_short(tmp_path, cache_dir, monkeypatch, capsys):
+    """A run stopped at step 6 of 12 (last.pt written, no summary.json, as SIGTERM leaves it)
+    continues with --resume and the settings it started with; once trained, --resume only tests."""
+    import subprocess
+
+    quality = load_script("quality_in_budget")
+    run, out = tmp_path / "run", tmp_path / "out"
+    where = ["--name", "tiny", "--core", "0", "--run-dir", str(run), "--out", str(out)]
+    settings = ["--preset", "quickstart", "--data", "none", "--minutes", "5", "--val-every", "5", "--beam-size", "2"]
+    overrides = ["--", f"cache_dir={cache_dir}", "trainer.max_steps=12", "trainer.val_max_sentences=20",
+                 "trainer.heatmap_sentences=0"]
+    real_run = subprocess.run
+
+    def stopped_at_step_6(command, **kwargs):
+        real_run([*command, "trainer.max_steps=6"], **kwargs)
+        (run / "summary.json").unlink()
+        return subprocess.CompletedProcess(command, 143)
+
+    monkeypatch.setattr(quality.subprocess, "run", stopped_at_step_6)
+    with pytest.raises(SystemExit) as failed:
+        quality.main([*where, *settings, *overrides])
+    assert "--name tiny --resume" in str(failed.value) and not out.exists()
+    monkeypatch.setattr(quality.subprocess, "run", real_run)
+
+    with pytest.raises(SystemExit):                  # the settings are the run's own
+        quality.main([*where, "--resume", "--minutes", "9"])
+    assert "leave out --minutes" in capsys.readouterr().err
+    record = quality.main([*where, "--resume"])
+    assert record["updates"] == 12 and record["minutes"] == 5 and record["preset"] == "quickstart"
+    assert record["command"].endswith(" ".join(overrides[1:])) and "--resume" not in record["command"]
+    assert [r["command"].split()[-1] for r in record["resumed"]] == ["--resume"]
+    assert "trainer.resume=auto" in record["train_command"]
+    assert "resumed from" in (run / "train.log").read_text()
+    assert [r["step"] for r in record["validation"]] == [5, 6, 10, 12]
+    assert json.loads((out / "tiny.json").read_text()) == record
+
+    again = quality.main([*where, "--resume"])      # trained already: the tests alone
+    assert "testing only" in capsys.readouterr().out
+    assert again["updates"] == 12 and len(again["resumed"]) == 2
+    assert again["test"]["best.pt"]["bleu"] == record["test"]["best.pt"]["bleu"]
+
+
 def test_time_to_quality_finds_joeynmts_signature_in_its_test_log(tmp_path):
     ttq = load_script("time_to_quality")
     train_log = tmp_path / "train.log"

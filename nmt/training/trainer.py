@@ -99,6 +99,9 @@ class Trainer:
         self.step, self.epoch, self.batch_index = 0, 0, 0
         self.best, self.bad_validations, self.bad_steps = -math.inf, 0, 0
         self.baseline, self.train_seconds, self.tokens_total = 0.0, 0.0, 0
+        # Wall-clock seconds the run has spent in its training loop (validations included) before
+        # this process, and when this process's loop began: trainer.max_minutes is the whole run's.
+        self.wall_seconds_before, self.loop_started = 0.0, None
         self.skipped, self.stop_signal = 0, None
         self.step_scores: dict[int, float] = {}   # validated step -> score (higher is better), for average_best
 
@@ -158,7 +161,7 @@ class Trainer:
                          "batch_index": self.dist.to_global(self.batch_index),
                          "best": self.best, "bad_validations": self.bad_validations,
                          "baseline": self.baseline, "train_seconds": self.train_seconds,
-                         "tokens_total": self.tokens_total,
+                         "wall_seconds": self.wall_seconds(), "tokens_total": self.tokens_total,
                          "step_scores": {str(k): v for k, v in self.step_scores.items()}},
             "rng": self._rng_state(),
         }
@@ -182,10 +185,20 @@ class Trainer:
         self.best, self.bad_validations = float(progress["best"]), int(progress["bad_validations"])
         self.baseline, self.train_seconds = float(progress["baseline"]), float(progress["train_seconds"])
         self.tokens_total = int(progress["tokens_total"])
+        self.wall_seconds_before = float(progress.get("wall_seconds", 0.0))   # absent before budgets resumed
         self.step_scores = {int(k): float(v) for k, v in progress.get("step_scores", {}).items()}
         self._set_rng_state(state["rng"])
         log.info("resumed from %s at step %d (epoch %d, batch %d)", path, self.step, self.epoch,
                  self.batch_index)
+
+    def wall_seconds(self) -> float:
+        """Wall-clock seconds in the training loop over the whole run, resumptions added up."""
+        now = 0.0 if self.loop_started is None else time.perf_counter() - self.loop_started
+        return self.wall_seconds_before + now
+
+    def _budget_spent(self) -> bool:
+        """trainer.max_minutes of wall clock used up, counted over the whole run."""
+        return bool(self.tc.max_minutes) and self.wall_seconds() > 60 * float(self.tc.max_minutes)
 
     def save(self, name: str) -> Path:
         return save_checkpoint(self.checkpoint_state(), self.ckpt_dir / name)
@@ -316,9 +329,12 @@ class Trainer:
         bar = tqdm(total=int(self.tc.max_steps), initial=self.step, desc="train", unit="step",
                    dynamic_ncols=True, mininterval=1.0, **({} if self.dist.is_main else {"disable": True}))
         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
-        code, started = 0, time.perf_counter()
+        code, self.loop_started = 0, time.perf_counter()
         save_every = int(self.tc.get("save_every", 0))
         try:
+            if self._budget_spent():            # a resumed run whose budget was already used up
+                log.info("time budget of %s minutes already spent at step %d", self.tc.max_minutes, self.step)
+                raise _BudgetSpent
             while self.step < int(self.tc.max_steps) and self.epoch < int(self.tc.max_epochs):
                 # This rank's share of the epoch (all of it for one process), from where the run stands.
                 share = self.data.train.batches(self.epoch, self.dist.rank, self.dist.world_size)
@@ -356,8 +372,7 @@ class Trainer:
                         if self.dist.is_main:
                             self._log_train(result, window, bar)
                         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
-                    spent = bool(self.tc.max_minutes) and time.perf_counter() - started > 60 * float(self.tc.max_minutes)
-                    signum, spent = self.dist.max(self.stop_signal or 0, spent)   # a signal to any rank stops all
+                    signum, spent = self.dist.max(self.stop_signal or 0, self._budget_spent())   # a signal to any rank stops all
                     if signum:
                         self.stop_signal = self.stop_signal or int(signum)
                         raise Stop
@@ -369,12 +384,12 @@ class Trainer:
                     elif save_every and self.step % save_every == 0 and self.dist.is_main:
                         self._save_step_checkpoint()     # between validations, unscored
             self._validate_and_save(window_speed=self._speed(), final=True)
-            self._write_summary(started)
+            self._write_summary()
         except _BudgetSpent:
             self._validate_and_save(window_speed=self._speed(), final=True)
-            self._write_summary(started)
+            self._write_summary()
         except _EarlyStop:
-            self._write_summary(started)
+            self._write_summary()
         except Stop:
             if self.stop_signal is not None and self.dist.is_main:
                 self.save("last.pt")
@@ -393,14 +408,14 @@ class Trainer:
                                f"(continue with trainer.resume=auto hydra.run.dir={self.run_dir})")
         return code
 
-    def _write_summary(self, started: float) -> None:
+    def _write_summary(self) -> None:
         """summary.json: what nmt.compare puts in its table."""
         if not self.dist.is_main:
             return
         m = self.final_metrics
         summary = {"parameters": count_parameters(self.model), "bleu": m["bleu"], "chrf": m["chrf"],
                    "perplexity": m["perplexity"], "loss": m["loss"], "step": self.step,
-                   "tokens_per_s": self._speed(), "wall_s": time.perf_counter() - started,
+                   "tokens_per_s": self._speed(), "wall_s": self.wall_seconds(),
                    "train_seconds": self.train_seconds, "best": METRIC_SIGN[self.tc.metric] * self.best,
                    "metric": self.tc.metric, "skipped_updates": self.skipped,
                    "bleu_signature": m["bleu_signature"], **self._averages()}

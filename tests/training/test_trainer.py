@@ -56,6 +56,33 @@ def test_resume_continues_exactly(tmp_path, cache_dir):
         assert torch.allclose(value, resumed.model.state_dict()[name], atol=1e-5), name
 
 
+def test_time_budget_counts_the_whole_run_across_a_resume(tmp_path, cache_dir):
+    """trainer.max_minutes is the run's wall clock, resumptions added up: a checkpoint keeps the
+    seconds spent so far, and a resumed run whose budget is used up trains no further."""
+    from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+
+    common = (*FAST, "trainer.val_every=5", "trainer.keep_last=0")
+    first = train(tmp_path, *common, "trainer.max_steps=5", cache_dir=cache_dir)
+    last = tmp_path / "checkpoints" / "last.pt"
+    state = load_checkpoint(last)
+    spent = state["progress"]["wall_seconds"]
+    assert 0 < spent <= first.wall_seconds()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["wall_s"] >= spent
+
+    state["progress"]["wall_seconds"] = 90.0          # as if the first part had run 1.5 minutes
+    save_checkpoint(state, last)
+    resumed = train(tmp_path, *common, "trainer.max_steps=10", "trainer.max_minutes=1", "trainer.resume=auto",
+                    cache_dir=cache_dir)
+    assert resumed.step == 5                           # no update: the 1 minute was spent before
+    assert json.loads((tmp_path / "summary.json").read_text())["wall_s"] >= 90.0
+
+    resumed = train(tmp_path, *common, "trainer.max_steps=10", "trainer.max_minutes=2", "trainer.resume=auto",
+                    cache_dir=cache_dir)
+    assert resumed.step == 10                          # 30 seconds were left: enough for 5 tiny updates
+    assert load_checkpoint(last)["progress"]["wall_seconds"] > 90.0
+
+
 def test_run_folder_outputs(tmp_path, cache_dir):
     train(tmp_path, *FAST, "trainer.max_steps=6", "trainer.val_every=3", "trainer.keep_last=1",
           cache_dir=cache_dir)
