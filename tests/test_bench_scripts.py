@@ -491,3 +491,28 @@ def test_time_to_quality_finds_joeynmts_signature_in_its_test_log(tmp_path):
     (tmp_path / "test.log").write_text(
         "2026-11-25 16:15:05,677 - INFO - joeynmt.metrics - nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0\n")
     assert ttq.joey_bleu_signature(train_log) == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+
+
+def test_average_sweep_chooses_on_validation_and_tests_the_choice(tmp_path, cache_dir):
+    """Each average is scored as the trainer validates: the newest checkpoint alone scores its
+    own validation record; the choice is the highest validation BLEU, and only it (and best.pt)
+    is translated from the test set."""
+    from tests.helpers import run_cli
+
+    run = tmp_path / "run"
+    trained = run_cli("nmt.train", "experiment=quickstart", "trainer.max_steps=12", "trainer.val_every=4",
+                      "trainer.keep_last=10", "trainer.heatmap_sentences=0", f"cache_dir={cache_dir}",
+                      f"hydra.run.dir={run}", env={"OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"})
+    assert trained.returncode == 0, trained.stderr[-2000:]
+    sweep = load_script("average_sweep")
+    record = sweep.main([str(run), "--last", "1", "3", "--best", "2", "--beam-size", "2", "--core", "0"])
+    assert json.loads((run / "average_sweep.json").read_text()) == record
+    assert [(c["kind"], c["n"], c["steps"]) for c in record["choices"]] == [
+        ("last", 1, [12]), ("last", 3, [4, 8, 12]), ("best", 2, record["choices"][2]["steps"])]
+    validated = {r["step"]: r["bleu"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())}
+    assert record["choices"][0]["valid_bleu"] == pytest.approx(validated[12], abs=1e-6)
+    assert sorted(record["choices"][2]["steps"]) == sorted(sorted(validated, key=lambda s: (validated[s], s))[-2:])
+    best = max(record["choices"], key=lambda c: c["valid_bleu"])
+    assert record["chosen"] == {"kind": best["kind"], "n": best["n"]}
+    assert set(record["test"]) == {"chosen", "best.pt"} and record["test"]["chosen"]["steps"] == best["steps"]
+    assert record["test_sentences"] == 200
