@@ -164,7 +164,7 @@ def main(argv=None) -> dict:
                    "settings": {key: getattr(args, key) for key in SETTINGS}, "resumed": []}
     else:
         started = args.started
-        started["resumed"].append({"command": command, "date": now.isoformat(timespec="seconds"),
+        started.setdefault("resumed", []).append({"command": command, "date": now.isoformat(timespec="seconds"),
                                    "commit": commit})
     args.run_dir.mkdir(parents=True, exist_ok=True)
     (args.run_dir / STARTED).write_text(json.dumps(started, indent=1) + "\n")
