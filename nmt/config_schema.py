@@ -238,6 +238,7 @@ RULES: dict[str, Rule] = {
     "schedule.factor": Float(low=0, high=1, low_open=True, high_open=True),
     "schedule.patience": COUNT,
     "schedule.min_lr": Float(low=0),
+    "schedule.final_fraction": Float(low=0, high=1),
 
     # data (configs/data)
     "data.kind": Choice(options=("multi30k", "files", "toy")),

@@ -102,6 +102,7 @@ class Trainer:
         # Wall-clock seconds the run has spent in its training loop (validations included) before
         # this process, and when this process's loop began: trainer.max_minutes is the whole run's.
         self.wall_seconds_before, self.loop_started = 0.0, None
+        self.minutes_spent = 0.0  # share of max_minutes used, as every rank agreed after the last update
         self.skipped, self.stop_signal = 0, None
         self.step_scores: dict[int, float] = {}   # validated step -> score (higher is better), for average_best
 
@@ -196,6 +197,20 @@ class Trainer:
         now = 0.0 if self.loop_started is None else time.perf_counter() - self.loop_started
         return self.wall_seconds_before + now
 
+    def _minutes_fraction(self, wall_seconds: float | None = None) -> float:
+        """The share of trainer.max_minutes used so far (0 without a time budget)."""
+        if not self.tc.max_minutes:
+            return 0.0
+        wall = self.wall_seconds() if wall_seconds is None else wall_seconds
+        return min(1.0, wall / (60 * float(self.tc.max_minutes)))
+
+    def _budget_fraction(self) -> float:
+        """The share of the budget used by the update that just ended: updates of
+        trainer.max_steps or minutes of trainer.max_minutes (as all ranks agreed at the
+        end of the update before), whichever is further; schedule=budget_decay sets the
+        next update's learning rate from it."""
+        return min(1.0, max((self.step + 1) / int(self.tc.max_steps), self.minutes_spent))
+
     def _budget_spent(self) -> bool:
         """trainer.max_minutes of wall clock used up, counted over the whole run."""
         return bool(self.tc.max_minutes) and self.wall_seconds() > 60 * float(self.tc.max_minutes)
@@ -277,7 +292,7 @@ class Trainer:
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
         self.scaler.step(self.optimizer)
         self.scaler.update()
-        self.schedule.step_update()
+        self.schedule.step_update(self._budget_fraction())    # self.step: the updates before this one
         if aux and self.dist.enabled:          # every rank's share of the update
             aux = dict(zip(aux, self.dist.sum(*aux.values())))
         return {"finite": True, "loss": total_loss, "nll": total_nll / max(1, n_tokens),
@@ -332,6 +347,7 @@ class Trainer:
         code, self.loop_started = 0, time.perf_counter()
         save_every = int(self.tc.get("save_every", 0))
         try:
+            self.minutes_spent = self._minutes_fraction(self.wall_seconds_before)   # the same on every rank
             if self._budget_spent():            # a resumed run whose budget was already used up
                 log.info("time budget of %s minutes already spent at step %d", self.tc.max_minutes, self.step)
                 raise _BudgetSpent
@@ -372,7 +388,9 @@ class Trainer:
                         if self.dist.is_main:
                             self._log_train(result, window, bar)
                         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
-                    signum, spent = self.dist.max(self.stop_signal or 0, self._budget_spent())   # a signal to any rank stops all
+                    # a signal to any rank stops all; the time budget's share used, one value on every rank
+                    signum, spent, self.minutes_spent = self.dist.max(self.stop_signal or 0, self._budget_spent(),
+                                                                      self._minutes_fraction())
                     if signum:
                         self.stop_signal = self.stop_signal or int(signum)
                         raise Stop
