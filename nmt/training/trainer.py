@@ -348,7 +348,7 @@ class Trainer:
         save_every = int(self.tc.get("save_every", 0))
         try:
             self.minutes_spent = self._minutes_fraction(self.wall_seconds_before)   # the same on every rank
-            if self._budget_spent():            # a resumed run whose budget was already used up
+            if self.minutes_spent >= 1.0:       # a resumed run whose budget was already used up
                 log.info("time budget of %s minutes already spent at step %d", self.tc.max_minutes, self.step)
                 raise _BudgetSpent
             while self.step < int(self.tc.max_steps) and self.epoch < int(self.tc.max_epochs):
