@@ -100,4 +100,9 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from nmt.errors import NmtError
+
+    try:
+        main()
+    except (NmtError, OSError) as error:     # a broken checkpoint, an unknown --core: one line
+        sys.exit(f"average_sweep: {error}")
