@@ -49,6 +49,7 @@ from compare_joeynmt import MULTI30K  # noqa: E402
 from time_to_quality import machine as ttq_machine, run_pairs  # noqa: E402
 from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
 from nmt.training.metrics_log import read_records  # noqa: E402
+from nmt.training.precision import NATIVE_BF16_FLAGS, cpu_flags, read_cpuinfo  # noqa: E402
 
 CHECKPOINTS = ("best.pt", "averaged.pt", "averaged_best.pt")
 SETTINGS = {"preset": "transformer_small", "data": str(MULTI30K), "minutes": 105.0, "val_every": 300,
@@ -137,10 +138,8 @@ def averaged_steps(summary: dict) -> dict[str, list[int]]:
 def machine() -> dict:
     """time_to_quality's machine record, and whether the CPU multiplies bf16 natively
     (what trainer.precision=auto decides on)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    text = cpuinfo.read_text() if cpuinfo.is_file() else ""
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
-    return {**ttq_machine(), "native_bf16": any(f in flags for f in ("avx512_bf16", "amx_bf16"))}
+    flags = cpu_flags(read_cpuinfo())
+    return {**ttq_machine(), "native_bf16": bool(flags & set(NATIVE_BF16_FLAGS))}
 
 
 def main(argv=None) -> dict:

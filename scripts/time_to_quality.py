@@ -102,6 +102,7 @@ import compare_joeynmt as joey  # noqa: E402 - JoeyNMT's venv, the shared data a
 from bench_train import git_commit  # noqa: E402
 from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
 from nmt.training.metrics_log import read_records  # noqa: E402
+from nmt.training.precision import read_cpuinfo  # noqa: E402
 from plot_learning_curve import STAMP, VALIDATION  # noqa: E402 - nmt's train.log lines
 
 PRESET = "transformer_small"
@@ -547,8 +548,7 @@ def cpu_model(cpuinfo: str) -> str:
 
 
 def machine() -> dict:
-    cpuinfo = Path("/proc/cpuinfo")
-    return {"cpu": cpu_model(cpuinfo.read_text() if cpuinfo.is_file() else ""), "cores": os.cpu_count(),
+    return {"cpu": cpu_model(read_cpuinfo()), "cores": os.cpu_count(),
             "platform": platform.platform(), "python": platform.python_version()}
 
 
