@@ -1,9 +1,13 @@
+import os
+
 import pytest
 import torch
 
 from tests.helpers import train
 
-torch.set_num_threads(2)
+# Under pytest-xdist (-n auto, pyproject.toml) each worker has a core of its own: one
+# thread a worker; a plain single-process run (-n 0) keeps both cores.
+torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)
 
 
 @pytest.fixture(scope="session")

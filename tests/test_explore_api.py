@@ -93,7 +93,9 @@ def test_any_text_is_translated_or_refused_in_one_line(client, no_traceback_logg
     reply = client.post("/api/translate", content=json.dumps({"text": text, "beam_size": beam}).encode(),
                         headers=JSON)
     body = answered_well(reply)
-    if any("\ud800" <= c <= "\udfff" for c in text):
+    # a high surrogate before a low one travels as one character ("\ud800\udc00" is U+10000)
+    received = json.loads(json.dumps(text))
+    if any("\ud800" <= c <= "\udfff" for c in received):
         assert reply.status_code == 400 and "lone surrogate" in body["error"]
     elif text.strip() and "\n" not in text.strip():
         assert reply.status_code == 200, body
