@@ -198,7 +198,8 @@ class Trainer:
         return self.wall_seconds_before + now
 
     def _minutes_fraction(self, wall_seconds: float | None = None) -> float:
-        """The share of trainer.max_minutes used so far (0 without a time budget)."""
+        """The share of trainer.max_minutes used so far, counted over the whole run
+        (0 without a time budget; 1 when it is used up)."""
         if not self.tc.max_minutes:
             return 0.0
         wall = self.wall_seconds() if wall_seconds is None else wall_seconds
@@ -210,10 +211,6 @@ class Trainer:
         end of the update before), whichever is further; schedule=budget_decay sets the
         next update's learning rate from it."""
         return min(1.0, max((self.step + 1) / int(self.tc.max_steps), self.minutes_spent))
-
-    def _budget_spent(self) -> bool:
-        """trainer.max_minutes of wall clock used up, counted over the whole run."""
-        return bool(self.tc.max_minutes) and self.wall_seconds() > 60 * float(self.tc.max_minutes)
 
     def save(self, name: str) -> Path:
         return save_checkpoint(self.checkpoint_state(), self.ckpt_dir / name)
@@ -389,12 +386,11 @@ class Trainer:
                             self._log_train(result, window, bar)
                         window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
                     # a signal to any rank stops all; the time budget's share used, one value on every rank
-                    signum, spent, self.minutes_spent = self.dist.max(self.stop_signal or 0, self._budget_spent(),
-                                                                      self._minutes_fraction())
+                    signum, self.minutes_spent = self.dist.max(self.stop_signal or 0, self._minutes_fraction())
                     if signum:
                         self.stop_signal = self.stop_signal or int(signum)
                         raise Stop
-                    if spent:
+                    if self.minutes_spent >= 1.0:      # trainer.max_minutes used up, over the whole run
                         log.info("time budget of %s minutes reached at step %d", self.tc.max_minutes, self.step)
                         raise _BudgetSpent
                     if self.step % int(self.tc.val_every) == 0:
