@@ -22,3 +22,11 @@ def resolve_device(name: str) -> torch.device:
     if index and int(index) >= count:
         raise NmtError(f"device={name} but this machine shows {count} GPU(s), cuda:0 to cuda:{count - 1}")
     return torch.device(name)
+
+
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """`tensor` on `device`. A CPU batch bound for a GPU is pinned first and
+    copied without blocking, so the copy overlaps the work already queued."""
+    if device.type != "cuda" or tensor.is_cuda:
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)

@@ -31,7 +31,7 @@ from nmt.models.build import build_model, count_parameters
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, data_fingerprint,
                                       load_checkpoint, prune_step_checkpoints, save_checkpoint,
                                       step_checkpoints, step_of)
-from nmt.training.device import resolve_device
+from nmt.training.device import resolve_device, to_device
 from nmt.training.distributed import Distributed
 from nmt.training.coverage_loss import CoverageLoss
 from nmt.training.guided_alignment import GuidedAlignmentLoss
@@ -246,7 +246,7 @@ class Trainer:
         aux = {}                               # unweighted coverage / guided-alignment loss of the update
         self.optimizer.zero_grad(set_to_none=True)
         for i, batch in enumerate(batches):
-            src, tgt = batch.src.to(self.device), batch.tgt.to(self.device)
+            src, tgt = to_device(batch.src, self.device), to_device(batch.tgt, self.device)
             labels = tgt[:, 1:]
             with self.dist.no_sync(self.parallel, last=i == len(batches) - 1):
                 with self._autocast(), self._compile_errors():

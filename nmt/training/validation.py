@@ -8,6 +8,7 @@ import sacrebleu
 import torch
 
 from nmt.training.loss import token_nll
+from nmt.training.device import to_device
 
 
 @dataclass
@@ -37,7 +38,7 @@ def validation_loss(model, batches, device, pad_id: int = 0) -> float:
     model.eval()
     total, count = 0.0, 0
     for batch in batches:
-        src, tgt = batch.src.to(device), batch.tgt.to(device)
+        src, tgt = to_device(batch.src, device), to_device(batch.tgt, device)
         out, _ = model(src, tgt[:, :-1])
         labels = tgt[:, 1:]
         total += float(token_nll(out.logits, labels, pad_id).sum())

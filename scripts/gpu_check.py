@@ -1,0 +1,330 @@
+"""One command that proves nmt's GPU paths and measures what a GPU user gets.
+
+    python scripts/gpu_check.py --out benchmarks/gpu               # on a GPU machine, under 8 minutes
+    python scripts/gpu_check.py --tiny --out /tmp/gpu_check        # the same stages on the CPU, toy-sized
+
+Stages, in order, each written to OUT/gpu_check.json as soon as it ends (a
+stage that fails is recorded with its error and the next one runs):
+  1. environment: card, driver, CUDA, torch build, the commit;
+  2. tests: `pytest -m cuda tests/gpu` (fp16 with its loss scaler, bf16,
+     compile on CUDA, one-rank nccl DDP, GPU <-> CPU resume, search and the
+     KV cache on the device, pinned batches);
+  3. train_speed: target tokens a second and peak GPU memory of
+     transformer_small and rnn_bahdanau in fp32, bf16 and fp16, and
+     transformer_small with a batch many times the preset's;
+  4. time_to_quality: `python -m nmt.train experiment=transformer_small` on
+     Multi30k de->en until validation BLEU reaches --target-bleu (or
+     --quality-minutes pass), then test BLEU of its best.pt;
+  5. decode_speed: that best.pt, greedy and beam 5, batch 1 and a large batch.
+OUT/gpu_check.md is a short summary for benchmarks/.
+
+Multi30k comes from --data: by default `data/multi30k` inside the checkout
+(git-ignored; copy train/val/test_2016_flickr .de/.en there so the checkout
+alone suffices), else `../shared/data/multi30k` beside it.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NEEDED = [f"{split}.{lang}" for split in ("train", "val", "test_2016_flickr") for lang in ("de", "en")]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "gpu"), help="folder for the JSON and summary")
+    parser.add_argument("--data", default=None, help="Multi30k folder (default: data/multi30k, else ../shared)")
+    parser.add_argument("--tiny", action="store_true", help="toy task and tiny budgets: the CPU test of this script")
+    parser.add_argument("--device", default="auto", help="auto, cuda or cpu")
+    parser.add_argument("--stages", default="environment,tests,train_speed,time_to_quality,decode_speed",
+                        help="comma-separated stages to run")
+    parser.add_argument("--target-bleu", type=float, default=35.0, help="time_to_quality's validation target")
+    parser.add_argument("--quality-minutes", type=float, default=5.0, help="time_to_quality's wall-clock cap")
+    parser.add_argument("--steps", type=int, default=20, help="timed updates per train_speed row")
+    parser.add_argument("--commit", default=None, help="the commit checked (default: git rev-parse HEAD)")
+    return parser.parse_args(argv)
+
+
+def find_data(folder: str | None) -> Path:
+    candidates = [Path(folder)] if folder else [ROOT / "data" / "multi30k", ROOT.parent / "shared" / "data" / "multi30k"]
+    for path in candidates:
+        missing = [n for n in NEEDED if not (path / n).is_file() and not (path / f"{n}.gz").is_file()]
+        if not missing:
+            return path
+    sys.exit(f"gpu_check: Multi30k not found: {candidates[0]} lacks {', '.join(missing)}[.gz]; copy them "
+             f"there or pass --data")
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def environment(args, device) -> dict:
+    import torch
+
+    info = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
+            "device": str(device), "commit": args.commit or git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "cpu_cores": os.cpu_count()}
+    if device.type == "cuda":
+        info["card"] = torch.cuda.get_device_name(device)
+        info["memory_gib"] = round(torch.cuda.get_device_properties(device).total_memory / 2 ** 30, 1)
+        info["cudnn"] = torch.backends.cudnn.version()
+        info["bf16_supported"] = torch.cuda.is_bf16_supported()
+        try:
+            smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=30)
+            info["driver"] = smi.stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            info["driver"] = "unknown"
+    return info
+
+
+def run_tests(args, device) -> dict:
+    workers = "4" if device.type == "cuda" else "0"      # small tests share one GPU well
+    command = [sys.executable, "-m", "pytest", "-m", "cuda", "-n", workers, "-p", "no:cacheprovider",
+               "-rfEs", "tests/gpu"]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    tail = done.stdout.strip().splitlines()[-25:]
+    return {"command": shlex.join(command[1:]), "exit": done.returncode, "seconds": round(time.perf_counter() - started, 1),
+            "summary": next((line.strip("= ") for line in reversed(tail) if " in " in line), ""), "tail": tail, "passed": done.returncode == 0}
+
+
+def train_rows(args, data: Path, device) -> list[tuple[str, list[str]]]:
+    if args.tiny:
+        return [(f"quickstart {p}", ["experiment=quickstart", f"trainer.precision={p}"])
+                for p in ("fp32", "bf16") + (("fp16",) if device.type == "cuda" else ())]
+    rows = [(f"{preset} {p}", [f"experiment={preset}", f"data.path={data}", f"trainer.precision={p}"])
+            for preset in ("transformer_small", "rnn_bahdanau") for p in ("fp32", "bf16", "fp16")]
+    rows.append(("transformer_small bf16 batch 65536", ["experiment=transformer_small", f"data.path={data}",
+                                                         "trainer.precision=bf16", "data.batch_tokens=65536"]))
+    return rows
+
+
+def measure_training(overrides: list[str], device, steps: int, warmup: int, cache: Path) -> dict:
+    import torch
+    from hydra import compose, initialize_config_dir
+
+    from nmt.training.trainer import Trainer
+
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        cfg = compose("config", overrides=[*overrides, f"trainer.device={device}", f"cache_dir={cache}",
+                                           "trainer.heatmap_sentences=0"])
+    trainer = Trainer(cfg, Path(tempfile.mkdtemp(prefix="gpu_check_train_")))
+    trainer.model.train()
+    batches = []
+    while len(batches) < warmup + steps:
+        batches += trainer.data.train.batches(len(batches))
+    for batch in batches[:warmup]:
+        trainer.train_update([batch])
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    tokens, started = 0, time.perf_counter()
+    for batch in batches[warmup:warmup + steps]:
+        tokens += trainer.train_update([batch])["tgt_tokens"]
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    row = {"precision": trainer.precision, "batch_tokens": int(cfg.data.batch_tokens), "steps": steps,
+           "seconds": round(seconds, 3), "tgt_tokens_per_s": round(tokens / seconds, 1),
+           "updates_per_s": round(steps / seconds, 2)}
+    if device.type == "cuda":
+        row["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2 ** 30, 2)
+    del trainer
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return row
+
+
+def train_speed(args, data, device, cache) -> list[dict]:
+    results = []
+    for name, overrides in train_rows(args, data, device):
+        try:
+            row = measure_training(overrides, device, 3 if args.tiny else args.steps, 1 if args.tiny else 5, cache)
+        except Exception as error:            # one row's failure is a finding, not the end of the check
+            row = {"error": f"{type(error).__name__}: {error}"[:500]}
+        results.append({"name": name, "overrides": overrides, **row})
+        print(f"  {name}: {row}", flush=True)
+    return results
+
+
+def time_to_quality(args, data, device, cache, run_dir: Path) -> dict:
+    """Train the real command line, stop it with SIGINT at the target, score best.pt on test."""
+    overrides = (["experiment=quickstart", "trainer.val_every=50", "trainer.max_steps=100000"] if args.tiny else
+                 ["experiment=transformer_small", f"data.path={data}", "trainer.precision=bf16",
+                  "trainer.val_every=250", "trainer.max_steps=100000"])
+    command = [sys.executable, "-m", "nmt.train", *overrides, f"trainer.device={device}",
+               f"trainer.max_minutes={args.quality_minutes}", "trainer.heatmap_sentences=0",
+               f"cache_dir={cache}", f"hydra.run.dir={run_dir}"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1")
+    started = time.perf_counter()
+    reached = None
+    with open(run_dir.parent / "time_to_quality.log", "w") as log:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        metrics = run_dir / "metrics.jsonl"
+        while process.poll() is None:
+            time.sleep(1.0)
+            records = [json.loads(line) for line in metrics.read_text().splitlines()] if metrics.exists() else []
+            hit = next((r for r in records if r.get("bleu", 0) >= args.target_bleu), None)
+            if hit and reached is None:
+                reached = {"step": hit["step"], "seconds": round(time.perf_counter() - started, 1), "bleu": hit["bleu"]}
+                process.send_signal(signal.SIGINT)   # nmt stops cleanly; best.pt is already written
+        code = process.wait(timeout=120)
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    result = {"command": shlex.join(command[1:]), "exit": code, "seconds": round(time.perf_counter() - started, 1),
+              "target_bleu": args.target_bleu, "reached": reached,
+              "curve": [{"step": r["step"], "bleu": round(r["bleu"], 2)} for r in records if "bleu" in r]}
+    best = run_dir / "checkpoints" / "best.pt"
+    if best.exists():
+        from nmt.training.validation import score_translations
+        from nmt.translator import Translator
+
+        sources, references = test_pairs(args, data)
+        translator = Translator.from_checkpoint(best, device=str(device))
+        hypotheses = [t.text for t in translator.translate(sources, beam_size=1, batch_size=128)]
+        result["test_bleu_greedy"] = round(score_translations(hypotheses, references)[0], 2)
+        result["best"] = str(best)
+    return result
+
+
+def test_pairs(args, data) -> tuple[list[str], list[str]]:
+    if args.tiny:
+        from nmt.data.toy import make_toy_corpus
+
+        pairs = make_toy_corpus(60, 60, 60, seed=1234).test
+        return [s for s, _ in pairs], [t for _, t in pairs]
+    from nmt.data.readers import read_parallel
+
+    pairs = read_parallel(find_file(data, "test_2016_flickr.de"), find_file(data, "test_2016_flickr.en"))
+    return [s for s, _ in pairs], [t for _, t in pairs]
+
+
+def find_file(folder: Path, name: str) -> Path:
+    return folder / name if (folder / name).is_file() else folder / f"{name}.gz"
+
+
+def decode_speed(args, data, device, checkpoint: Path) -> list[dict]:
+    import torch
+
+    from nmt.training.validation import score_translations
+    from nmt.translator import Translator
+
+    sources, references = test_pairs(args, data)
+    translator = Translator.from_checkpoint(checkpoint, device=str(device))
+    rows = []
+    for beam in (1, 5):
+        for batch_size, limit in ((1, 20 if args.tiny else 200), (len(sources), len(sources))):
+            translator.translate(sources[:8], beam_size=beam, batch_size=min(batch_size, 8))   # warm-up
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            started = time.perf_counter()
+            outputs = translator.translate(sources[:limit], beam_size=beam, batch_size=batch_size)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            seconds = time.perf_counter() - started
+            tokens = sum(len(o.tokens) + 1 for o in outputs)
+            row = {"beam": beam, "batch_size": batch_size, "sentences": limit, "seconds": round(seconds, 2),
+                   "sentences_per_s": round(limit / seconds, 1), "tokens_per_s": round(tokens / seconds, 1),
+                   "bleu": round(score_translations([o.text for o in outputs], references[:limit])[0], 2)}
+            rows.append(row)
+            print(f"  decode {row}", flush=True)
+    return rows
+
+
+def summary_markdown(report: dict) -> str:
+    env = report.get("environment", {})
+    lines = [f"# GPU check, {env.get('date', '')}", "",
+             f"Card {env.get('card', env.get('device'))}, driver {env.get('driver', '-')}, CUDA {env.get('cuda')}, "
+             f"torch {env.get('torch')}, Python {env.get('python')}, commit `{env.get('commit')}`.", "",
+             f"Command: `{report['command']}`", ""]
+    tests = report.get("tests", {})
+    if tests:
+        lines += [f"Tests (`{tests.get('command', '')}`): {tests.get('summary', tests.get('error', ''))}", ""]
+    if report.get("train_speed"):
+        lines += ["| training | precision | batch tokens | target tokens/s | updates/s | peak GPU GiB |",
+                  "|---|---|---|---|---|---|"]
+        for r in report["train_speed"]:
+            lines.append(f"| {r['name']} | {r.get('precision', '-')} | {r.get('batch_tokens', '-')} | "
+                         f"{r.get('tgt_tokens_per_s', r.get('error', '-'))} | {r.get('updates_per_s', '-')} | "
+                         f"{r.get('peak_memory_gib', '-')} |")
+        lines.append("")
+    quality = report.get("time_to_quality", {})
+    if quality:
+        reached = quality.get("reached")
+        lines += [f"Time to quality (`{quality.get('command', '')}`): " +
+                  (f"validation BLEU {reached['bleu']:.2f} ≥ {quality['target_bleu']} at update {reached['step']}, "
+                   f"{reached['seconds']} s after the command started" if reached else
+                   f"target {quality.get('target_bleu')} not reached in {quality.get('seconds')} s") +
+                  f"; test BLEU of best.pt (greedy): {quality.get('test_bleu_greedy', '-')}.", ""]
+    if report.get("decode_speed"):
+        lines += ["| decoding | batch | sentences | sentences/s | tokens/s | BLEU |", "|---|---|---|---|---|---|"]
+        for r in report["decode_speed"]:
+            search = "greedy" if r["beam"] == 1 else f"beam {r['beam']}"
+            lines.append(f"| {search} | {r['batch_size']} | {r['sentences']} | {r['sentences_per_s']} | "
+                         f"{r['tokens_per_s']} | {r['bleu']} |")
+        lines.append("")
+    failed = [name for name, value in report.items() if isinstance(value, dict) and "error" in value]
+    lines.append(f"Stages that failed: {', '.join(failed) if failed else 'none'}; "
+                 f"wall clock {report.get('seconds')} s in all.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    data = None if args.tiny else find_data(args.data)
+    import torch
+
+    from nmt.training.device import resolve_device
+
+    device = resolve_device(args.device)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="gpu_check_"))
+    cache = work / "cache"
+    stages = args.stages.split(",")
+    report = {"command": "python scripts/gpu_check.py " + shlex.join(sys.argv[1:] if argv is None else argv)}
+    torch.backends.cuda.matmul.allow_tf32 = False          # fp32 rows are fp32, as on the CPU
+
+    def save():
+        report["seconds"] = round(time.perf_counter() - started, 1)
+        (out / "gpu_check.json").write_text(json.dumps(report, indent=1) + "\n")
+        (out / "gpu_check.md").write_text(summary_markdown(report))
+
+    jobs = {"environment": lambda: environment(args, device),
+            "tests": lambda: run_tests(args, device),
+            "train_speed": lambda: train_speed(args, data, device, cache),
+            "time_to_quality": lambda: time_to_quality(args, data, device, cache, work / "quality_run"),
+            "decode_speed": lambda: decode_speed(args, data, device, Path(report["time_to_quality"]["best"]))}
+    for stage in stages:
+        print(f"gpu_check: {stage} ...", flush=True)
+        stage_started = time.perf_counter()
+        try:
+            report[stage] = jobs[stage]()
+        except Exception as error:             # recorded; the remaining stages still run
+            report[stage] = {"error": f"{type(error).__name__}: {error}"[:1000]}
+        print(f"gpu_check: {stage} done in {time.perf_counter() - stage_started:.0f} s", flush=True)
+        save()
+    print(summary_markdown(report))
+    failed = [s for s in stages if isinstance(report.get(s), dict) and ("error" in report[s]
+                                                                       or report[s].get("passed") is False)]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

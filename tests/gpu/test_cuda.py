@@ -1,0 +1,140 @@
+"""The GPU paths: fp16 autocast with its loss scaler, bf16, torch.compile on
+CUDA, nccl DDP, pinned batches, search on the device, and checkpoints that
+move between GPU and CPU. Marked `cuda`; skipped where no GPU is visible.
+
+    python -m pytest -m cuda -n 0 tests/gpu        # or scripts/gpu_check.py, which runs these
+"""
+
+import json
+import math
+
+import pytest
+import torch
+
+from nmt.data.toy import make_toy_corpus
+from nmt.training.device import to_device
+from nmt.translator import Translator
+from tests.helpers import train
+
+pytestmark = [pytest.mark.cuda,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+TOY = ("experiment=quickstart", "trainer.val_max_sentences=20", "trainer.heatmap_sentences=0",
+       "trainer.log_every=1", "trainer.keep_last=1")
+TINY_TRANSFORMER = ("data=toy", "model/encoder=transformer", "model/decoder=transformer", "model/bridge=zero",
+                    "model/positional=sinusoidal", "trainer.val_max_sentences=10", "trainer.heatmap_sentences=0",
+                    "trainer.keep_last=1", "trainer.log_every=1",
+                    *(f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
+                      for key, value in (("d_model", 32), ("layers", 1), ("heads", 2), ("ff_size", 64),
+                                         ("dropout", 0.0))))
+SOURCES = [src for src, _ in make_toy_corpus(3, 3, 3, seed=5).test]   # spelled-out dates
+
+
+def records(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_mixed_precision_learns_on_the_gpu(tmp_path, cache_dir, precision):
+    trainer = train(tmp_path, *TOY, "trainer.device=cuda", f"trainer.precision={precision}",
+                    "trainer.max_steps=150", "trainer.val_every=50", cache_dir=cache_dir)
+    assert trainer.device.type == "cuda" and trainer.precision == precision
+    assert trainer.scaler.is_enabled() == (precision == "fp16")     # the loss scaler is fp16's alone
+    if precision == "fp16":
+        assert math.isfinite(trainer.scaler.get_scale()) and trainer.scaler.get_scale() > 0
+        saved = torch.load(tmp_path / "checkpoints" / "last.pt", weights_only=True)
+        assert saved["scaler"]["scale"] > 0                         # the scale travels with the run
+    losses = [r["loss"] for r in records(tmp_path)]
+    assert losses[-1] < losses[0] * 0.8, losses                     # it learns, not only runs
+
+
+def test_compile_on_cuda_trains_as_eager_does(tmp_path, cache_dir):
+    eager = train(tmp_path / "eager", *TINY_TRANSFORMER, "trainer.device=cuda", "trainer.max_steps=4",
+                  "trainer.val_every=2", cache_dir=cache_dir)
+    compiled = train(tmp_path / "compiled", *TINY_TRANSFORMER, "trainer.device=cuda", "trainer.max_steps=4",
+                     "trainer.val_every=2", "trainer.compile=true", cache_dir=cache_dir)
+    assert compiled.forward is not compiled.parallel
+    for a, b in zip(records(tmp_path / "eager"), records(tmp_path / "compiled")):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-3)
+    assert eager.step == compiled.step == 4
+
+
+def test_ddp_over_nccl_gives_the_gradients_of_the_plain_model(toy_checkpoint):
+    """One rank of nccl (two ranks cannot share one GPU): DistributedDataParallel
+    around nmt's model, as Distributed.wrap builds it, reduces over nccl and
+    leaves the gradients of the unwrapped model."""
+    import copy
+    import socket
+
+    import torch.distributed as dist
+
+    model = Translator.from_checkpoint(toy_checkpoint, device="cuda").model.train()
+    twin = copy.deepcopy(model)
+    with socket.socket() as probe:                      # a free port for the rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        assert dist.get_backend() == "nccl"
+        wrapped = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
+        src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0]], device="cuda")
+        tgt = torch.tensor([[2, 11, 12, 3], [2, 13, 3, 0]], device="cuda")
+        for net in (wrapped, twin):
+            out, _ = net(src, tgt)
+            out.logits.float().log_softmax(-1).sum().backward()
+        for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+            if a.grad is not None:
+                assert torch.allclose(a.grad, b.grad, atol=1e-5), name
+        total = torch.tensor([3.0], device="cuda")
+        dist.all_reduce(total)
+        assert total.item() == 3.0
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_gpu_run_resumes_on_the_cpu_and_back(tmp_path, cache_dir):
+    train(tmp_path, *TOY, "trainer.device=cuda", "trainer.max_steps=20", "trainer.val_every=10",
+          cache_dir=cache_dir)
+    on_cpu = train(tmp_path, *TOY, "trainer.device=cpu", "trainer.max_steps=40", "trainer.val_every=10",
+                   "trainer.resume=auto", cache_dir=cache_dir)
+    assert on_cpu.step == 40 and next(on_cpu.model.parameters()).device.type == "cpu"
+    back = train(tmp_path, *TOY, "trainer.device=cuda", "trainer.max_steps=60", "trainer.val_every=10",
+                 "trainer.resume=auto", cache_dir=cache_dir)
+    assert back.step == 60 and next(back.model.parameters()).device.type == "cuda"
+    assert [r["step"] for r in records(tmp_path)] == [10, 20, 30, 40, 50, 60]
+    best = tmp_path / "checkpoints" / "best.pt"
+    for device in ("cpu", "cuda"):
+        outputs = Translator.from_checkpoint(best, device=device).translate(SOURCES, beam_size=5)
+        assert all(o.text.strip() for o in outputs)
+
+
+def test_search_on_the_gpu_equals_search_on_the_cpu(toy_checkpoint):
+    cpu = Translator.from_checkpoint(toy_checkpoint, device="cpu")
+    gpu = Translator.from_checkpoint(toy_checkpoint, device="cuda")
+    assert next(gpu.model.parameters()).device.type == "cuda"
+    for beam in (1, 5):
+        assert ([o.tokens for o in gpu.translate(SOURCES, beam_size=beam)]
+                == [o.tokens for o in cpu.translate(SOURCES, beam_size=beam)])
+
+
+def test_transformer_kv_cache_on_the_gpu_equals_full_recompute(tmp_path, cache_dir):
+    trainer = train(tmp_path, *TINY_TRANSFORMER, "trainer.device=cuda", "trainer.max_steps=30",
+                    "trainer.val_every=30", cache_dir=cache_dir)
+    model = trainer.model.eval()
+    src = torch.tensor([[5, 6, 7, 8, 3]], device="cuda")
+    tgt = torch.tensor([[2, 9, 10, 11, 12]], device="cuda")
+    with torch.no_grad():
+        full, _ = model(src, tgt)                                  # (1, T, V), all positions at once
+        memory, state = model.start(src)
+        stepped = []
+        for t in range(tgt.size(1)):
+            logits, state, _ = model.decoder.step(tgt[:, t], state, memory)   # (1, V)
+            stepped.append(logits)
+    assert torch.allclose(torch.stack(stepped, 1), full.logits, atol=1e-4)   # (1, T, V)
+
+
+def test_batches_reach_the_gpu_through_pinned_memory():
+    batch = torch.arange(12).view(3, 4)
+    moved = to_device(batch, torch.device("cuda"))
+    assert moved.device.type == "cuda" and torch.equal(moved.cpu(), batch)
+    assert to_device(batch, torch.device("cpu")) is batch             # no copy on the CPU

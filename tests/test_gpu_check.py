@@ -1,0 +1,35 @@
+"""scripts/gpu_check.py on the CPU with its tiny setting: every stage runs and
+is recorded, so the one command a GPU window gets cannot rot before a GPU comes."""
+
+import json
+import subprocess
+import sys
+
+from tests.helpers import ROOT
+
+
+def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
+    command = [sys.executable, "scripts/gpu_check.py", "--tiny", "--device", "cpu", "--out", str(tmp_path),
+               "--quality-minutes", "1", "--target-bleu", "40"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["environment"]["device"] == "cpu"
+    assert report["tests"]["exit"] == 0 and "skipped" in report["tests"]["summary"]   # no GPU here
+    assert [row["precision"] for row in report["train_speed"]] == ["fp32", "bf16"]
+    assert all(row["tgt_tokens_per_s"] > 0 for row in report["train_speed"])
+    quality = report["time_to_quality"]
+    assert quality["reached"]["bleu"] >= 40 and quality["exit"] == 130        # stopped by SIGINT at the target
+    assert quality["test_bleu_greedy"] > 0
+    assert [(r["beam"], r["batch_size"]) for r in report["decode_speed"]] == [(1, 1), (1, 60), (5, 1), (5, 60)]
+    summary = (tmp_path / "gpu_check.md").read_text()
+    assert "Stages that failed: none" in summary and "| beam 5 | 60 |" in summary
+
+
+def test_gpu_check_names_missing_data_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "scripts/gpu_check.py", "--data", str(tmp_path), "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"gpu_check: Multi30k not found: {tmp_path} lacks train.de, train.en, val.de, val.en, "
+        f"test_2016_flickr.de, test_2016_flickr.en[.gz]; copy them there or pass --data"]
