@@ -6,9 +6,16 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from nmt.models.attention.normalisers import check_normaliser, masked_normalise
 from nmt.models.positional.base import AttentionPositions
+
+# The fused kernels the fast path may use. cuDNN's attention is left out: it
+# builds a plan for every new (B, T, S), and token-budget batches change shape
+# at nearly every update (an H200 spent 0.79 s an update in bf16 on the plans,
+# 0.024 s without them; benchmarks/gpu/README.md).
+FUSED_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
 class MultiHeadAttention(nn.Module):
@@ -102,7 +109,8 @@ class MultiHeadAttention(nn.Module):
             attn_mask = safe
             if bias is not None:
                 attn_mask = (bias * scale).masked_fill(~safe, float("-inf"))
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
+            with sdpa_kernel(FUSED_BACKENDS):
+                context = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
         else:
             scores = q @ k.transpose(-2, -1)             # (B, H, T, S)
             if bias is not None:

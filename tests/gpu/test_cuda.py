@@ -108,13 +108,23 @@ def test_a_gpu_run_resumes_on_the_cpu_and_back(tmp_path, cache_dir):
         assert all(o.text.strip() for o in outputs)
 
 
-def test_search_on_the_gpu_equals_search_on_the_cpu(toy_checkpoint):
-    cpu = Translator.from_checkpoint(toy_checkpoint, device="cpu")
-    gpu = Translator.from_checkpoint(toy_checkpoint, device="cuda")
+@pytest.fixture(scope="module")
+def trained_on_gpu(tmp_path_factory, cache_dir):
+    """The quick-start model, trained on the GPU to confident predictions."""
+    run_dir = tmp_path_factory.mktemp("gpu_quickstart")
+    train(run_dir, "experiment=quickstart", "trainer.device=cuda", "trainer.heatmap_sentences=0",
+          cache_dir=cache_dir)
+    return run_dir / "checkpoints" / "best.pt"
+
+
+def test_search_on_the_gpu_finds_what_the_cpu_finds(trained_on_gpu):
+    cpu = Translator.from_checkpoint(trained_on_gpu, device="cpu")
+    gpu = Translator.from_checkpoint(trained_on_gpu, device="cuda")
     assert next(gpu.model.parameters()).device.type == "cuda"
     for beam in (1, 5):
-        assert ([o.tokens for o in gpu.translate(SOURCES, beam_size=beam)]
-                == [o.tokens for o in cpu.translate(SOURCES, beam_size=beam)])
+        on_gpu, on_cpu = gpu.translate(SOURCES, beam_size=beam), cpu.translate(SOURCES, beam_size=beam)
+        assert [g.tokens for g in on_gpu] == [c.tokens for c in on_cpu]
+        assert [g.score for g in on_gpu] == pytest.approx([c.score for c in on_cpu], abs=1e-3)
 
 
 def test_transformer_kv_cache_on_the_gpu_equals_full_recompute(tmp_path, cache_dir):
