@@ -35,7 +35,7 @@ from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
            "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
-           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str,
+           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str, "valid_links": str,
            "train_links": str, "transformer_budget_steps": int, "only_seeds": str}
 
 
@@ -70,6 +70,9 @@ def parse_args(argv):
     parser.add_argument("--beam-size", type=int, default=1, help="test decoding beam (1 = greedy)")
     parser.add_argument("--links", help="reference word links of the test set, one line per sentence, "
                         "Pharaoh 'i-j' (e.g. from nmt.study.eflomal_links); the toy task has its own")
+    parser.add_argument("--valid-links", help="reference word links of the validation set, one line per "
+                        "sentence (nmt.study.eflomal_links --split valid), to choose a layer and head on; the toy "
+                        "task has its own")
     parser.add_argument("--train-links", help="word links of the training pairs for the guided runs, one "
                         "line per pair, Pharaoh (nmt.study.eflomal_links --train-out); the toy task has its own")
     parser.add_argument("--cache-dir", help="sentencepiece cache (cache_dir); default data/")
@@ -199,22 +202,31 @@ def load_pairs(args, split: str = "valid"):
     return valid, test
 
 
-def reference_links(args, test) -> tuple[list | None, str | None]:
-    """Word links (source word, target word) per test pair, and what they are."""
+def reference_links(args, test, path: str | None = None, option: str = "--links",
+                    split: str = "test") -> tuple[list | None, str | None]:
+    """Word links (source word, target word) per pair of `test`, and what they
+    are: the toy task's true links, or the file `path` (default --links)."""
     from nmt.study.alignment import read_links, toy_links
 
     if args.data == "toy":
         return [toy_links(s, t) for s, t in test], "the toy task's true alignment (nmt.data.toy.toy_alignment)"
-    if not args.links:
+    path = args.links if path is None and option == "--links" else path
+    if not path:
         return None, None
     try:
-        lines = Path(args.links).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
         links = [read_links(line) for line in lines]
     except (OSError, ValueError) as error:
-        raise NmtError(f"--links {args.links}: {error}") from None
+        raise NmtError(f"{option} {path}: {error}") from None
     if len(links) < len(test):
-        raise NmtError(f"--links {args.links}: {len(links)} lines for {len(test)} test sentences")
-    return links[: len(test)], f"silver links from {Path(args.links).name} (a statistical aligner, not gold)"
+        raise NmtError(f"{option} {path}: {len(links)} lines for {len(test)} {split} sentences")
+    return links[: len(test)], f"silver links from {Path(path).name} (a statistical aligner, not gold)"
+
+
+def valid_references(args, valid) -> tuple[list, list] | None:
+    """(validation pairs, their word links) to choose a layer and head on, or None."""
+    links, _ = reference_links(args, valid, args.valid_links, "--valid-links", "validation")
+    return (valid, links) if links is not None else None
 
 
 def plan(args, configs) -> dict[str, list[int]]:
@@ -228,8 +240,14 @@ def plan(args, configs) -> dict[str, list[int]]:
             wanted = {int(n) for n in args.only_seeds.split(",") if n.strip()}
         except ValueError:
             raise NmtError(f"--only-seeds {args.only_seeds}: give seed numbers, e.g. 3 or 2,3") from None
-    return {c.name: [s for s in range(1, args.seeds + 1 + (c.name in spread)) if wanted is None or s in wanted]
-            for c in configs}
+    budget = BUDGETS[args.data]
+    top = set(budget.top_group) if args.seeds == budget.seeds else set()   # an explicit --seeds overrides
+
+    def count(config) -> int:
+        name = config.decode_of or config.name                 # a decode-only row follows what it decodes
+        return max(args.seeds, budget.top_seeds if name in top else 0) + (config.name in spread)
+
+    return {c.name: [s for s in range(1, count(c) + 1) if wanted is None or s in wanted] for c in configs}
 
 
 def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
@@ -291,7 +309,7 @@ def run_common(config, args, common: list[str]) -> list[str]:
     return common
 
 
-def run_one(config, seed, args, common, test, links, gallery) -> dict:
+def run_one(config, seed, args, common, test, links, gallery, valid=None) -> dict:
     """Train (unless its run folder is finished) and evaluate one run -> its record.
 
     A decode-only configuration (`decode_of`) evaluates the run folder of the
@@ -305,7 +323,7 @@ def run_one(config, seed, args, common, test, links, gallery) -> dict:
         else config
     common = run_common(trained, args, common)
     run_dir = run_dir_of(args.runs_dir, trained.name, seed)
-    timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else 3600
+    timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else None   # a stall is caught anyway
     record = {"name": config.name, "family": config.family, "seed": seed, "overrides": list(config.overrides),
               "common": common, "commit": git_commit(), "cpu": cpu_fingerprint()}
     if config.decode_of:
@@ -317,7 +335,7 @@ def run_one(config, seed, args, common, test, links, gallery) -> dict:
     try:
         record.update(evaluate_run(run_dir, test, links, beam, args.target_bleu,
                                    () if config.decode_of else gallery,   # the trained row has it
-                                   coverage_penalty=config.coverage_penalty))
+                                   coverage_penalty=config.coverage_penalty, valid=valid))
     except Exception as error:    # one broken run must not stop the study
         return {**record, "status": "failed", "reason": f"evaluation failed: {type(error).__name__}: {error}"}
     if config.decode_of:
@@ -396,12 +414,13 @@ def main(argv=None) -> int:
                         "val_sentences": args.val_sentences, "val_every": args.val_every,
                         "patience": args.patience, "target_bleu": args.target_bleu,
                         "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,
-                        "runs_dir": str(args.runs_dir), "links": args.links,
+                        "runs_dir": str(args.runs_dir), "links": args.links, "valid_links": args.valid_links,
                         "train_links": args.train_links,
                         "data_path": args.data_path,
                         "sessions": [*settings.get("sessions", []), session]}
             (args.out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
             links, _ = reference_links(args, test)
+            valid_links = valid_references(args, valid)
             if any(c.needs_alignments for c, _ in todo):
                 train_alignments(args)
             common = common_overrides(args)
@@ -410,7 +429,8 @@ def main(argv=None) -> int:
             phases = [[(c, s) for c, s in todo if not c.decode_of], [(c, s) for c, s in todo if c.decode_of]]
             for phase in phases:
                 with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                    futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery]):
+                    futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery],
+                                           valid_links):
                                (c, s) for c, s in phase}
                     for future in as_completed(futures):
                         done += 1

@@ -25,6 +25,7 @@ How an alignment is read from attention weights (both are choices):
 Links are (source word, target word) pairs, both counted from 0.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,22 +64,35 @@ def aer(predicted: set, sure: set, possible: set | None = None) -> float:
 
 @dataclass
 class AerCounts:
-    """|A|, |S|, |A ∩ S|, |A ∩ P| summed over sentences."""
+    """|A|, |S|, |A ∩ S|, |A ∩ P| summed over sentences, and |A_L|: the
+    predicted links of target words that have a reference link (words the
+    reference leaves unlinked cannot be right, whatever A says of them)."""
     predicted: int = 0
     sure: int = 0
     hit_sure: int = 0
     hit_possible: int = 0
+    predicted_linked: int = 0
 
     @classmethod
     def of(cls, predicted: set, sure: set, possible: set | None = None) -> "AerCounts":
         possible = sure if possible is None else possible | sure    # S ⊆ P by definition
-        return cls(len(predicted), len(sure), len(predicted & sure), len(predicted & possible))
+        linked = {t for _, t in possible}
+        return cls(len(predicted), len(sure), len(predicted & sure), len(predicted & possible),
+                   sum(t in linked for _, t in predicted))
+
+    @classmethod
+    def from_list(cls, values: list[int]) -> "AerCounts":
+        return cls(*values)
+
+    def to_list(self) -> list[int]:
+        return [self.predicted, self.sure, self.hit_sure, self.hit_possible, self.predicted_linked]
 
     def __iadd__(self, other: "AerCounts") -> "AerCounts":
         self.predicted += other.predicted
         self.sure += other.sure
         self.hit_sure += other.hit_sure
         self.hit_possible += other.hit_possible
+        self.predicted_linked += other.predicted_linked
         return self
 
     @property
@@ -86,10 +100,64 @@ class AerCounts:
         total = self.predicted + self.sure
         return 1.0 - (self.hit_sure + self.hit_possible) / total if total else float("nan")
 
+    @property
+    def precision(self) -> float:
+        """|A ∩ P| / |A|."""
+        return self.hit_possible / self.predicted if self.predicted else float("nan")
+
+    @property
+    def recall(self) -> float:
+        """|A ∩ S| / |S|."""
+        return self.hit_sure / self.sure if self.sure else float("nan")
+
+    @property
+    def aer_linked(self) -> float:
+        """AER with A restricted to target words the reference links (A ∩ S is
+        unchanged: a sure link's target word is linked)."""
+        total = self.predicted_linked + self.sure
+        return 1.0 - (self.hit_sure + self.hit_possible) / total if total else float("nan")
+
 
 def attention_word_links(weights, src_pieces: list[str], tgt_pieces: list[str]) -> set[tuple[int, int]]:
     """weights (T, S) over these pieces -> word links by the two steps above."""
     return word_links(argmax_links(weights), word_index(src_pieces), word_index(tgt_pieces))
+
+
+def shifted_rows(weights):
+    """weights (T+1, S), row t the attention that predicts target piece t (row
+    T predicts </s>) -> (T, S) of the Shift-Att reading: target piece t read
+    from the row whose decoder input is piece t, the one that predicts t+1.
+
+    Chen, Sun, Lu, Xiong & Chao 2020, Accurate Word Alignment Induction from
+    Neural Machine Translation, EMNLP, Sec. 3 (Shift-Att): a Transformer
+    decoder attends to the source word of its input token more than to that
+    of the token it is about to predict, so the alignment of y_t is read at
+    step t+1."""
+    return np.asarray(weights)[1:]
+
+
+def baseline_links(kind: str, n_src: int, n_tgt: int) -> set[tuple[int, int]]:
+    """Links that read no model: "diagonal" links target word j to source word
+    round(j (I-1) / (J-1)) (halves rounded up), "same_position" links j to
+    min(j, I-1); words counted from 0, I source and J target words."""
+    if n_src == 0 or n_tgt == 0:
+        return set()
+    if kind == "diagonal":
+        return {(math.floor(j * (n_src - 1) / (n_tgt - 1) + 0.5) if n_tgt > 1 else 0, j) for j in range(n_tgt)}
+    if kind == "same_position":
+        return {(min(j, n_src - 1), j) for j in range(n_tgt)}
+    raise ValueError(f"unknown baseline {kind!r}")
+
+
+def one_link_floor(sure: set[tuple[int, int]], n_tgt: int) -> set[tuple[int, int]]:
+    """The best alignment that gives every target word exactly one link: a
+    reference link where the word has one (the lowest source word), any
+    source word where it has none. Its AER is the floor of every reading
+    that links each target word once."""
+    best = {}
+    for i, j in sorted(sure):
+        best.setdefault(j, i)
+    return {(best.get(j, 0), j) for j in range(n_tgt)}
 
 
 def words_match(pieces: list[str], sentence: str) -> bool:

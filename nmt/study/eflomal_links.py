@@ -1,8 +1,10 @@
-"""Silver word links for a test set: eflomal, symmetrised with grow-diag-final-and.
+"""Silver word links for a test or validation set: eflomal, symmetrised with grow-diag-final-and.
 
     pip install -e '.[study]'
     python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k \\
         --out benchmarks/attention_study/multi30k/test.links
+    python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k --split valid \\
+        --out benchmarks/attention_study/multi30k/valid.links
     python -m nmt.study --data-path ../shared/data/multi30k \\
         --links benchmarks/attention_study/multi30k/test.links ...
 
@@ -67,7 +69,9 @@ def main(argv=None) -> int:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--data", choices=["multi30k", "toy"], default="multi30k")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path)")
-    parser.add_argument("--out", required=True, type=Path, help="the test set's links (Pharaoh)")
+    parser.add_argument("--out", required=True, type=Path, help="the split's links (Pharaoh)")
+    parser.add_argument("--split", choices=["test", "valid"], default="test",
+                        help="the split aligned (with the training pairs) and written to --out")
     parser.add_argument("--train-out", type=Path, help="also write the training pairs' links here")
     parser.add_argument("--train-sentences", type=int, help="use the first N training pairs (default all)")
     parser.add_argument("--cache-dir", help="cache_dir (default data/)")
@@ -82,6 +86,8 @@ def main(argv=None) -> int:
         if args.train_out and args.train_sentences:
             raise NmtError("--train-out writes one line per training pair: give it without --train-sentences")
         train, test = load_pairs(study_args, split="train")
+        if args.split == "valid":
+            test, _ = load_pairs(study_args, split="valid")
         train = train[: args.train_sentences]
         # a pair with an empty side gets an empty line (no links) and is not given to eflomal
         kept = [k for k, (s, t) in enumerate(train) if s.strip() and t.strip()]
@@ -100,8 +106,8 @@ def main(argv=None) -> int:
     except OSError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
-    write_stdout(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} test pairs aligned in "
-                 f"{time.perf_counter() - started:.0f} s; test links in {args.out}\n", keep_going=True)
+    write_stdout(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} {args.split} pairs aligned in "
+                 f"{time.perf_counter() - started:.0f} s; {args.split} links in {args.out}\n", keep_going=True)
     return 0
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nmt.study.alignment import AerCounts, attention_word_links, words_match
+from nmt.study.alignment import AerCounts, attention_word_links, word_index, words_match
 from nmt.training.checkpoints import load_checkpoint
 from nmt.training.metrics_log import read_records
 from nmt.training.validation import score_translations
@@ -49,10 +49,10 @@ def steps_to_target(records: list[dict], target: float, key: str = "bleu") -> in
 
 @torch.no_grad()
 def forced_attention(translator: Translator, pairs: list[tuple[str, str]], batch_size: int = 64):
-    """Per pair, while the model reads the reference (teacher forcing; the row
-    that predicts </s> left out): (weights (T, S), layers (L, H, T, S) or None,
-    source pieces, target pieces). Row t is the attention that predicts
-    target piece t."""
+    """Per pair, while the model reads the reference (teacher forcing):
+    (weights (T+1, S), layers (L, H, T+1, S) or None, source pieces, target
+    pieces). Row t is the attention that predicts target piece t; row T
+    predicts </s>."""
     tok, model, device = translator.tokenizer, translator.model, translator.device
     model.eval()
     out = []
@@ -71,54 +71,101 @@ def forced_attention(translator: Translator, pairs: list[tuple[str, str]], batch
         weights = result.weights.float().cpu().numpy()                         # (B, T+1, S)
         layers = None if result.layers is None else result.layers.float().cpu().numpy()  # (B, L, H, T+1, S)
         for i, (s, t) in enumerate(zip(srcs, tgts)):
-            heads = None if layers is None else layers[i, :, :, : len(t), : len(s)]
-            out.append((weights[i, : len(t), : len(s)], heads, tok.src_pieces(s), tok.tgt_pieces(t)))
+            heads = None if layers is None else layers[i, :, :, : len(t) + 1, : len(s)]
+            out.append((weights[i, : len(t) + 1, : len(s)], heads, tok.src_pieces(s), tok.tgt_pieces(t)))
     return out
 
 
-def alignment_figures(translator: Translator, pairs: list[tuple[str, str]],
-                      references: list[set | None] | None) -> dict:
-    """Mean attention entropy and, where `references` gives a pair's word
-    links (source word, target word), the corpus AER of the attention.
-    Pairs whose pieces do not split into their whitespace words are skipped."""
-    entropies, skipped = [], 0
-    shown, layer_mean, all_mean, heads = AerCounts(), None, AerCounts(), None
+class Readings:
+    """AerCounts of every way the study reads an alignment from one model's
+    attention, summed over a split: the attention shown (RNN: its attention;
+    Transformer: last layer, mean of heads), and for Transformers each head,
+    each layer's mean of heads and the mean of all; each of them directly
+    and one step later (Shift-Att, nmt.study.alignment.shifted_rows)."""
+
+    def __init__(self):
+        self.counts: dict[str, AerCounts] = {}
+        self.grids: dict[str, list[list[AerCounts]]] = {}
+        self.target_words = self.unlinked_target_words = self.skipped = 0
+
+    def add(self, key: str, weights, src_pieces, tgt_pieces, sure) -> None:
+        links = attention_word_links(weights, src_pieces, tgt_pieces)
+        self.counts.setdefault(key, AerCounts()).__iadd__(AerCounts.of(links, sure))
+
+    def add_sentence(self, weights, layers, src_pieces, tgt_pieces, sure) -> None:
+        """weights (T+1, S), layers (L, H, T+1, S) or None, the pair's reference links."""
+        n_tgt = len(tgt_pieces) and word_index(tgt_pieces)[-1] + 1
+        self.target_words += n_tgt
+        self.unlinked_target_words += n_tgt - len({t for _, t in sure})
+        for shift, rows in (("", slice(0, -1)), ("shift_", slice(1, None))):
+            self.add(shift + "shown", weights[rows], src_pieces, tgt_pieces, sure)
+            if layers is None:
+                continue
+            L, H = layers.shape[:2]
+            grid = self.grids.setdefault(shift + "heads", [[AerCounts() for _ in range(H)] for _ in range(L)])
+            for layer in range(L):
+                for head in range(H):
+                    grid[layer][head] += AerCounts.of(
+                        attention_word_links(layers[layer, head, rows], src_pieces, tgt_pieces), sure)
+                self.add(f"{shift}layer{layer}_mean", layers[layer, :, rows].mean(axis=0), src_pieces,
+                         tgt_pieces, sure)
+            self.add(shift + "all_mean", layers[:, :, rows].mean(axis=(0, 1)), src_pieces, tgt_pieces, sure)
+
+    def to_dict(self) -> dict:
+        return {"counts": {k: c.to_list() for k, c in self.counts.items()},
+                "grids": {k: [[c.to_list() for c in row] for row in g] for k, g in self.grids.items()},
+                "target_words": self.target_words, "unlinked_target_words": self.unlinked_target_words,
+                "skipped": self.skipped, "fields": ["predicted", "sure", "hit_sure", "hit_possible",
+                                                    "predicted_linked"]}
+
+
+def read_alignments(translator: Translator, pairs: list[tuple[str, str]],
+                    references: list[set | None]) -> tuple[Readings, list[np.ndarray]]:
+    """Every reading of `pairs` against their reference word links, and each
+    pair's per-row attention entropy. Pairs whose pieces do not split into
+    their whitespace words are skipped (counted)."""
+    readings, entropies = Readings(), []
     for k, (weights, layers, src_pieces, tgt_pieces) in enumerate(forced_attention(translator, pairs)):
-        T, S = weights.shape
-        if T == 0 or S == 0:
+        if weights.shape[0] <= 1 or weights.shape[1] == 0:
             continue
-        entropies.append(entropy(weights))
+        entropies.append(entropy(weights[:-1]))
         sure = references[k] if references is not None else None
         if sure is None:
             continue
         src, tgt = pairs[k]
         if not (words_match(src_pieces, src) and words_match(tgt_pieces, tgt)):
-            skipped += 1
+            readings.skipped += 1
             continue
-        shown += AerCounts.of(attention_word_links(weights, src_pieces, tgt_pieces), sure)
-        if layers is not None:
-            L, H = layers.shape[:2]
-            if heads is None:
-                heads = [[AerCounts() for _ in range(H)] for _ in range(L)]
-                layer_mean = [AerCounts() for _ in range(L)]
-            for layer in range(L):
-                for head in range(H):
-                    heads[layer][head] += AerCounts.of(
-                        attention_word_links(layers[layer, head], src_pieces, tgt_pieces), sure)
-                layer_mean[layer] += AerCounts.of(
-                    attention_word_links(layers[layer].mean(axis=0), src_pieces, tgt_pieces), sure)
-            all_mean += AerCounts.of(
-                attention_word_links(layers.mean(axis=(0, 1)), src_pieces, tgt_pieces), sure)
+        readings.add_sentence(weights, layers, src_pieces, tgt_pieces, sure)
+    return readings, entropies
+
+
+def alignment_figures(translator: Translator, pairs: list[tuple[str, str]],
+                      references: list[set | None] | None,
+                      valid: tuple[list[tuple[str, str]], list[set]] | None = None) -> dict:
+    """Mean attention entropy and, where `references` gives a pair's word
+    links (source word, target word), the corpus AER of the attention, and
+    the counts of every reading (`alignment.test`; `alignment.valid` for the
+    validation pairs and links in `valid`, to choose a layer and head on)."""
+    readings, entropies = read_alignments(translator, pairs, references)
+    shown = readings.counts.get("shown", AerCounts())
     result = {"entropy": float(np.concatenate(entropies).mean()) if entropies else float("nan"),
               "aer": shown.aer if shown.sure else None, "aer_links": shown.sure,
-              "aer_skipped": skipped}
-    if heads is not None:
+              "aer_skipped": readings.skipped}
+    if references is not None:
+        result["alignment"] = {"test": readings.to_dict()}
+        if valid is not None:
+            result["alignment"]["valid"] = read_alignments(translator, *valid)[0].to_dict()
+    heads = readings.grids.get("heads")
+    if heads:
         grid = [[h.aer for h in row] for row in heads]
         best = min(((layer, head) for layer in range(len(grid)) for head in range(len(grid[0]))),
                    key=lambda lh: grid[lh[0]][lh[1]])
-        result.update({"aer_heads": grid, "aer_layer_mean": [c.aer for c in layer_mean],
-                       "aer_all_heads_mean": all_mean.aer, "aer_best_head": grid[best[0]][best[1]],
-                       "best_head": list(best)})
+        layers = len(grid)
+        result.update({"aer_heads": grid,
+                       "aer_layer_mean": [readings.counts[f"layer{i}_mean"].aer for i in range(layers)],
+                       "aer_all_heads_mean": readings.counts["all_mean"].aer,
+                       "aer_best_head": grid[best[0]][best[1]], "best_head": list(best)})
     return result
 
 
@@ -143,7 +190,8 @@ def gallery_rows(outputs) -> list[dict]:
 
 def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: list[set | None] | None,
                  beam_size: int = 1, target_bleu: float | None = None,
-                 gallery: list[str] = (), coverage_penalty: float = 0.0) -> dict:
+                 gallery: list[str] = (), coverage_penalty: float = 0.0,
+                 valid: tuple[list[tuple[str, str]], list[set]] | None = None) -> dict:
     """Everything the report shows for one run (and its test hypotheses, for
     the paired bootstrap, and its gallery panels). The test set is decoded
     with `beam_size` and Wu et al.'s `coverage_penalty` (beam search only);
@@ -173,7 +221,7 @@ def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: l
               "train_seconds": summary["train_seconds"], "test_sentences": len(sources),
               "beam_size": beam_size, "coverage_penalty": coverage_penalty, "target_bleu": target_bleu,
               "steps_to_target": steps_to_target(records, target_bleu) if target_bleu else None}
-    result.update(alignment_figures(translator, test_pairs, references))
+    result.update(alignment_figures(translator, test_pairs, references, valid))
     panels = gallery_rows(translator.translate(list(gallery))) if gallery else []
     return {"eval": result, "hypotheses": hypotheses, "gallery": panels,
             "records": [{k: r.get(k) for k in ("step", "bleu", "chrf", "loss", "perplexity",

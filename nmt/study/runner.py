@@ -24,6 +24,10 @@ from pathlib import Path
 from nmt.study.configs import StudyConfig
 
 FAILED = "study_failed.txt"
+# A run whose output, train.log and metrics.jsonl have not grown for this long is taken as
+# hung and stopped. It logs every 50 updates and validates every 200 (seconds to a minute
+# or two apart on a busy core), so a slow machine makes a run slower, not a stopped one.
+STALL_MINUTES = 20.0
 
 
 def record_path_of(out_dir: Path, name: str, seed: int) -> Path:
@@ -75,8 +79,33 @@ def failure_reason(run_dir: Path) -> str:
     return lines[0] if lines else "failed"
 
 
-def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], timeout_s: float,
-          threads: int = 1) -> bool:
+def run_watched(command: list[str], log_path: Path, env: dict, timeout_s: float | None,
+                stall_s: float, progress: tuple[Path, ...] = ()) -> tuple[int, str]:
+    """Run `command` with its output in `log_path`; stop it when neither its output
+    nor the files in `progress` have grown for `stall_s` seconds, or after
+    `timeout_s` (None: no limit). -> (exit status, what happened)."""
+    started = time.monotonic()
+    watched = (log_path, *progress)
+    with open(log_path, "w", encoding="utf-8") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        size, grew = 0, time.monotonic()
+        while process.poll() is None:
+            time.sleep(min(5.0, stall_s / 4))
+            now_size = sum(path.stat().st_size for path in watched if path.exists())
+            if now_size != size:
+                size, grew = now_size, time.monotonic()
+            stalled = time.monotonic() - grew > stall_s
+            late = timeout_s is not None and time.monotonic() - started > timeout_s
+            if stalled or late:
+                process.kill()
+                process.wait()
+                return -1, (f"stopped: no output for {stall_s:.0f} s" if stalled
+                            else f"killed after {timeout_s:.0f} s")
+    return process.returncode, f"exit status {process.returncode}"
+
+
+def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], timeout_s: float | None,
+          threads: int = 1, stall_minutes: float = STALL_MINUTES) -> bool:
     """Train unless finished; True when the run folder holds a finished run."""
     if status(run_dir) == "finished":
         return True
@@ -89,13 +118,8 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
     env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1", OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads))
     started = time.perf_counter()
-    with open(log_path, "w", encoding="utf-8") as log:
-        try:
-            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                  timeout=timeout_s).returncode
-            reason = f"exit status {code}"
-        except subprocess.TimeoutExpired:
-            code, reason = -1, f"killed after {timeout_s:.0f} s"
+    code, reason = run_watched(command, log_path, env, timeout_s, stall_minutes * 60,
+                               (run_dir / "train.log", run_dir / "metrics.jsonl"))
     if code == 0 and status(run_dir) == "finished":
         return True
     tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
