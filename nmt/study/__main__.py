@@ -30,7 +30,7 @@ from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, close_stdout, finite_float, write_stdout
 from nmt.errors import NmtError
-from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
+from nmt.study.configs import BUDGETS, CONVERGENCE, PROFILES, select, study_configs
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
@@ -54,6 +54,9 @@ def parse_args(argv):
     parser.add_argument("--only-seeds", default="", help="comma-separated seeds: of the plan, train only these "
                         "(e.g. 3: the third seeds that --spread adds, before the second seeds of the rest)")
     parser.add_argument("--only", help="comma-separated configurations or families (see --list)")
+    parser.add_argument("--convergence", action="store_true",
+                        help="the convergence check (nmt.study.configs.CONVERGENCE): its rows, 3x the update "
+                        "budget with early stopping, 2 seeds, into OUT/../convergence")
     parser.add_argument("--jobs", type=int, default=1, help="runs side by side, one thread each")
     parser.add_argument("--max-runs", type=int, help="stop after training this many runs (split a long "
                         "study into sittings; run the command again to continue)")
@@ -109,6 +112,15 @@ def parse_args(argv):
     if args.data not in PROFILES:
         parser.error(f"--data {args.data!r} unknown; choose one of {sorted(PROFILES)}")
     defaults = BUDGETS[args.data]
+    if args.convergence:
+        if args.data != "multi30k" or args.budget_minutes or args.budget_steps or args.only:
+            parser.error("--convergence sets the Multi30k rows and budgets itself: give it without --data toy, "
+                         "--budget-* and --only")
+        args.budget_steps = defaults.budget_steps * CONVERGENCE.factor
+        args.transformer_budget_steps = defaults.transformer_steps * CONVERGENCE.factor
+        args.only = ",".join(CONVERGENCE.rows)
+        args.patience = CONVERGENCE.patience if args.patience is None else args.patience
+        args.seeds = CONVERGENCE.seeds if args.seeds is None else args.seeds
     if not args.budget_minutes and not args.budget_steps:
         args.budget_minutes, args.budget_steps = defaults.budget_minutes, defaults.budget_steps
     for name in ("seeds", "val_every", "val_sentences", "patience", "target_bleu"):
@@ -120,8 +132,9 @@ def parse_args(argv):
         parser.error("--transformer-budget-steps needs an update budget and must be at least 1")
     if args.seeds < 1 or args.jobs < 1 or (args.max_runs is not None and args.max_runs < 0):
         parser.error("--seeds and --jobs must be at least 1, --max-runs at least 0")
-    args.runs_dir = args.runs_dir or Path("runs/attention_study") / args.data
-    args.out = args.out or Path("benchmarks/attention_study") / args.data
+    part = "convergence" if args.convergence else args.data
+    args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
+    args.out = args.out or Path("benchmarks/attention_study") / part
     return args
 
 

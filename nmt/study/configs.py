@@ -153,6 +153,23 @@ BUDGETS = {
 
 
 @dataclass(frozen=True)
+class Convergence:
+    """The check that today's orderings are not only speed of learning: the
+    base, the first two rows of the top group and the best Transformer of
+    the second round, trained `factor` times the grid's update budget with
+    early stopping on validation BLEU (`patience` validations without a
+    gain), `seeds` seeds each (python -m nmt.study --convergence)."""
+    rows: tuple[str, ...]
+    factor: int
+    patience: int
+    seeds: int
+
+
+CONVERGENCE = Convergence(rows=("luong_general", "bahdanau", "coverage", "transformer-rotary"),
+                          factor=3, patience=4, seeds=2)
+
+
+@dataclass(frozen=True)
 class StudyConfig:
     name: str
     family: str

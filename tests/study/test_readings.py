@@ -81,3 +81,19 @@ def test_a_run_without_progress_is_stopped_a_slow_one_is_not(tmp_path):
     code, reason = run_watched(slow, log, {}, None, stall_s=1.0)
     assert (code, reason) == (0, "exit status 0")
     assert log.read_text().split() == ["0", "1", "2", "3", "4", "5"]
+
+
+def test_the_convergence_check_runs_its_rows_three_times_longer_with_early_stopping():
+    from nmt.study.__main__ import common_overrides, parse_args, plan
+    from nmt.study.configs import select, study_configs
+
+    args = parse_args(["--data-path", "/data", "--convergence"])
+    assert (args.budget_steps, args.transformer_budget_steps, args.patience) == (4800, 3000, 4)
+    assert str(args.out).endswith("attention_study/convergence")
+    configs = select(study_configs("multi30k"), args.only)
+    assert plan(args, configs) == {name: [1, 2] for name in
+                                   ("luong_general", "bahdanau", "coverage", "transformer-rotary")}
+    common = common_overrides(args)
+    assert "trainer.max_steps=4800" in common and "trainer.patience=4" in common
+    with pytest.raises(SystemExit):
+        parse_args(["--data", "toy", "--convergence"])
