@@ -129,7 +129,7 @@ def shifted_rows(weights):
     from the row whose decoder input is piece t, the one that predicts t+1.
 
     Chen, Sun, Lu, Xiong & Chao 2020, Accurate Word Alignment Induction from
-    Neural Machine Translation, EMNLP, Sec. 3 (Shift-Att): a Transformer
+    Neural Machine Translation, EMNLP (Shift-Att): a Transformer
     decoder attends to the source word of its input token more than to that
     of the token it is about to predict, so the alignment of y_t is read at
     step t+1."""
