@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 from nmt.data.tokenizer import check_same_vocabulary
+from nmt import signals
 from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
                             write_stdout)
 from nmt.errors import NmtError
@@ -197,5 +198,11 @@ def main(argv=None) -> int:
     return 0
 
 
+def cli() -> int:
+    """The `nmt-average` console command: what `python -m nmt.average` does."""
+    signals.install("; --output is written whole or not at all")
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from nmt.atomic import atomic_write
+from nmt import signals
 from nmt.cli_checks import ArgumentParser, check_not_input, close_stdout, write_stdout
 from nmt.errors import NmtError
 
@@ -102,5 +103,11 @@ def main(argv=None) -> int:
     return 0
 
 
+def cli() -> int:
+    """The `nmt-compare` console command: what `python -m nmt.compare` does."""
+    signals.install("; --csv is written whole or not at all")
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())

@@ -203,5 +203,11 @@ def main(argv=None) -> int:
     return 0
 
 
+def cli() -> int:
+    """The `nmt-explore` console command: what `python -m nmt.explore` does."""
+    signals.install("before the explorer was serving")
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

@@ -21,6 +21,7 @@ from omegaconf import DictConfig
 from nmt import signals
 from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints,
                             run_printing_checked)
+from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
@@ -105,7 +106,7 @@ def _log_to_file(message: str) -> None:
             handler.handle(record)
 
 
-@hydra.main(config_path="../configs", config_name="config", version_base="1.3")
+@hydra.main(config_path=str(CONFIGS), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
     from nmt.training.checkpoints import check_resume_data, check_resume_model
@@ -148,7 +149,13 @@ def main(cfg: DictConfig) -> float:
     return float(metrics["bleu"])
 
 
-if __name__ == "__main__":
+def cli() -> int:
+    """The `nmt-train` console command, and `python -m nmt.train`: the exit code."""
+    signals.install("before training started; no checkpoint was written")
     if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
-        sys.exit(close_stdout(run_printing_checked(main)))
-    sys.exit(close_stdout(exit_code_of(main)))   # standard output's last flush, checked: one line, not exit 120
+        return close_stdout(run_printing_checked(main))
+    return close_stdout(exit_code_of(main))   # standard output's last flush, checked: one line, not exit 120
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

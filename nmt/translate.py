@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from nmt.atomic import atomic_write
+from nmt import signals
 from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, finite_float,
                             write_stdout)
 from nmt.errors import NmtError
@@ -251,5 +252,11 @@ def main(argv=None) -> int:
     return 0
 
 
+def cli() -> int:
+    """The `nmt-translate` console command: what `python -m nmt.translate` does."""
+    signals.install("; an --output file is written whole or not at all")
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())

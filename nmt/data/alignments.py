@@ -28,6 +28,7 @@ import numpy as np
 
 from nmt.atomic import atomic_write
 from nmt.cli_checks import ArgumentParser
+from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 
 Links = list[tuple[int, int]]          # (source word, target word)
@@ -146,7 +147,7 @@ def toy_pharaoh(pairs: list[tuple[str, str]]) -> list[str]:
 def _toy_defaults() -> dict:
     from omegaconf import OmegaConf
 
-    return dict(OmegaConf.load(Path(__file__).resolve().parents[2] / "configs" / "data" / "toy.yaml"))
+    return dict(OmegaConf.load(CONFIGS / "data" / "toy.yaml"))
 
 
 def main(argv=None) -> int:

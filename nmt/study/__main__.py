@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, close_stdout, finite_float, write_stdout
+from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 
@@ -184,7 +185,7 @@ def load_pairs(args, split: str = "valid"):
 
     from nmt.data.corpora import load_corpus
 
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("config", overrides=data_overrides(args))
     corpus = load_corpus(cfg.data, Path(args.cache_dir or cfg.cache_dir))
     if split == "train":
@@ -491,5 +492,10 @@ def describe(args) -> str:
             f"joint vocabulary, batches of {sizes.batch_tokens:,} padded tokens")
 
 
+def cli() -> int:
+    """The `nmt-study` console command: what `python -m nmt.study` does."""
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())
