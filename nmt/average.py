@@ -36,8 +36,8 @@ from pathlib import Path
 
 from nmt.data.tokenizer import check_same_vocabulary
 from nmt import signals
-from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
-                            write_stdout)
+from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output,
+                            close_stdout, positive_int, write_stdout)
 from nmt.errors import NmtError
 from nmt.training.metrics_log import METRICS_FILE, read_records
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
@@ -180,6 +180,8 @@ def main(argv=None) -> int:
         parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
     try:
         check_output(args.output)
+        for path in args.checkpoints:
+            check_checkpoint_exists(path)
         if args.run is not None:
             args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
         check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])

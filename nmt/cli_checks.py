@@ -200,3 +200,29 @@ def check_not_input(option: str, output, inputs) -> None:
         if path is not None and same_file(output, path):
             raise NmtError(f"{option} {output} is the same file as {name} {path}; writing it "
                            "would destroy that input; choose another file")
+
+
+def _checkpoint_order(name: str):
+    """best.pt, last.pt, averaged.pt ... by name, then step_N.pt by N."""
+    stem = name.removesuffix(".pt")
+    if stem.startswith("step_") and stem[5:].isdigit():
+        return (1, int(stem[5:]), name)
+    return (0, 0, name)
+
+
+def check_checkpoint_exists(path, missing: str | None = None) -> None:
+    """A checkpoint path that is not there: NmtError `missing` (default
+    "checkpoint PATH does not exist") naming the checkpoints its folder does
+    hold, so a typo or a wrong step is fixed from the line. Needs no torch."""
+    target = Path(path)
+    if target.exists():
+        return
+    missing = missing or f"checkpoint {path} does not exist"
+    folder = target.parent
+    if not folder.is_dir():
+        raise NmtError(f"{missing}; nor does its folder {folder}")
+    names = sorted((p.name for p in folder.glob("*.pt")), key=_checkpoint_order)
+    if not names:
+        raise NmtError(f"{missing}; {folder} holds no .pt file")
+    shown = names if len(names) <= 12 else names[:11] + [f"... ({len(names) - 11} more)"]
+    raise NmtError(f"{missing}; {folder} holds {', '.join(shown)}")

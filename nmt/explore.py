@@ -28,7 +28,7 @@ import sys
 import threading
 
 from nmt import signals
-from nmt.cli_checks import ArgumentParser
+from nmt.cli_checks import ArgumentParser, check_checkpoint_exists
 from nmt.errors import NmtError
 
 BEAMS = (1, 2, 3, 4, 5, 8, 10)
@@ -186,6 +186,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         check_port(args.port)
+        for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
+            if path is not None:
+                check_checkpoint_exists(path)
         models = [Model(args.checkpoint, args.device)]
         if args.compare:
             models.append(Model(args.compare, args.device))

@@ -23,6 +23,7 @@ from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hy
                             run_printing_checked)
 from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
+from nmt.train_cli import check_overrides, check_paths
 
 log = logging.getLogger("nmt.train")
 
@@ -109,13 +110,15 @@ def _log_to_file(message: str) -> None:
 @hydra.main(config_path=str(CONFIGS), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
-    from nmt.training.checkpoints import check_resume_data, check_resume_model
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False
     guard_stdout_logging()               # a full disk under the console log: one line at the end
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
+        check_paths(cfg)                 # a file that is not there: said before torch is imported
+        from nmt.training.checkpoints import check_resume_data, check_resume_model
+
         check_config(cfg, HydraConfig.get().runtime.choices)
         # A second run on this folder refuses before reading data, and before writing
         # anything there. Under torchrun every rank runs this function; the folder
@@ -152,6 +155,11 @@ def main(cfg: DictConfig) -> float:
 def cli() -> int:
     """The `nmt-train` console command, and `python -m nmt.train`: the exit code."""
     signals.install("before training started; no checkpoint was written")
+    try:
+        check_overrides(sys.argv[1:])     # a typo: nmt's line with the fix, not Hydra's advice of `+`
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        return 1
     if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
         return close_stdout(run_printing_checked(main))
     return close_stdout(exit_code_of(main))   # standard output's last flush, checked: one line, not exit 120

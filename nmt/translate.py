@@ -19,8 +19,8 @@ from pathlib import Path
 
 from nmt.atomic import atomic_write
 from nmt import signals
-from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, finite_float,
-                            write_stdout)
+from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output,
+                            close_stdout, finite_float, write_stdout)
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.translate")
@@ -113,6 +113,8 @@ def check_files(args) -> None:
     for option, path in inputs:
         if path is not None and not Path(path).exists():
             raise NmtError(f"{option} {path}: no such file")
+    for path in args.checkpoint:
+        check_checkpoint_exists(path)
     inputs += [("--checkpoint", path) for path in args.checkpoint]
     for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):
         if path is not None:

@@ -122,7 +122,7 @@ def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
                      "--port", str(free_port()), timeout=120)
     err = result.stderr.decode()
     assert result.returncode == 1
-    assert err == f"nmt: error: checkpoint {tmp_path / 'missing.pt'} does not exist\n"
+    assert err == f"nmt: error: checkpoint {tmp_path / 'missing.pt'} does not exist; {tmp_path} holds no .pt file\n"
 
 
 def test_samples_come_from_the_checkpoint_or_none(toy_checkpoint, tmp_path):

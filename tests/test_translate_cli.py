@@ -234,7 +234,7 @@ def test_attention_layer_and_head_out_of_range_before_translating(tmp_path, tmp_
 
 
 @pytest.mark.parametrize("where, message", [
-    ("nope.pt", "checkpoint {tmp}/nope.pt does not exist"),
+    ("nope.pt", "checkpoint {tmp}/nope.pt does not exist; {tmp} holds no .pt file"),
     ("", "checkpoint {tmp} is a directory; give the .pt file inside it"),
 ])
 def test_missing_checkpoint(tmp_path, capsys, where, message):
