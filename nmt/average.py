@@ -163,8 +163,10 @@ def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str |
 
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
-    parser.add_argument("checkpoints", nargs="*", type=Path)
-    parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("checkpoints", nargs="*", type=Path,
+                        help="checkpoints of one model (config and vocabulary) to average, e.g. RUN/checkpoints/step_*.pt")
+    parser.add_argument("--output", required=True, type=Path,
+                        help="the averaged checkpoint to write (atomically; never one of the inputs)")
     parser.add_argument("--run", type=Path, help="a run folder: average its step_N.pt (with --best or --last)")
     pick = parser.add_mutually_exclusive_group()
     pick.add_argument("--best", type=positive_int, metavar="N", help="with --run: the N best-validated")

@@ -42,10 +42,26 @@ def positive_int(text: str) -> int:
     return value
 
 
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """--help shows each option's default, as "(default: 5)"; not where there
+    is none to show (None, False, an empty string) or the help already says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        nothing = action.default is None or action.default is False or action.default in ("", argparse.SUPPRESS)
+        if nothing or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser, its --help written like any output: checked, so a
     full disk or a file-size limit is one line and exit 1, not a help cut off
-    with exit 0."""
+    with exit 0; the help shows the defaults (DefaultsHelpFormatter)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def print_help(self, file=None):
         if file is not None:
@@ -137,6 +153,16 @@ def run_printing_checked(main) -> int:
         print(f"nmt: error: {error}", file=sys.stderr, flush=True)
         return code or 1
     return code
+
+
+def print_checked(text: str) -> int:
+    """Write `text` on standard output, checked: 0, or 1 after the error line."""
+    try:
+        write_stdout(text)
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 def close_stdout(code: int) -> int:

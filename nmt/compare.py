@@ -79,7 +79,8 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
 
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.compare", description=__doc__.split("\n")[0])
-    parser.add_argument("sweep_dir", type=Path)
+    parser.add_argument("sweep_dir", type=Path,
+                        help="the folder of a --multirun sweep (multirun/DATE/TIME), one subfolder per run")
     parser.add_argument("--csv", type=Path, help="also write the table as CSV here")
     args = parser.parse_args(argv)
     try:

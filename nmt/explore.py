@@ -177,8 +177,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
     parser.add_argument("--compare", metavar="PATH2", help="a second checkpoint, shown side by side")
-    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="auto: the GPU when there is one")
     return parser.parse_args(argv)
 
 

@@ -19,11 +19,11 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt import signals
-from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints,
+from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints, print_checked,
                             run_printing_checked)
 from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
-from nmt.train_cli import check_overrides, check_paths
+from nmt.train_cli import check_overrides, check_paths, help_page
 
 log = logging.getLogger("nmt.train")
 
@@ -160,6 +160,8 @@ def cli() -> int:
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr, flush=True)
         return 1
+    if any(arg in ("--help", "-h") for arg in sys.argv[1:]):      # nmt's page, not Hydra's stock text
+        return close_stdout(print_checked(help_page()))
     if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
         return close_stdout(run_printing_checked(main))
     return close_stdout(exit_code_of(main))   # standard output's last flush, checked: one line, not exit 120

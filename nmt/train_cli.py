@@ -6,6 +6,7 @@ said in a second, not after the seconds of importing torch.
 """
 
 import difflib
+import textwrap
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -148,3 +149,109 @@ def check_paths(cfg: DictConfig) -> None:
     if data.get("kind") == "multi30k" and _set(data.get("path")) and not Path(str(data.path)).is_dir():
         raise NmtError(f"data.path={data.path}: no such folder; give the folder of the Multi30k files "
                        "(train.de, val.de, test_2016_flickr.de, ...), or data.path=null for the hub copy")
+
+
+# -- python -m nmt.train --help --------------------------------------------------
+
+EXAMPLES = (   # from the README
+    "python -m nmt.train experiment=quickstart",
+    "python -m nmt.train experiment=transformer_small data.path=../shared/data/multi30k",
+    "python -m nmt.train model/encoder=lstm model/decoder=lstm model/attention=luong_general "
+    "model.attention.scope=local_p",
+    "python -m nmt.train --multirun experiment=quickstart model/attention=bahdanau,luong_dot,luong_general",
+)
+
+
+def _header(path: Path) -> str:
+    """The comment lines a YAML file starts with, joined (`# @package` left out)."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        if not line.startswith("# @package"):
+            lines.append(line.lstrip("#").strip())
+    return " ".join(lines)
+
+
+def yaml_keys(path: Path, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(dotted key, value as written, its comment) of each leaf of a config
+    file, read as text so the comments are kept; `defaults`, `hydra` and
+    `_target_`-like keys are left out."""
+    rows, stack, skip = [], [], None       # stack: (indent, name) of the open parents
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "-")) or ":" not in stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if skip is not None and indent > skip:
+            continue
+        skip = None
+        name, _, rest = stripped.partition(":")
+        value, _, comment = rest.partition(" #")
+        value, comment = value.strip(), comment.strip().lstrip("#").strip()
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if name in ("defaults", "hydra") or name.startswith("_"):
+            skip = indent
+            continue
+        if not value:
+            stack.append((indent, name))
+            continue
+        rows.append((prefix + ".".join([n for _, n in stack] + [name]), value, comment))
+    return rows
+
+
+def _defaults() -> dict[str, str]:
+    """group -> its default option, from config.yaml's defaults list."""
+    chosen = {}
+    for line in (CONFIGS / "config.yaml").read_text(encoding="utf-8").splitlines():
+        entry = line.strip().removeprefix("- ").split("#")[0]
+        if line.startswith("  - ") and ":" in entry and not entry.startswith("override"):
+            group, option = (part.strip() for part in entry.split(":", 1))
+            chosen[group] = option
+    return chosen
+
+
+def help_page(width: int = 100) -> str:
+    """nmt's own --help: what the command does, presets, examples, the groups
+    and their options, every key with its default and its YAML comment."""
+    groups = sorted(str(p.parent.relative_to(CONFIGS)) for p in CONFIGS.rglob("*.yaml")
+                    if p.parent != CONFIGS and not str(p.parent.relative_to(CONFIGS)).startswith("hydra"))
+    groups = sorted(set(groups) - {"experiment"})
+    chosen = _defaults()
+    out = ["usage: python -m nmt.train [group=option ...] [key=value ...]   (also: nmt-train)",
+           "",
+           "Train a translation model. Choose parts with group=option, set any key with key=value;",
+           "the run writes outputs/DATE/TIME/ (checkpoints/best.pt, train.log, metrics.jsonl, tensorboard/)",
+           "and ends by printing the commands to translate with it, see it in TensorBoard and explore it.",
+           "",
+           "presets (experiment=NAME):"]
+    for name in group_options("experiment"):
+        about = _header(CONFIGS / "experiment" / f"{name}.yaml")
+        out += textwrap.wrap(about, width, initial_indent=f"  {name:<20} ", subsequent_indent=" " * 23)
+    out += ["", "examples:"] + [f"  {line}" for line in EXAMPLES]
+    out += ["", "groups (group=option; * marks the default):"]
+    for group in groups:
+        options = [("*" if chosen.get(group) == o else "") + o for o in group_options(group)]
+        out.append(f"  {group:<20} {', '.join(options)}")
+    out += ["", "keys (key=value; the default, then what the config file says of it):"]
+    files = [(CONFIGS / "config.yaml", ""), (CONFIGS / "trainer" / f"{chosen.get('trainer', 'default')}.yaml",
+                                             "trainer.")]
+    files += [(CONFIGS / group / f"{chosen[group]}.yaml", group.replace("/", ".") + ".")
+              for group in groups if group != "trainer" and chosen.get(group) not in (None, "null")]
+    for path, prefix in files:
+        if prefix:
+            out.append(f"  {prefix.rstrip('.')} ({path.relative_to(CONFIGS)}; another option has its own keys):")
+        rows = yaml_keys(path, prefix)
+        if not rows:
+            out.append("    (no keys)")
+        for key, value, comment in rows:
+            setting = f"{key}={value}"
+            out.append(f"    {setting:<36} {comment}".rstrip() if len(setting) <= 36 else
+                       f"    {setting}\n    {'':<36} {comment}".rstrip())
+    out += ["", "more:",
+            "  python -m nmt.train --cfg job [overrides]   the composed config, every key and value",
+            "  python -m nmt.train --multirun a=1,2 ...   a sweep; then python -m nmt.compare multirun/DATE/TIME",
+            "  python -m nmt.train --hydra-help            Hydra's own options (run folders, launchers)",
+            "  README.md, section 'Choosing the parts', says what each option is."]
+    return "\n".join(out) + "\n"

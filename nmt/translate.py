@@ -50,10 +50,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
     parser.add_argument("--max-length-ratio", type=finite_float, default=1.5, metavar="R",
                         help="the output may have at most R * source subwords + --max-length-extra")
-    parser.add_argument("--max-length-extra", type=int, default=10, metavar="N")
+    parser.add_argument("--max-length-extra", type=int, default=10, metavar="N",
+                        help="subwords an output may have beyond --max-length-ratio R * source subwords")
     parser.add_argument("--min-length", type=int, default=0, metavar="N",
                         help="no output ends before N subwords (unless the maximum comes first)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="auto: the GPU when there is one")
     parser.add_argument("--plot-attention", metavar="DIR", help="write one heatmap PNG per sentence")
     parser.add_argument("--attention-layer", type=int, default=None,
                         help="Transformer: cross-attention layer to draw (1-based; default last)")

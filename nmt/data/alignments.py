@@ -156,7 +156,7 @@ def main(argv=None) -> int:
         prog="python -m nmt.data.alignments",
         description="Write the toy task's true word alignments of its training pairs as a Pharaoh "
                     "file, for data.train_alignments (the sizes and seed must be data=toy's).")
-    parser.add_argument("task", choices=["toy"])
+    parser.add_argument("task", choices=["toy"], help="the task whose alignments are known: toy")
     parser.add_argument("output", help="file to write, one line per training pair")
     for key in ("n_train", "n_valid", "n_test", "seed"):
         parser.add_argument(f"--{key.replace('_', '-')}", type=int, default=int(defaults[key]),

@@ -42,7 +42,8 @@ OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "o
 
 def parse_args(argv):
     parser = ArgumentParser(prog="python -m nmt.study", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k")
+    parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k",
+                        help="toy: the dates task with true alignments; multi30k: de-en captions")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--budget-minutes", type=finite_float, help="wall-clock minutes per run")
