@@ -72,16 +72,35 @@ async def read_json(request):
 class Model:
     """A loaded checkpoint: translator, short name, description, samples."""
 
-    def __init__(self, path: str, device: str):
+    def __init__(self, path: str, device: str, name: str | None = None):
         from nmt.training.checkpoints import load_checkpoint
         from nmt.translator import Translator
         from nmt.viz.attention_data import describe
         from nmt.viz.html_export import model_label
 
         self.translator = Translator.from_checkpoint(path, device=device)
-        samples = load_checkpoint(path).get("samples") or []
-        self.samples = [s for s in samples if isinstance(s, str) and s.strip()]
-        self.name, self.description = model_label(path), describe(self.translator)
+        state = load_checkpoint(path)
+        samples, references = state.get("samples") or [], state.get("sample_references") or []
+        if len(references) != len(samples):      # a checkpoint without them: no reference shown
+            references = [None] * len(samples)
+        kept = [(s, r) for s, r in zip(samples, references) if isinstance(s, str) and s.strip()]
+        self.samples = [s for s, _ in kept]
+        self.references = [r if isinstance(r, str) else None for _, r in kept]
+        self.name, self.description = name or model_label(path), describe(self.translator)
+
+
+def vocabulary_note(models: list[Model]) -> str | None:
+    """What the page says when compared models split text differently."""
+    if len(models) < 2:
+        return None
+    first = models[0].translator.tokenizer.to_bytes()
+    sides = [name for side, name in (("src", "source"), ("tgt", "target"))
+             if any(m.translator.tokenizer.to_bytes().get(side) != first.get(side) for m in models[1:])]
+    if not sides:
+        return None
+    return (f"These models use different {' and '.join(sides)} vocabularies (sentencepiece models): "
+            "the same sentence is cut into other subwords, so their maps have other rows and columns "
+            "and their scores are over different numbers of subwords.")
 
 
 def create_app(models: list[Model]):
@@ -101,7 +120,8 @@ def create_app(models: list[Model]):
     page = render_page({
         "mode": "server", "title": "nmt attention explorer",
         "models": [{"name": m.name, "description": m.description} for m in models],
-        "samples": models[0].samples, "beams": list(BEAMS),
+        "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
+        "note": vocabulary_note(models),
     })
 
     def error(message: str, status: int = 400) -> JSONResponse:
@@ -190,9 +210,10 @@ def main(argv=None) -> int:
         for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
             if path is not None:
                 check_checkpoint_exists(path)
-        models = [Model(args.checkpoint, args.device)]
-        if args.compare:
-            models.append(Model(args.compare, args.device))
+        from nmt.viz.html_export import model_labels
+
+        paths = [args.checkpoint] + ([args.compare] if args.compare else [])
+        models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
         app = create_app(models)
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
