@@ -6,14 +6,16 @@ said in a second, not after the seconds of importing torch.
 """
 
 import difflib
+import shlex
 import textwrap
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
+from hydra.experimental.callback import Callback
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from nmt.cli_checks import check_checkpoint_exists
+from nmt.cli_checks import check_checkpoint_exists, write_stdout
 from nmt.config_files import CONFIGS, group_options
 from nmt.errors import NmtError
 
@@ -255,3 +257,15 @@ def help_page(width: int = 100) -> str:
             "  python -m nmt.train --hydra-help            Hydra's own options (run folders, launchers)",
             "  README.md, section 'Choosing the parts', says what each option is."]
     return "\n".join(out) + "\n"
+
+
+class SweepEnd(Callback):
+    """Hydra callback (configs/config.yaml, hydra.callbacks): a --multirun that
+    finished ends with one line naming its folder and the command that
+    compares its runs. (A sweep with a failed job ends with that job's line.)"""
+
+    def on_multirun_end(self, config, **kwargs) -> None:
+        folder = Path(str(config.hydra.sweep.dir))
+        runs = len(list(folder.glob("**/summary.json")))
+        write_stdout(f"nmt: sweep finished, {runs} run(s) in {folder}; compare them: "
+                     f"python -m nmt.compare {shlex.quote(str(folder))}\n", keep_going=True)
