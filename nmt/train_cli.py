@@ -20,6 +20,7 @@ from nmt.config_files import CONFIGS, group_options
 from nmt.errors import NmtError
 
 LIST_KEYS = "python -m nmt.train --cfg job lists every key"
+OTHER_CONFIG = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd")
 
 
 def _close(word: str, choices, cutoff: float = 0.6) -> str | None:
@@ -97,6 +98,8 @@ def _check_key(cfg: dict, override) -> None:
 def check_overrides(args: list[str]) -> None:
     """Group options and keys of the command line's overrides, against the
     shipped configs; anything this does not understand is left to Hydra."""
+    if any(a.split("=", 1)[0] in OTHER_CONFIG for a in args):
+        return                          # another primary config: its keys are not the shipped ones
     lines = [a for a in args if not a.startswith("-") and "=" in a]
     try:
         overrides = OverridesParser.create().parse_overrides(overrides=lines)
