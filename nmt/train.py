@@ -41,7 +41,6 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     `choices` is Hydra's runtime.choices, to name options in messages."""
     from nmt.config_schema import validate
     from nmt.data.corpora import check_data_config
-    from nmt.models.build import check_group_settings, check_model_config
     from nmt.training.run_dir import make_folder
 
     validate(cfg)
@@ -61,9 +60,12 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     if cfg.model.get("share_embeddings", False) and not cfg.data.get("joint_vocab", True):
         raise NmtError("model.share_embeddings=true needs one vocabulary for both languages; "
                        "set data.joint_vocab=true or model.share_embeddings=false")
+    check_data_config(cfg.data)
+    check_paths(cfg)                     # a file that is not there: said before torch is imported
+    from nmt.models.build import check_group_settings, check_model_config
+
     for group in ("optimizer", "schedule"):
         check_group_settings(cfg.get(group), group, choices)
-    check_data_config(cfg.data)
     model = check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
     check_training_settings(cfg, model)
     make_folder(cfg.get("cache_dir", "data"), "cache_dir")   # last: only a run that passed makes it
@@ -116,13 +118,12 @@ def main(cfg: DictConfig) -> float:
     guard_stdout_logging()               # a full disk under the console log: one line at the end
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        check_paths(cfg)                 # a file that is not there: said before torch is imported
-        from nmt.training.checkpoints import check_resume_data, check_resume_model
-
         check_config(cfg, HydraConfig.get().runtime.choices)
         # A second run on this folder refuses before reading data, and before writing
         # anything there. Under torchrun every rank runs this function; the folder
         # belongs to rank 0.
+        from nmt.training.checkpoints import check_resume_data, check_resume_model
+
         resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line now
         if resume_from is not None:         # other data: refused before reading it, changing nothing
             check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.get("resume_force", False)))
