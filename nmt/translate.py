@@ -259,7 +259,8 @@ def main(argv=None) -> int:
                            args.attention_layer, args.attention_head, args.dpi)
         if args.attention_html:
             from nmt.viz.html_export import write_attention_html
-            write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint)
+            write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
+                                 beam_size=args.beam_size)
         if references is not None:
             bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
             print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)

@@ -159,6 +159,8 @@ def test_translate_writes_one_offline_file(toy_checkpoint, tmp_path):
     assert data["mode"] == "static"
     assert [s["line"] for s in data["sentences"]] == [1, 3]     # the empty line is skipped
     assert data["sentences"][1]["source"] == "the third of may </script><b>"
+    # the page says what the score is: a beam's length-normalised score here
+    assert {r["beam_size"] for s in data["sentences"] for r in s["results"]} == {2}
 
 
 def test_unwritable_html_is_one_line(toy_checkpoint, tmp_path, capsys):

@@ -46,7 +46,8 @@ def model_labels(paths) -> list[str]:
     return [str(p) for p in paths]              # the same file twice
 
 
-def write_attention_html(translator, sources, outputs, path, checkpoints=("model",)) -> None:
+def write_attention_html(translator, sources, outputs, path, checkpoints=("model",),
+                         beam_size: int | None = None) -> None:
     """One file with every non-empty line's translation and attention maps.
 
     For an ensemble, each checkpoint re-reads the ensemble's output: one
@@ -56,7 +57,7 @@ def write_attention_html(translator, sources, outputs, path, checkpoints=("model
     members = translator.members
     ensemble = f" (in an ensemble of {len(members)})" if len(members) > 1 else ""
     sentences = [
-        {"line": number, "source": source, "results": [explain(m, source, out) for m in members]}
+        {"line": number, "source": source, "results": [explain(m, source, out, beam_size) for m in members]}
         for number, (source, out) in enumerate(zip(sources, outputs), 1) if out.tgt_pieces
     ]
     data = {"mode": "static", "title": "nmt attention",
