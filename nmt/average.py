@@ -35,8 +35,9 @@ import sys
 from pathlib import Path
 
 from nmt.data.tokenizer import check_same_vocabulary
-from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
-                            write_stdout)
+from nmt import signals
+from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output,
+                            close_stdout, positive_int, write_stdout)
 from nmt.errors import NmtError
 from nmt.training.metrics_log import METRICS_FILE, read_records
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
@@ -162,8 +163,10 @@ def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str |
 
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
-    parser.add_argument("checkpoints", nargs="*", type=Path)
-    parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("checkpoints", nargs="*", type=Path,
+                        help="checkpoints of one model (config and vocabulary) to average, e.g. RUN/checkpoints/step_*.pt")
+    parser.add_argument("--output", required=True, type=Path,
+                        help="the averaged checkpoint to write (atomically; never one of the inputs)")
     parser.add_argument("--run", type=Path, help="a run folder: average its step_N.pt (with --best or --last)")
     pick = parser.add_mutually_exclusive_group()
     pick.add_argument("--best", type=positive_int, metavar="N", help="with --run: the N best-validated")
@@ -179,6 +182,8 @@ def main(argv=None) -> int:
         parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
     try:
         check_output(args.output)
+        for path in args.checkpoints:
+            check_checkpoint_exists(path)
         if args.run is not None:
             args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
         check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
@@ -197,5 +202,11 @@ def main(argv=None) -> int:
     return 0
 
 
+def cli() -> int:
+    """The `nmt-average` console command: what `python -m nmt.average` does."""
+    signals.install("; --output is written whole or not at all")
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())

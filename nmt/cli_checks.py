@@ -42,10 +42,26 @@ def positive_int(text: str) -> int:
     return value
 
 
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """--help shows each option's default, as "(default: 5)"; not where there
+    is none to show (None, False, an empty string) or the help already says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        nothing = action.default is None or action.default is False or action.default in ("", argparse.SUPPRESS)
+        if nothing or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser, its --help written like any output: checked, so a
     full disk or a file-size limit is one line and exit 1, not a help cut off
-    with exit 0."""
+    with exit 0; the help shows the defaults (DefaultsHelpFormatter)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def print_help(self, file=None):
         if file is not None:
@@ -139,6 +155,16 @@ def run_printing_checked(main) -> int:
     return code
 
 
+def print_checked(text: str) -> int:
+    """Write `text` on standard output, checked: 0, or 1 after the error line."""
+    try:
+        write_stdout(text)
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
 def close_stdout(code: int) -> int:
     """The exit code after a last flush of standard output, done here rather
     than by Python at exit: a failure is one line and exit 1."""
@@ -200,3 +226,29 @@ def check_not_input(option: str, output, inputs) -> None:
         if path is not None and same_file(output, path):
             raise NmtError(f"{option} {output} is the same file as {name} {path}; writing it "
                            "would destroy that input; choose another file")
+
+
+def _checkpoint_order(name: str):
+    """best.pt, last.pt, averaged.pt ... by name, then step_N.pt by N."""
+    stem = name.removesuffix(".pt")
+    if stem.startswith("step_") and stem[5:].isdigit():
+        return (1, int(stem[5:]), name)
+    return (0, 0, name)
+
+
+def check_checkpoint_exists(path, missing: str | None = None) -> None:
+    """A checkpoint path that is not there: NmtError `missing` (default
+    "checkpoint PATH does not exist") naming the checkpoints its folder does
+    hold, so a typo or a wrong step is fixed from the line. Needs no torch."""
+    target = Path(path)
+    if target.exists():
+        return
+    missing = missing or f"checkpoint {path} does not exist"
+    folder = target.parent
+    if not folder.is_dir():
+        raise NmtError(f"{missing}; nor does its folder {folder}")
+    names = sorted((p.name for p in folder.glob("*.pt")), key=_checkpoint_order)
+    if not names:
+        raise NmtError(f"{missing}; {folder} holds no .pt file")
+    shown = names if len(names) <= 12 else names[:11] + [f"... ({len(names) - 11} more)"]
+    raise NmtError(f"{missing}; {folder} holds {', '.join(shown)}")

@@ -1,8 +1,12 @@
 """python -m nmt.compare SWEEP_DIR: one table of every run of a sweep.
 
-Reads each run folder's `.hydra/overrides.yaml` and `summary.json` and prints
-the overrides that differ between runs, parameters, BLEU, chrF, perplexity,
-tokens/s and wall time, as Markdown; `--csv FILE` also writes CSV.
+Reads each run folder's `.hydra/overrides.yaml`, `summary.json` and
+`metrics.jsonl` and prints the overrides that differ between runs,
+parameters, BLEU, chrF, perplexity, tokens/s and wall time, the best
+validation score of the runs' `trainer.metric` and the step it was reached
+at, the test scores where the runs have them, and each run's `best.pt`, as
+Markdown. The row with the best score (higher BLEU or chrF, lower loss) is
+marked; `--sort` puts the rows in that order; `--csv FILE` also writes CSV.
 """
 
 if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
@@ -20,10 +24,16 @@ from pathlib import Path
 import yaml
 
 from nmt.atomic import atomic_write
+from nmt import signals
 from nmt.cli_checks import ArgumentParser, check_not_input, close_stdout, write_stdout
 from nmt.errors import NmtError
+from nmt.training.metrics_log import read_records
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
+# +1: higher is better; as nmt.training.checkpoints.METRIC_SIGN, which needs torch
+DIRECTION = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}
+TEST_KEYS = ("test_bleu", "test_chrf")
+MARK = "*"
 
 
 def collect_runs(sweep_dir: Path) -> list[dict]:
@@ -42,7 +52,8 @@ def collect_runs(sweep_dir: Path) -> list[dict]:
                 raise NmtError(f"{path} is not what nmt.train writes; remove that run folder or run it again")
         runs.append({"run": str(run_dir.relative_to(sweep_dir)) or ".",
                      "overrides": dict(str(o).split("=", 1) for o in overrides or [] if "=" in str(o)),
-                     "files": [summary_path, overrides_path], **summary})
+                     "files": [summary_path, overrides_path], "best_pt": run_dir / "checkpoints" / "best.pt",
+                     "records": read_records(run_dir), **summary})
     if not runs:
         raise NmtError(f"no finished runs (summary.json) under {sweep_dir}")
     return runs
@@ -58,16 +69,58 @@ def _read(path: Path, parse):
                        "remove that run folder or run it again") from None
 
 
-def table_rows(runs: list[dict]) -> tuple[list[str], list[list[str]]]:
+def sweep_metric(runs: list[dict]) -> str:
+    """The metric the runs chose best.pt by (trainer.metric, in summary.json); bleu for old runs."""
+    metrics = {str(r.get("metric", "bleu")) for r in runs}
+    if len(metrics) > 1:
+        raise NmtError(f"the runs chose best.pt by different metrics ({', '.join(sorted(metrics))}); "
+                       "compare runs of one trainer.metric")
+    metric = metrics.pop()
+    if metric not in DIRECTION:
+        raise NmtError(f"summary.json names metric {metric!r}; nmt.train writes one of {sorted(DIRECTION)}")
+    return metric
+
+
+def best_score(run: dict, metric: str) -> tuple[float | None, int | None]:
+    """(best validation score of `metric`, the step it was reached at) of a run:
+    the first best record of metrics.jsonl, else summary.json's."""
+    sign = DIRECTION[metric]
+    scored = [r for r in run["records"] if isinstance(r.get(metric), (int, float))]
+    if scored:
+        best = max(scored, key=lambda r: (sign * r[metric], -r["step"]))
+        return float(best[metric]), int(best["step"])
+    value = run.get("best", run.get(metric))
+    return (float(value), None) if isinstance(value, (int, float)) else (None, None)
+
+
+def table_rows(runs: list[dict], sort: bool = False) -> tuple[list[str], list[list[str]], str]:
+    """(header, rows, a line naming the best run). The best run's first cell is MARK."""
+    metric = sweep_metric(runs)
+    sign = DIRECTION[metric]
     keys = sorted({k for r in runs for k in r["overrides"]})
     differing = [k for k in keys if len({r["overrides"].get(k) for r in runs}) > 1]
-    header = ["run"] + differing + COLUMNS
+    tests = [k for k in TEST_KEYS if any(isinstance(r.get(k), (int, float)) for r in runs)]
+    scores = [best_score(r, metric) for r in runs]
+    ranked = sorted(range(len(runs)), key=lambda i: (scores[i][0] is None, -sign * (scores[i][0] or 0.0), i))
+    winner = ranked[0] if scores[ranked[0]][0] is not None else None
+    arrow = "higher is better" if sign > 0 else "lower is better"
+    header = ["best", "run"] + differing + COLUMNS + [f"best {metric}", "best step"] + tests + ["best.pt"]
     rows = []
-    for r in runs:
-        rows.append([r["run"]] + [r["overrides"].get(k, "") for k in differing] + [
+    for i in (ranked if sort else range(len(runs))):
+        r, (score, step) = runs[i], scores[i]
+        rows.append([MARK if i == winner else "", r["run"]] + [r["overrides"].get(k, "") for k in differing] + [
             f"{r['parameters']:,}", f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", f"{r['perplexity']:.2f}",
-            f"{r['tokens_per_s']:.0f}", f"{r['wall_s']:.0f}"])
-    return header, rows
+            f"{r['tokens_per_s']:.0f}", f"{r['wall_s']:.0f}",
+            "" if score is None else f"{score:.2f}", "" if step is None else str(step)]
+            + [f"{r[k]:.2f}" if isinstance(r.get(k), (int, float)) else "" for k in tests] + [str(r["best_pt"])])
+    if winner is None:
+        line = f"no run has a validation {metric} score"
+    else:
+        score, step = scores[winner]
+        at = f" at step {step}" if step is not None else ""
+        line = (f"{MARK} best by validation {metric} ({arrow}): run {runs[winner]['run']}, {score:.2f}{at}; "
+                f"its checkpoint {runs[winner]['best_pt']}")
+    return header, rows, line
 
 
 def markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -78,8 +131,11 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
 
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.compare", description=__doc__.split("\n")[0])
-    parser.add_argument("sweep_dir", type=Path)
+    parser.add_argument("sweep_dir", type=Path,
+                        help="the folder of a --multirun sweep (multirun/DATE/TIME), one subfolder per run")
     parser.add_argument("--csv", type=Path, help="also write the table as CSV here")
+    parser.add_argument("--sort", action="store_true",
+                        help="rows from the best validation score of the runs' trainer.metric down")
     args = parser.parse_args(argv)
     try:
         if args.csv is not None and (args.csv.is_dir() or not args.csv.parent.is_dir()):
@@ -87,7 +143,7 @@ def main(argv=None) -> int:
         runs = collect_runs(args.sweep_dir)
         if args.csv is not None:       # a file the table was read from would be lost
             check_not_input("--csv", args.csv, [("run file", p) for r in runs for p in r["files"]])
-        header, rows = table_rows(runs)
+        header, rows, best = table_rows(runs, sort=args.sort)
         if args.csv is not None:        # whole or not at all, before the table is printed
             table = io.StringIO(newline="")
             csv.writer(table).writerows([header] + rows)
@@ -95,12 +151,18 @@ def main(argv=None) -> int:
                 atomic_write(args.csv, table.getvalue().encode("utf-8"))
             except OSError as error:
                 raise NmtError(f"cannot write {args.csv}: {error.strerror or error}") from None
-        write_stdout(markdown(header, rows) + "\n")
+        write_stdout(markdown(header, rows) + "\n\n" + best + "\n")
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
         return 1
     return 0
 
 
+def cli() -> int:
+    """The `nmt-compare` console command: what `python -m nmt.compare` does."""
+    signals.install("; --csv is written whole or not at all")
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())

@@ -28,7 +28,7 @@ import sys
 import threading
 
 from nmt import signals
-from nmt.cli_checks import ArgumentParser
+from nmt.cli_checks import ArgumentParser, check_checkpoint_exists
 from nmt.errors import NmtError
 
 BEAMS = (1, 2, 3, 4, 5, 8, 10)
@@ -72,16 +72,35 @@ async def read_json(request):
 class Model:
     """A loaded checkpoint: translator, short name, description, samples."""
 
-    def __init__(self, path: str, device: str):
+    def __init__(self, path: str, device: str, name: str | None = None):
         from nmt.training.checkpoints import load_checkpoint
         from nmt.translator import Translator
         from nmt.viz.attention_data import describe
         from nmt.viz.html_export import model_label
 
         self.translator = Translator.from_checkpoint(path, device=device)
-        samples = load_checkpoint(path).get("samples") or []
-        self.samples = [s for s in samples if isinstance(s, str) and s.strip()]
-        self.name, self.description = model_label(path), describe(self.translator)
+        state = load_checkpoint(path)
+        samples, references = state.get("samples") or [], state.get("sample_references") or []
+        if len(references) != len(samples):      # a checkpoint without them: no reference shown
+            references = [None] * len(samples)
+        kept = [(s, r) for s, r in zip(samples, references) if isinstance(s, str) and s.strip()]
+        self.samples = [s for s, _ in kept]
+        self.references = [r if isinstance(r, str) else None for _, r in kept]
+        self.name, self.description = name or model_label(path), describe(self.translator)
+
+
+def vocabulary_note(models: list[Model]) -> str | None:
+    """What the page says when compared models split text differently."""
+    if len(models) < 2:
+        return None
+    first = models[0].translator.tokenizer.to_bytes()
+    sides = [name for side, name in (("src", "source"), ("tgt", "target"))
+             if any(m.translator.tokenizer.to_bytes().get(side) != first.get(side) for m in models[1:])]
+    if not sides:
+        return None
+    return (f"These models use different {' and '.join(sides)} vocabularies (sentencepiece models): "
+            "the same sentence is cut into other subwords, so their maps have other rows and columns "
+            "and their scores are over different numbers of subwords.")
 
 
 def create_app(models: list[Model]):
@@ -101,7 +120,8 @@ def create_app(models: list[Model]):
     page = render_page({
         "mode": "server", "title": "nmt attention explorer",
         "models": [{"name": m.name, "description": m.description} for m in models],
-        "samples": models[0].samples, "beams": list(BEAMS),
+        "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
+        "note": vocabulary_note(models),
     })
 
     def error(message: str, status: int = 400) -> JSONResponse:
@@ -177,8 +197,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
     parser.add_argument("--compare", metavar="PATH2", help="a second checkpoint, shown side by side")
-    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="auto: the GPU when there is one")
     return parser.parse_args(argv)
 
 
@@ -186,9 +207,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         check_port(args.port)
-        models = [Model(args.checkpoint, args.device)]
-        if args.compare:
-            models.append(Model(args.compare, args.device))
+        for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
+            if path is not None:
+                check_checkpoint_exists(path)
+        from nmt.viz.html_export import model_labels
+
+        paths = [args.checkpoint] + ([args.compare] if args.compare else [])
+        models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
         app = create_app(models)
     except NmtError as error:
         print(f"nmt: error: {error}", file=sys.stderr)
@@ -203,5 +228,11 @@ def main(argv=None) -> int:
     return 0
 
 
+def cli() -> int:
+    """The `nmt-explore` console command: what `python -m nmt.explore` does."""
+    signals.install("before the explorer was serving")
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

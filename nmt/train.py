@@ -19,9 +19,11 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt import signals
-from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints,
+from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints, print_checked,
                             run_printing_checked)
+from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
+from nmt.train_cli import check_overrides, check_paths, help_page
 
 log = logging.getLogger("nmt.train")
 
@@ -39,7 +41,6 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     `choices` is Hydra's runtime.choices, to name options in messages."""
     from nmt.config_schema import validate
     from nmt.data.corpora import check_data_config
-    from nmt.models.build import check_group_settings, check_model_config
     from nmt.training.run_dir import make_folder
 
     validate(cfg)
@@ -59,9 +60,12 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     if cfg.model.get("share_embeddings", False) and not cfg.data.get("joint_vocab", True):
         raise NmtError("model.share_embeddings=true needs one vocabulary for both languages; "
                        "set data.joint_vocab=true or model.share_embeddings=false")
+    check_data_config(cfg.data)
+    check_paths(cfg)                     # a file that is not there: said before torch is imported
+    from nmt.models.build import check_group_settings, check_model_config
+
     for group in ("optimizer", "schedule"):
         check_group_settings(cfg.get(group), group, choices)
-    check_data_config(cfg.data)
     model = check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
     check_training_settings(cfg, model)
     make_folder(cfg.get("cache_dir", "data"), "cache_dir")   # last: only a run that passed makes it
@@ -105,10 +109,9 @@ def _log_to_file(message: str) -> None:
             handler.handle(record)
 
 
-@hydra.main(config_path="../configs", config_name="config", version_base="1.3")
+@hydra.main(config_path=str(CONFIGS), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
-    from nmt.training.checkpoints import check_resume_data, check_resume_model
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False
@@ -119,6 +122,8 @@ def main(cfg: DictConfig) -> float:
         # A second run on this folder refuses before reading data, and before writing
         # anything there. Under torchrun every rank runs this function; the folder
         # belongs to rank 0.
+        from nmt.training.checkpoints import check_resume_data, check_resume_model
+
         resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line now
         if resume_from is not None:         # other data: refused before reading it, changing nothing
             check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.get("resume_force", False)))
@@ -148,7 +153,20 @@ def main(cfg: DictConfig) -> float:
     return float(metrics["bleu"])
 
 
-if __name__ == "__main__":
+def cli() -> int:
+    """The `nmt-train` console command, and `python -m nmt.train`: the exit code."""
+    signals.install("before training started; no checkpoint was written")
+    try:
+        check_overrides(sys.argv[1:])     # a typo: nmt's line with the fix, not Hydra's advice of `+`
+    except NmtError as error:
+        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        return 1
+    if any(arg in ("--help", "-h") for arg in sys.argv[1:]):      # nmt's page, not Hydra's stock text
+        return close_stdout(print_checked(help_page()))
     if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
-        sys.exit(close_stdout(run_printing_checked(main)))
-    sys.exit(close_stdout(exit_code_of(main)))   # standard output's last flush, checked: one line, not exit 120
+        return close_stdout(run_printing_checked(main))
+    return close_stdout(exit_code_of(main))   # standard output's last flush, checked: one line, not exit 120
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 from nmt.atomic import atomic_write
-from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, finite_float,
-                            write_stdout)
+from nmt import signals
+from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output,
+                            close_stdout, finite_float, write_stdout)
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.translate")
@@ -49,11 +50,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
     parser.add_argument("--max-length-ratio", type=finite_float, default=1.5, metavar="R",
                         help="the output may have at most R * source subwords + --max-length-extra")
-    parser.add_argument("--max-length-extra", type=int, default=10, metavar="N")
+    parser.add_argument("--max-length-extra", type=int, default=10, metavar="N",
+                        help="subwords an output may have beyond --max-length-ratio R * source subwords")
     parser.add_argument("--min-length", type=int, default=0, metavar="N",
                         help="no output ends before N subwords (unless the maximum comes first)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    parser.add_argument("--plot-attention", metavar="DIR", help="write one heatmap PNG per sentence")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="auto: the GPU when there is one")
+    parser.add_argument("--plot-attention", metavar="DIR",
+                        help="write heatmap PNGs of each sentence here (a long source: several, "
+                             "NNNNN_source_A-B.png)")
+    parser.add_argument("--dpi", type=positive_int, default=150,
+                        help="--plot-attention's resolution: 150 draws 16 source subwords in 510 pixels")
     parser.add_argument("--attention-layer", type=int, default=None,
                         help="Transformer: cross-attention layer to draw (1-based; default last)")
     parser.add_argument("--attention-head", type=int, default=None,
@@ -119,6 +126,8 @@ def check_files(args) -> None:
             check_not_input(option, path, inputs)
     if args.output and args.attention_html:
         check_not_input("--attention-html", args.attention_html, [("--output", args.output)])
+    for path in args.checkpoint:         # last: what is written, and the other inputs, are said first
+        check_checkpoint_exists(path)
 
 
 def make_folder(folder: str) -> None:
@@ -145,21 +154,29 @@ def check_layer_and_head(translator, checkpoint: str, layer, head) -> None:
         raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
 
 
-def plot_attention(translator, sources, outputs, folder: str, layer, head) -> None:
-    """One heatmap PNG per non-empty line: the search's attention (an
+def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: int = 150) -> None:
+    """Heatmap PNGs of each non-empty line: the search's attention (an
     ensemble's: the mean of its models'), local-p's centres and window, or a
-    Transformer layer and head re-read from the model."""
-    from nmt.viz.attention_data import layers_and_centers
-    from nmt.viz.heatmaps import attention_figure, save_figure
+    Transformer layer and head re-read from the model. Each is titled with
+    the line, its source and what it shows; a source longer than
+    heatmaps.MAX_COLUMNS subwords is split into several PNGs on one colour
+    scale, as TensorBoard's cards are (00001_source_1-13.png, ...)."""
+    from nmt.viz.attention_data import exact_zeros, layers_and_centers
+    from nmt.viz.heatmaps import card_figures, save_figure
 
     make_folder(folder)
     single = len(translator.members) == 1
+    zeros = exact_zeros(translator)
+    blocks = getattr(translator.model.decoder, "layers", None)
     for number, (source, out) in enumerate(zip(sources, outputs), 1):
         if not out.tgt_pieces:
             continue
-        weights, title = out.attention, f"line {number}"
+        weights, shows = out.attention, "attention"
+        if hasattr(blocks, "__len__") and len(blocks) and hasattr(blocks[0], "cross_attn"):   # Transformer
+            L, H = len(blocks), blocks[0].cross_attn.heads
+            shows = f"cross-attention, layer {L}/{L}, mean of {H} heads"
         if not single:
-            title += f", mean of {len(translator.members)} models"
+            shows = f"mean of {len(translator.members)} models' " + shows
         centers = window = None
         attention = getattr(translator.model.decoder, "attention", None)
         if single and (layer is not None or head is not None or getattr(attention, "scope", None) == "local_p"):
@@ -167,16 +184,20 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
             if centers is not None:
                 window = getattr(attention, "window", None)
             if layer is not None or head is not None:   # in range: check_layer_and_head
-                L = layers.shape[0]                                  # (L, H, T, S)
+                L, H = layers.shape[:2]                              # (L, H, T, S)
                 chosen = layers[(layer or L) - 1]                    # (H, T, S)
                 weights = chosen.mean(0) if head is None else chosen[head - 1]
-                title += f", layer {layer or L}, " + ("mean of heads" if head is None else f"head {head}")
-        path = Path(folder) / f"{number:05d}.png"
-        try:
-            save_figure(attention_figure(weights, out.src_pieces, out.tgt_pieces, title=title,
-                                         centers=centers, window=window), path)
-        except OSError as error:
-            raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
+                shows = (f"cross-attention, layer {layer or L}/{L}, "
+                         + (f"mean of {H} heads" if head is None else f"head {head}/{H}"))
+        quoted = source if len(source) <= 60 else source[:59] + "…"
+        title = f"line {number}: {quoted}\n{shows}"
+        for suffix, fig in card_figures(weights, out.src_pieces, out.tgt_pieces, title, centers=centers,
+                                        window=window, exact_zeros=zeros):
+            path = Path(folder) / f"{number:05d}{suffix.replace('/', '_')}.png"
+            try:
+                save_figure(fig, path, dpi=dpi)
+            except OSError as error:
+                raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def main(argv=None) -> int:
@@ -235,10 +256,11 @@ def main(argv=None) -> int:
         write_output(lines, args.output)
         if args.plot_attention:
             plot_attention(translator, sources, outputs, args.plot_attention,
-                           args.attention_layer, args.attention_head)
+                           args.attention_layer, args.attention_head, args.dpi)
         if args.attention_html:
             from nmt.viz.html_export import write_attention_html
-            write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint)
+            write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
+                                 beam_size=args.beam_size)
         if references is not None:
             bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
             print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)
@@ -251,5 +273,11 @@ def main(argv=None) -> int:
     return 0
 
 
+def cli() -> int:
+    """The `nmt-translate` console command: what `python -m nmt.translate` does."""
+    signals.install("; an --output file is written whole or not at all")
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())

@@ -159,6 +159,8 @@ def test_translate_writes_one_offline_file(toy_checkpoint, tmp_path):
     assert data["mode"] == "static"
     assert [s["line"] for s in data["sentences"]] == [1, 3]     # the empty line is skipped
     assert data["sentences"][1]["source"] == "the third of may </script><b>"
+    # the page says what the score is: a beam's length-normalised score here
+    assert {r["beam_size"] for s in data["sentences"] for r in s["results"]} == {2}
 
 
 def test_unwritable_html_is_one_line(toy_checkpoint, tmp_path, capsys):
@@ -227,10 +229,10 @@ HAND_PAGE = {
         "maps": [
             {"name": "cross", "title": "attention", "rows": ["x", "</s>"], "cols": ["a", "b", "c"],
              "row_axis": "target", "col_axis": "source", "center": None, "window": None,
-             "layers": [[[[0.0, 3e-5, 0.99997], [0.5, 0.5, 0.0]]]]},
+             "exact_zeros": True, "layers": [[[[0.0, 3e-5, 0.99997], [0.5, 0.5, 0.0]]]]},
             {"name": "coverage", "title": "coverage c_t", "rows": ["x", "</s>"],
              "cols": ["a", "b", "c"], "row_axis": "target", "col_axis": "source", "center": None,
-             "window": None, "value_name": "coverage", "legend": "row t: c_t",
+             "window": None, "value_name": "coverage", "legend": "row t: c_t", "exact_zeros": True,
              "layers": [[[[0.0, 0.0, 0.0], [0.0, 3e-5, 0.99997]]]]},
         ]}]}],
 }
@@ -272,3 +274,30 @@ def test_exact_zeros_are_white_and_small_weights_are_not(tmp_path):
     assert tip_zero.endswith("weight 0 (exactly)") and tip_tiny.endswith("coverage 3.00e-5")
     assert cross_label == "attention weight (white: exactly 0)"
     assert coverage_label == "coverage (white: exactly 0)"
+
+
+@needs_chromium
+def test_a_softmax_zero_is_the_lowest_colour_not_white(tmp_path):
+    """The same map from a softmax (exact_zeros false): its 0 is float32
+    underflow, drawn as viridis' darkest colour and said so, never white."""
+    import copy
+
+    from playwright.sync_api import sync_playwright
+
+    from nmt.viz.html_export import render_page
+
+    data = copy.deepcopy(HAND_PAGE)
+    data["sentences"][0]["results"][0]["maps"][0]["exact_zeros"] = False
+    html = tmp_path / "softmax.html"
+    html.write_text(render_page(data), encoding="utf-8")
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page()
+        page.goto(html.as_uri())
+        zero = page.locator("svg.heatmap rect.cell[data-row='0'][data-col='0']")
+        fill, said = zero.get_attribute("fill"), zero.get_attribute("data-weight")
+        label = page.text_content("svg.heatmap text.scale-label")
+        fills = [c.get_attribute("fill") for c in page.locator("svg.heatmap rect.cell").all()]
+        browser.close()
+    assert fill == "rgb(68,1,84)" and "#ffffff" not in fills
+    assert said.startswith("0 (below float32") and label == "attention weight"

@@ -122,7 +122,7 @@ def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
                      "--port", str(free_port()), timeout=120)
     err = result.stderr.decode()
     assert result.returncode == 1
-    assert err == f"nmt: error: checkpoint {tmp_path / 'missing.pt'} does not exist\n"
+    assert err == f"nmt: error: checkpoint {tmp_path / 'missing.pt'} does not exist; {tmp_path} holds no .pt file\n"
 
 
 def test_samples_come_from_the_checkpoint_or_none(toy_checkpoint, tmp_path):
@@ -147,11 +147,12 @@ def test_busy_port_is_one_line_at_start(toy_checkpoint):
     assert err.startswith(f"nmt: error: cannot listen on 127.0.0.1:{port}") and err.count("\n") == 1
 
 
-def weight_text(value: float) -> str:
-    """A weight as the page's tooltip writes it (weightText): '0 (exactly)', 6.12e-10 for
-    one under 1e-4 (which 4 decimals would show as 0), else 4 decimals."""
+def weight_text(value: float, exact: bool = False) -> str:
+    """A weight as the page's tooltip writes it (weightText): '0 (exactly)' (a sparse
+    normaliser's 0) or float32 underflow (a softmax's), 6.12e-10 for one under 1e-4
+    (which 4 decimals would show as 0), else 4 decimals."""
     if value == 0:
-        return "0 (exactly)"
+        return "0 (exactly)" if exact else "0 (below float32's smallest; softmax is never exactly 0)"
     return f"{value:.2e}".replace("e-0", "e-") if abs(value) < 1e-4 else f"{value:.4f}"
 
 
@@ -172,11 +173,23 @@ def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint,
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(explorer)
         assert page.locator("#sample option").count() > 1        # the checkpoint's samples
+        # the first view: an example translated, and what to do
+        first = page.locator("#sample option").nth(1).get_attribute("title")
+        page.wait_for_function("document.querySelectorAll('svg.heatmap').length == 2")
+        assert page.input_value("#source") == first and page.input_value("#sample") == "0"
+        assert page.inner_text("#help").startswith("Type a sentence in the model's source language or pick "
+                                                   "a validation sentence, choose greedy or a beam")
+        assert page.locator(".score").nth(0).inner_text().startswith("score ")
+        assert "log P(output | source), natural log, summed over its" in page.locator(".score").nth(0).inner_text()
+        # compared checkpoints: distinct titles, the run folder in each
+        titles = page.locator(".panel h2").all_inner_texts()
+        assert len(set(titles)) == 2 and all(t.endswith("/checkpoints/best.pt") for t in titles)
 
         page.fill("#source", DATE)
         page.select_option("#beam", "3")
         page.click("#go")
-        page.wait_for_function("document.querySelectorAll('svg.heatmap').length == 2")
+        page.wait_for_function(f"document.getElementById('results').dataset.source === {DATE!r}")
+        assert "the beam's ranking score" in page.locator(".score").nth(0).inner_text()
         panels = page.locator(".panel")
         assert panels.nth(0).locator(".translation-text").inner_text() == (expected[0]["text"] or "(empty)")
         assert panels.nth(1).locator(".translation-text").inner_text() == (expected[1]["text"] or "(empty)")
@@ -186,13 +199,14 @@ def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint,
         panels.nth(0).locator("rect.cell[data-row='0'][data-col='1']").hover()
         assert page.inner_text("#tooltip") == (
             f"target \u201c{rnn['rows'][0]}\u201d\nsource \u201c{rnn['cols'][1]}\u201d\n"
-            f"weight {weight_text(rnn['layers'][0][0][0][1])}")
+            f"weight {weight_text(rnn['layers'][0][0][0][1], rnn['exact_zeros'])}")
 
         cross = expected[1]["maps"][0]                            # Transformer, layer 1, head 2
         panels.nth(1).locator(".layer-select").select_option("1")
         panels.nth(1).locator(".head-select").select_option("2")
         panels.nth(1).locator("rect.cell[data-row='1'][data-col='2']").hover()
-        assert page.inner_text("#tooltip").endswith(f"weight {weight_text(cross['layers'][0][1][1][2])}")
+        assert page.inner_text("#tooltip").endswith(
+            f"weight {weight_text(cross['layers'][0][1][1][2], cross['exact_zeros'])}")
         page.mouse.move(0, 0)
         page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)
         assert problems == []
@@ -212,3 +226,57 @@ def test_explorer_in_a_browser(explorer, toy_checkpoint, transformer_checkpoint,
         assert "Traceback" not in page.content()
         browser.close()
     assert (tmp_path / "explorer.png").stat().st_size > 10_000
+
+
+def test_compared_checkpoints_get_distinct_titles(tmp_path):
+    from nmt.viz.html_export import model_labels
+
+    a, b = tmp_path / "sweep" / "0" / "checkpoints" / "best.pt", tmp_path / "sweep" / "1" / "checkpoints" / "best.pt"
+    assert model_labels([a, b]) == ["0/checkpoints/best.pt", "1/checkpoints/best.pt"]
+    # the same run folder name under two dates: one part more
+    c, d = tmp_path / "11-23" / "run" / "checkpoints" / "best.pt", tmp_path / "11-24" / "run" / "checkpoints" / "best.pt"
+    assert model_labels([c, d]) == ["11-23/run/checkpoints/best.pt", "11-24/run/checkpoints/best.pt"]
+
+
+def test_models_with_other_vocabularies_are_said_on_the_page():
+    from types import SimpleNamespace
+
+    from nmt.explore import vocabulary_note
+
+    def model(src, tgt):
+        tokenizer = SimpleNamespace(to_bytes=lambda: {"src": src, "tgt": tgt})
+        return SimpleNamespace(translator=SimpleNamespace(tokenizer=tokenizer))
+
+    assert vocabulary_note([model(b"a", b"b"), model(b"a", b"b")]) is None
+    assert vocabulary_note([model(b"a", b"b")]) is None
+    note = vocabulary_note([model(b"a", b"b"), model(b"a", b"c")])
+    assert note.startswith("These models use different target vocabularies (sentencepiece models)")
+
+
+@needs_chromium
+def test_a_picked_validation_sentence_shows_its_reference_and_the_note(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from nmt.viz.html_export import render_page
+
+    html = tmp_path / "server.html"          # the server's page, opened without its server
+    html.write_text(render_page({
+        "mode": "server", "title": "nmt attention explorer", "beams": [1, 5],
+        "models": [{"name": "a/checkpoints/best.pt", "description": "A"},
+                   {"name": "b/checkpoints/best.pt", "description": "B"}],
+        "samples": ["ein hund", "zwei katzen"], "references": ["a dog", None],
+        "note": "These models use different target vocabularies"}), encoding="utf-8")
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page()
+        page.goto(html.as_uri())
+        first = page.inner_text("#reference")
+        note = page.inner_text("#note")
+        page.select_option("#sample", "1")                    # no reference stored for it
+        second_hidden = page.locator("#reference").is_hidden()
+        page.select_option("#sample", "0")
+        page.fill("#source", "etwas anderes")                 # typed: no reference
+        typed_hidden = page.locator("#reference").is_hidden()
+        browser.close()
+    assert first == "Reference: a dog" and note == "These models use different target vocabularies"
+    assert second_hidden and typed_hidden

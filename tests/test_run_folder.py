@@ -135,7 +135,7 @@ def test_a_missing_resume_checkpoint_is_refused_before_any_data(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     message = one_error(nmt_train(tmp_path / "run", cache, f"trainer.resume={tmp_path / 'nope.pt'}"))
-    assert message == f"trainer.resume={tmp_path / 'nope.pt'}: no such checkpoint file"
+    assert message == f"trainer.resume={tmp_path / 'nope.pt'}: no such checkpoint file; {tmp_path} holds no .pt file"
     assert list(cache.iterdir()) == []
 
 

@@ -12,13 +12,17 @@ def test_multirun_then_compare(tmp_path):
                    "trainer.val_every=3", "trainer.val_max_sentences=5", "trainer.heatmap_sentences=0",
                    f"cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}")
     assert done.returncode == 0, done.stderr.decode()[-2000:]
+    # the sweep ends with one line naming the command that compares its runs
+    assert done.stdout.decode().splitlines()[-1] == (f"nmt: sweep finished, 2 run(s) in {sweep}; compare them: "
+                                                     f"python -m nmt.compare {sweep}")
     table = run_cli("nmt.compare", str(sweep), "--csv", str(tmp_path / "table.csv"))
     assert table.returncode == 0, table.stderr.decode()
     lines = table.stdout.decode().splitlines()
-    assert lines[0].startswith("| run | model/attention | parameters | bleu | chrf | perplexity")
-    assert len(lines) == 4 and "bahdanau" in lines[2] and "luong_general" in lines[3]
+    assert lines[0].startswith("| best | run | model/attention | parameters | bleu | chrf | perplexity")
+    assert len(lines) == 6 and "bahdanau" in lines[2] and "luong_general" in lines[3]
+    assert lines[5].startswith("* best by validation bleu (higher is better): run ")
     rows = list(csv.reader(open(tmp_path / "table.csv")))
-    assert len(rows) == 3 and rows[0][1] == "model/attention"
+    assert len(rows) == 3 and rows[0][2] == "model/attention"
 
 
 def test_compare_on_a_folder_without_runs_is_one_line(tmp_path):
@@ -44,7 +48,7 @@ def test_joblib_launcher_runs_two_jobs_in_parallel_and_survives_a_failed_one(tmp
     table = run_cli("nmt.compare", str(sweep))
     assert table.returncode == 0, table.stderr.decode()
     lines = table.stdout.decode().splitlines()
-    assert len(lines) == 4 and "bahdanau" in lines[2] and "luong_general" in lines[3]
+    assert len(lines) == 6 and "bahdanau" in lines[2] and "luong_general" in lines[3]
 
     # A job that fails (nmt.train's one-line error) does not take the other down.
     failing = tmp_path / "failing"

@@ -109,3 +109,17 @@ def test_every_source_length_gives_cards_of_at_most_sixteen_columns(S):
     widths = [len(fig.axes[0].get_xticklabels()) for _, fig in cards]
     assert sum(widths) == S and max(widths) <= MAX_COLUMNS
     assert len(cards) == -(-S // MAX_COLUMNS)
+
+
+@pytest.mark.parametrize("normaliser, white", [("softmax", False), ("sparsemax", True)])
+def test_tensorboard_draws_zeros_white_only_for_a_sparse_normaliser(toy_checkpoint, monkeypatch,
+                                                                     normaliser, white):
+    import nmt.training.tensorboard as tensorboard
+    from nmt.translator import Translator
+
+    translator = Translator.from_checkpoint(toy_checkpoint, device="cpu")
+    translator.model.decoder.attention.normaliser = normaliser       # what the config would choose
+    asked = []
+    monkeypatch.setattr(tensorboard, "card_figures", lambda *args, **kwargs: asked.append(kwargs) or [])
+    tensorboard.log_attention_images(None, translator, [("the first of may", "")], step=1)
+    assert asked and all(kwargs["exact_zeros"] is white for kwargs in asked)

@@ -113,19 +113,37 @@ def test_bom_windows_line_ends_and_long_lines(tmp_path, files):
 
 # -- config mistakes -----------------------------------------------------------
 
-def test_misspelled_group_option_is_hydras_message(tmp_path, files):
+def test_misspelled_group_option_is_one_line_with_the_choices(tmp_path, files):
     done = train_cli(tmp_path, files, "model/encoder=lstmm")
-    stderr = done.stderr.decode()
-    assert done.returncode == 1 and "Traceback" not in stderr
-    assert "Could not find 'model/encoder/lstmm'" in stderr
-    assert "Available options in 'model/encoder':" in stderr and "\tlstm\n" in stderr
+    assert one_error_line(done) == ("model/encoder=lstmm: no such option; did you mean lstm? "
+                                    "model/encoder is one of gru, lstm, lstmn, transformer")
+    assert "search path" not in done.stderr.decode()
 
 
-def test_misspelled_key_is_hydras_message(tmp_path, files):
-    done = train_cli(tmp_path, files, "trainer.max_stepz=3")
-    stderr = done.stderr.decode()
-    assert done.returncode == 1 and "Traceback" not in stderr
-    assert "Key 'max_stepz' is not in struct" in stderr and "full_key: trainer.max_stepz" in stderr
+@pytest.mark.parametrize("override, message", [
+    ("trainer.max_step=5", "trainer.max_step=5: not a setting nmt knows; did you mean trainer.max_steps? "
+                           "(python -m nmt.train --cfg job lists every key)"),
+    ("traner.max_steps=5", "traner.max_steps=5: not a setting nmt knows; did you mean trainer.max_steps? "
+                           "(python -m nmt.train --cfg job lists every key)"),
+    # a key of the option chosen on the same line: model/encoder=transformer has layers
+    ("model.encoder.layer=2", "model.encoder.layer=2: not a setting nmt knows; did you mean "
+                              "model.encoder.layers? (python -m nmt.train --cfg job lists every key)"),
+    ("optimizer.nesterov=true", "optimizer.nesterov=true: not in the config of optimizer (torch.optim.Adam); "
+                                "to pass another argument of torch.optim.Adam, add it with "
+                                "+optimizer.nesterov=true"),
+], ids=["typo", "typo_in_group", "key_of_chosen_option", "class_argument"])
+def test_misspelled_key_is_one_line_with_the_fix(tmp_path, files, override, message):
+    extra = ["model/encoder=transformer"] if override.startswith("model.encoder") else []
+    done = train_cli(tmp_path, files, *extra, override)
+    assert one_error_line(done) == message
+    assert "+trainer" not in done.stderr.decode()        # not Hydra's advice to add the typo
+
+
+def test_a_sweep_with_a_misspelt_option_is_refused_before_any_job(tmp_path, files):
+    done = train_cli(tmp_path, files, "--multirun", "model/attention=bahdanau,luong_dott",
+                     f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    assert one_error_line(done).startswith("model/attention=luong_dott: no such option; did you mean luong_dot?")
+    assert not (tmp_path / "sweep").exists()
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -138,8 +156,8 @@ def test_misspelled_key_is_hydras_message(tmp_path, files):
      "+1 for <s>); set model.positional.max_len=101 or data.max_len=49"),
 ], ids=["transformer_with_local_p", "learned_table_too_short"])
 def test_impossible_models_are_refused_before_reading_data(tmp_path, files, overrides, message):
-    # the training file does not exist: the config is checked first
-    done = train_cli(tmp_path, files, *overrides, train_src=files / "not_read.src")
+    # the training file is not UTF-8: the config is checked before it is read
+    done = train_cli(tmp_path, files, *overrides, **invalid_utf8(files))
     assert one_error_line(done) == message
 
 

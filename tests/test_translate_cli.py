@@ -7,6 +7,7 @@ test with its traceback.
 """
 
 import io
+import re
 import os
 import stat
 import sys
@@ -234,7 +235,7 @@ def test_attention_layer_and_head_out_of_range_before_translating(tmp_path, tmp_
 
 
 @pytest.mark.parametrize("where, message", [
-    ("nope.pt", "checkpoint {tmp}/nope.pt does not exist"),
+    ("nope.pt", "checkpoint {tmp}/nope.pt does not exist; {tmp} holds no .pt file"),
     ("", "checkpoint {tmp} is a directory; give the .pt file inside it"),
 ])
 def test_missing_checkpoint(tmp_path, capsys, where, message):
@@ -269,9 +270,9 @@ def test_plot_attention_draws_local_p_centres(tmp_path, cache_dir, monkeypatch):
     import nmt.viz.heatmaps as heatmaps
     real = heatmaps.attention_figure
 
-    def spy(weights, src_pieces, tgt_pieces, title="", centers=None, window=None):
+    def spy(weights, src_pieces, tgt_pieces, title="", centers=None, window=None, **kwargs):
         drawn.append((len(tgt_pieces), centers, window))
-        return real(weights, src_pieces, tgt_pieces, title=title, centers=centers, window=window)
+        return real(weights, src_pieces, tgt_pieces, title=title, centers=centers, window=window, **kwargs)
 
     monkeypatch.setattr(heatmaps, "attention_figure", spy)
     source = tmp_path / "in.txt"
@@ -303,3 +304,35 @@ def test_max_length_options_bound_the_output(tmp_path, toy_checkpoint, capsys):
         main(["--checkpoint", str(toy_checkpoint), "--input", source, "--max-length-ratio", "nan"])
     assert usage.value.code == 2
     assert "argument --max-length-ratio: nan is not a finite number" in capsys.readouterr().err
+
+
+def test_plot_attention_pictures_say_what_they_show_and_split_long_sources(tmp_path, toy_checkpoint,
+                                                                            monkeypatch):
+    import nmt.viz.heatmaps as heatmaps
+
+    titles = []
+    real = heatmaps.attention_figure
+
+    def spy(weights, src_pieces, tgt_pieces, title="", *args, **kwargs):
+        titles.append(title)
+        return real(weights, src_pieces, tgt_pieces, title, *args, **kwargs)
+
+    monkeypatch.setattr(heatmaps, "attention_figure", spy)
+    long = " ".join(SOURCES[:3])                     # over 16 subwords: two pictures, as TensorBoard's cards
+    source = write_lines(tmp_path / "in.txt", [SOURCES[0], long])
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--output", str(tmp_path / "out.txt"),
+                 "--beam-size", "1", "--plot-attention", str(tmp_path / "p")]) == 0
+    names = sorted(p.name for p in (tmp_path / "p").iterdir())
+    assert names[0] == "00001.png" and len(names) >= 3
+    assert all(re.fullmatch(r"00002_source_\d+-\d+\.png", n) for n in names[1:])
+    # the line, its source and what the map is; a part names its source range
+    assert titles[0] == f"line 1: {SOURCES[0]}\nattention"
+    shown = long if len(long) <= 60 else long[:59] + "…"
+    assert titles[1].startswith(f"line 2: {shown}\nattention\nsource 1-")
+
+    # --dpi: the same picture, larger
+    assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--output", str(tmp_path / "out.txt"),
+                 "--beam-size", "1", "--plot-attention", str(tmp_path / "big"), "--dpi", "300"]) == 0
+    small, big = Image.open(tmp_path / "p" / "00001.png"), Image.open(tmp_path / "big" / "00001.png")
+    assert big.width == pytest.approx(2 * small.width, rel=0.05)      # 300 dpi against the default 150
+    assert small.width >= 450                                          # 340 px before: read without zooming

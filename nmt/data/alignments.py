@@ -28,6 +28,7 @@ import numpy as np
 
 from nmt.atomic import atomic_write
 from nmt.cli_checks import ArgumentParser
+from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 
 Links = list[tuple[int, int]]          # (source word, target word)
@@ -146,7 +147,7 @@ def toy_pharaoh(pairs: list[tuple[str, str]]) -> list[str]:
 def _toy_defaults() -> dict:
     from omegaconf import OmegaConf
 
-    return dict(OmegaConf.load(Path(__file__).resolve().parents[2] / "configs" / "data" / "toy.yaml"))
+    return dict(OmegaConf.load(CONFIGS / "data" / "toy.yaml"))
 
 
 def main(argv=None) -> int:
@@ -155,7 +156,7 @@ def main(argv=None) -> int:
         prog="python -m nmt.data.alignments",
         description="Write the toy task's true word alignments of its training pairs as a Pharaoh "
                     "file, for data.train_alignments (the sizes and seed must be data=toy's).")
-    parser.add_argument("task", choices=["toy"])
+    parser.add_argument("task", choices=["toy"], help="the task whose alignments are known: toy")
     parser.add_argument("output", help="file to write, one line per training pair")
     for key in ("n_train", "n_valid", "n_test", "seed"):
         parser.add_argument(f"--{key.replace('_', '-')}", type=int, default=int(defaults[key]),

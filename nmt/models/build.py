@@ -1,7 +1,6 @@
 """Config in, model out: every part built with hydra.utils.instantiate."""
 
 import inspect
-from pathlib import Path
 
 import torch
 from hydra.errors import InstantiationException
@@ -10,6 +9,7 @@ from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
+from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 from nmt.models.seq2seq import Seq2Seq
 
@@ -55,7 +55,6 @@ def check_combination(model_cfg: DictConfig, positional_kind: str) -> None:
 BUILDER_ARGUMENTS = {"self", "vocab_size", "memory_dim", "attention", "positional", "pad_id", "query_dim",
                      "key_dim", "enc_dim", "dec_dim", "params", "optimizer"}
 PARTS = ("encoder", "decoder", "attention", "bridge", "positional")
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 INSPECTED = ("nmt.", "torch.optim.")    # classes whose settings are looked up (imported) by name
 
 

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, close_stdout, finite_float, write_stdout
+from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 from nmt.study.configs import BUDGETS, CONVERGENCE, PROFILES, select, study_configs
 
@@ -41,7 +42,8 @@ OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "o
 
 def parse_args(argv):
     parser = ArgumentParser(prog="python -m nmt.study", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k")
+    parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k",
+                        help="toy: the dates task with true alignments; multi30k: de-en captions")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--budget-minutes", type=finite_float, help="wall-clock minutes per run")
@@ -200,7 +202,7 @@ def load_pairs(args, split: str = "valid"):
 
     from nmt.data.corpora import load_corpus
 
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("config", overrides=data_overrides(args))
     corpus = load_corpus(cfg.data, Path(args.cache_dir or cfg.cache_dir))
     if split == "train":
@@ -524,5 +526,10 @@ def describe(args) -> str:
             f"joint vocabulary, batches of {sizes.batch_tokens:,} padded tokens")
 
 
+def cli() -> int:
+    """The `nmt-study` console command: what `python -m nmt.study` does."""
+    return close_stdout(main())
+
+
 if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+    sys.exit(cli())

@@ -67,7 +67,7 @@ def eflomal_links(pairs: list[tuple[str, str]], iterations_scale: float = 1.0) -
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.study.eflomal_links",
                                      description=__doc__.split("\n")[0])
-    parser.add_argument("--data", choices=["multi30k", "toy"], default="multi30k")
+    parser.add_argument("--data", choices=["multi30k", "toy"], default="multi30k", help="the study's data")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path)")
     parser.add_argument("--out", required=True, type=Path, help="the split's links (Pharaoh)")
     parser.add_argument("--split", choices=["test", "valid"], default="test",

@@ -16,7 +16,7 @@ cover its parts: the tag then ends in /source_A-B.
 
 import torch
 
-from nmt.viz.attention_data import layers_and_centers
+from nmt.viz.attention_data import exact_zeros, layers_and_centers
 from nmt.viz.heatmaps import card_figures
 
 
@@ -34,6 +34,7 @@ def log_attention_images(writer, translator, pairs, step: int) -> None:
     was_training = model.training
     model.eval()
     outputs = translator.translate([src for src, _ in pairs])
+    zeros = exact_zeros(translator)              # white only for a sparse normaliser's real zeros
     with torch.no_grad():
         for i, out in enumerate(outputs):
             if not out.tgt_pieces:
@@ -45,12 +46,13 @@ def log_attention_images(writer, translator, pairs, step: int) -> None:
                 for layer in range(L):
                     where = f"sentence {i + 1}, layer {layer + 1}/{L}"
                     _add(writer, f"attention/sentence_{i + 1}/layer_{layer + 1}", step,
-                         layers[layer].mean(0), src, tgt, f"{where}, mean of {H} heads")
+                         layers[layer].mean(0), src, tgt, f"{where}, mean of {H} heads", exact_zeros=zeros)
                     for head in range(H):
                         _add(writer, f"per_head_attention/sentence_{i + 1}/layer_{layer + 1}/head_{head + 1}",
-                             step, layers[layer, head], src, tgt, f"{where}, head {head + 1}/{H}")
+                             step, layers[layer, head], src, tgt, f"{where}, head {head + 1}/{H}",
+                             exact_zeros=zeros)
             else:
                 window = getattr(model.decoder.attention, "window", None) if centers is not None else None
                 _add(writer, f"attention/sentence_{i + 1}", step, out.attention, src, tgt,
-                     f"sentence {i + 1}", centers=centers, window=window)
+                     f"sentence {i + 1}", centers=centers, window=window, exact_zeros=zeros)
     model.train(was_training)

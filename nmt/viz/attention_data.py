@@ -19,7 +19,10 @@ gives the weights the search used at every step, for every layer and head:
 
 A map is a dict: name, title, row/column labels and axis names, `layers`
 nested lists [L][H][rows][cols] rounded to 4 decimals (a weight that is not
-0 never rounds to 0), `center` and `window`.
+0 never rounds to 0), `center`, `window` and `exact_zeros`: whether a weight
+of 0 is a real zero that pictures draw white (a sparse normaliser, see
+`sparse`), or a softmax weight too small for float32, drawn as the scale's
+lowest colour, so that it never looks like a hole in the map.
 """
 
 import inspect
@@ -31,6 +34,21 @@ from nmt.errors import NmtError
 
 BOS = 2
 DIGITS = 4
+SPARSE_NORMALISERS = ("sparsemax", "entmax15")
+
+
+def sparse(module) -> bool:
+    """Whether attention inside `module` (a decoder, an encoder, a model) is
+    normalised by sparsemax or 1.5-entmax, which give weights of exactly 0.
+    Softmax never does: its zeros are float32 underflow (exp(-104) and
+    below), which pictures must not draw as holes."""
+    return any(getattr(m, "normaliser", None) in SPARSE_NORMALISERS for m in module.modules())
+
+
+def exact_zeros(translator) -> bool:
+    """Whether a 0 in the cross-attention of `translator` (every member of an
+    ensemble) is a real zero, to be drawn white."""
+    return all(sparse(member.model.decoder) for member in translator.members)
 
 
 def _rounded(array) -> list:
@@ -83,12 +101,13 @@ def check_source(translator, text: str) -> str:
     return text
 
 
-def _map(name, title, rows, cols, row_axis, col_axis, layers, center=None, window=None) -> dict:
+def _map(name, title, rows, cols, row_axis, col_axis, layers, center=None, window=None,
+         zeros: bool = False) -> dict:
     """layers (L, H, R, C) -> one map (see the module docstring)."""
     return {"name": name, "title": title, "rows": rows, "cols": cols,
             "row_axis": row_axis, "col_axis": col_axis, "layers": _rounded(layers),
             "center": None if center is None else _rounded(center),
-            "window": None if window is None else int(window)}
+            "window": None if window is None else int(window), "exact_zeros": bool(zeros)}
 
 
 @torch.no_grad()
@@ -125,12 +144,13 @@ def attention_maps(translator, source: str, out) -> list[dict]:
     result, src, enc = teacher_forced(translator, source, out.tokens, decoder_self=dec_self)
 
     S, T = len(out.src_pieces), len(out.tgt_pieces)
+    decoder_zeros, encoder_zeros = sparse(model.decoder), sparse(model.encoder)
     inputs = ["<s>"] + out.tgt_pieces[:-1]
     maps = []
     if result.layers is not None:
         layers = result.layers[0].float().cpu()[:, :, :T, :S]        # (L, H, T, S)
         maps.append(_map("cross", "cross-attention (decoder -> source)", out.tgt_pieces,
-                         out.src_pieces, "target", "source", layers))
+                         out.src_pieces, "target", "source", layers, zeros=decoder_zeros))
     else:
         weights = result.weights if result.weights is not None else torch.as_tensor(out.attention)[None]
         weights = weights[0].float().cpu()[:T, :S]                   # (T, S)
@@ -144,12 +164,14 @@ def attention_maps(translator, source: str, out) -> list[dict]:
         if center is not None:
             window = getattr(attention, "window", None)
         maps.append(_map("cross", "attention (decoder -> source)", out.tgt_pieces,
-                         out.src_pieces, "target", "source", weights[None, None], center, window))
+                         out.src_pieces, "target", "source", weights[None, None], center, window,
+                         zeros=decoder_zeros))
         maps[-1]["scope"] = scope
         if result.coverage is not None:                              # coverage attention: c_t
             coverage = result.coverage[0].float().cpu()[:T, :S]      # (T, S)
             maps.append(_map("coverage", "coverage c_t (attention received before each step)",
-                             out.tgt_pieces, out.src_pieces, "target", "source", coverage[None, None]))
+                             out.tgt_pieces, out.src_pieces, "target", "source", coverage[None, None],
+                             zeros=decoder_zeros))
             maps[-1]["value_name"] = "coverage"
             maps[-1]["legend"] = ("row t: c_t = a_1 + ... + a_(t-1), what each source token had "
                                   "received before target token t was chosen (Tu et al. 2016; "
@@ -161,21 +183,23 @@ def attention_maps(translator, source: str, out) -> list[dict]:
         if getattr(model.encoder, "attends_to_its_tape", False):    # LSTMN: over the tokens before
             maps.append(_map("encoder-self", "encoder intra-attention (LSTMN: each token over the tape "
                              "of the ones before it)", out.src_pieces, ["<start>"] + out.src_pieces[:-1],
-                             "token (source)", "tape slot", layers))
+                             "token (source)", "tape slot", layers, zeros=encoder_zeros))
         else:
             maps.append(_map("encoder-self", "encoder self-attention", out.src_pieces,
-                             out.src_pieces, "query (source)", "key (source)", layers))
+                             out.src_pieces, "query (source)", "key (source)", layers, zeros=encoder_zeros))
     if dec_self:
         layers = torch.stack(dec_self, 1)[0].float().cpu()[:, :, :T, :T]   # (L, H, T, T)
         maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,
-                         "query (decoder input)", "key (decoder input)", layers))
+                         "query (decoder input)", "key (decoder input)", layers, zeros=decoder_zeros))
     return maps
 
 
-def explain(translator, source: str, out) -> dict:
-    """One translation and its maps, as the page draws them."""
+def explain(translator, source: str, out, beam_size: int | None = None) -> dict:
+    """One translation and its maps, as the page draws them; `beam_size`
+    (when known) says what the score is: a log-probability (1) or a beam's
+    length-normalised score."""
     score = float(out.score)
-    return {"source": source, "text": out.text,
+    return {"source": source, "text": out.text, "beam_size": beam_size,
             "score": round(score, DIGITS) if np.isfinite(score) else None,    # JSON has no inf
             "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces,
             "truncated": bool(out.truncated), "maps": attention_maps(translator, source, out)}
@@ -185,4 +209,4 @@ def translate_and_explain(translator, text: str, beam_size: int = 1) -> dict:
     """Check `text`, translate it greedily or with a beam, gather its maps."""
     text = check_source(translator, text)
     out = translator.translate([text], beam_size=beam_size)[0]
-    return explain(translator, text, out)
+    return explain(translator, text, out, beam_size)

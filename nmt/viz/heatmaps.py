@@ -19,8 +19,9 @@ CELL_IN = 0.15               # room per token on each axis: 15 px for a 9-10 pt 
 MAX_COLUMNS = 16             # source tokens across one card
 LABEL_PT = 10.0              # token labels and title
 MAX_LABEL_CHARS = 14         # longer subwords are cut with an ellipsis
-# viridis, but a weight of exactly 0 (sparsemax, entmax15, outside a local
-# window) is drawn white, apart from a small weight's dark purple
+# viridis, but with exact_zeros (a sparse normaliser: sparsemax, entmax15) a
+# weight of exactly 0 is drawn white, apart from a small weight's dark purple.
+# A softmax's 0 is float32 underflow, not a zero: it keeps the lowest colour.
 ZERO_WHITE = matplotlib.colormaps["viridis"].with_extremes(bad="white")
 
 
@@ -34,7 +35,8 @@ def _label_size(n: int) -> float:
 
 
 def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], title: str = "",
-                     centers=None, window: int | None = None, columns: range | None = None) -> Figure:
+                     centers=None, window: int | None = None, columns: range | None = None,
+                     exact_zeros: bool = False) -> Figure:
     """weights (T, S) -> one labelled heatmap with a colour bar below it:
     source subwords across, output subwords down; 340 px wide for up to
     MAX_COLUMNS source tokens, wider beyond.
@@ -42,7 +44,8 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     columns: draw only these source positions (one card of `card_figures`),
     on the colour scale of the whole map. centers (T,) local-p's predicted
     positions p_t are drawn as dots and the window [p_t - D, p_t + D] as a
-    bracket on each row.
+    bracket on each row. exact_zeros: the weights come from a sparse
+    normaliser, so a 0 is real and drawn white (see ZERO_WHITE).
     """
     weights = np.asarray(weights, dtype=float)
     T, S = weights.shape
@@ -53,7 +56,7 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     size = (max(CARD_IN, 1.3 + CELL_IN * C), 2.0 + (0.3 if legend else 0.0) + CELL_IN * T)
     fig = plt.figure(figsize=size, dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
-    image = ax.imshow(np.ma.masked_equal(shown, 0.0), cmap=ZERO_WHITE, vmin=0.0,
+    image = ax.imshow(np.ma.masked_equal(shown, 0.0) if exact_zeros else shown, cmap=ZERO_WHITE, vmin=0.0,
                       vmax=max(1e-6, float(weights.max())),
                       aspect="auto", interpolation="nearest")
     ax.set_xticks(range(C), [_label(p) for p in src_pieces[first:first + C]], rotation=90,
@@ -76,28 +79,30 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
                   borderaxespad=0.2, handletextpad=0.3, columnspacing=0.8)
     bar = fig.colorbar(image, ax=ax, location="bottom", fraction=0.05, pad=0.02, aspect=30)
     bar.ax.tick_params(labelsize=8)
-    bar.set_label("attention weight (white: exactly 0)", fontsize=8, labelpad=1)
+    bar.set_label("attention weight" + (" (white: exactly 0)" if exact_zeros else ""), fontsize=8, labelpad=1)
     if title:                  # over the whole figure: the axes are narrower than the card
         fig.suptitle(title, fontsize=LABEL_PT)
     return fig
 
 
 def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: str,
-                 centers=None, window: int | None = None) -> list[tuple[str, Figure]]:
+                 centers=None, window: int | None = None, exact_zeros: bool = False) -> list[tuple[str, Figure]]:
     """One map as TensorBoard cards: [("", figure)] for up to MAX_COLUMNS
     source tokens, else [("/source_1-13", ...), ("/source_14-25", ...)],
     even parts on one colour scale, each titled with its source range."""
     S = np.asarray(weights).shape[1]
     parts = -(-S // MAX_COLUMNS)                                  # ceil
     if parts == 1:
-        return [("", attention_figure(weights, src_pieces, tgt_pieces, title, centers, window))]
+        return [("", attention_figure(weights, src_pieces, tgt_pieces, title, centers, window,
+                                      exact_zeros=exact_zeros))]
     bounds = [round(k * S / parts) for k in range(parts + 1)]
     return [(f"/source_{a + 1}-{b}",
              attention_figure(weights, src_pieces, tgt_pieces, f"{title}\nsource {a + 1}-{b} of {S}",
-                              centers, window, columns=range(a, b)))
+                              centers, window, columns=range(a, b), exact_zeros=exact_zeros))
             for a, b in zip(bounds, bounds[1:])]
 
 
-def save_figure(fig: Figure, path) -> None:
-    fig.savefig(path, bbox_inches="tight")
+def save_figure(fig: Figure, path, dpi: int | None = None) -> None:
+    """Write `fig` as a PNG (at `dpi`, default the figure's DPI) and close it."""
+    fig.savefig(path, bbox_inches="tight", dpi=dpi or DPI)
     plt.close(fig)

@@ -35,7 +35,19 @@ def model_label(path) -> str:
     return "/".join(Path(path).parts[-3:])
 
 
-def write_attention_html(translator, sources, outputs, path, checkpoints=("model",)) -> None:
+def model_labels(paths) -> list[str]:
+    """Short names that tell the checkpoints apart: the last three path parts
+    (RUN/checkpoints/best.pt), more where two would read the same."""
+    parts = [Path(p).resolve().parts for p in paths]
+    for n in range(3, max(len(p) for p in parts) + 1):
+        labels = ["/".join(p[-n:]) for p in parts]
+        if len(set(labels)) == len(labels):
+            return labels
+    return [str(p) for p in paths]              # the same file twice
+
+
+def write_attention_html(translator, sources, outputs, path, checkpoints=("model",),
+                         beam_size: int | None = None) -> None:
     """One file with every non-empty line's translation and attention maps.
 
     For an ensemble, each checkpoint re-reads the ensemble's output: one
@@ -45,12 +57,12 @@ def write_attention_html(translator, sources, outputs, path, checkpoints=("model
     members = translator.members
     ensemble = f" (in an ensemble of {len(members)})" if len(members) > 1 else ""
     sentences = [
-        {"line": number, "source": source, "results": [explain(m, source, out) for m in members]}
+        {"line": number, "source": source, "results": [explain(m, source, out, beam_size) for m in members]}
         for number, (source, out) in enumerate(zip(sources, outputs), 1) if out.tgt_pieces
     ]
     data = {"mode": "static", "title": "nmt attention",
-            "models": [{"name": model_label(c) + ensemble, "description": describe(m)}
-                       for c, m in zip(checkpoints, members)],
+            "models": [{"name": name + ensemble, "description": describe(m)}
+                       for name, m in zip(model_labels(checkpoints), members)],
             "sentences": sentences}
     try:
         atomic_write(path, render_page(data).encode("utf-8"))

@@ -324,22 +324,63 @@ def test_one_override_reaches_every_attention():
 
 
 # -- heatmaps -------------------------------------------------------------------
-def test_heatmaps_draw_exact_zeros_white_and_small_weights_not(tmp_path):
+def _cell_colours(fig):
+    """(t, s) -> RGB of the middle of that cell of a drawn heatmap."""
     import numpy as np
-    from nmt.viz.heatmaps import attention_figure, save_figure
 
-    weights = np.array([[0.0, 1e-4, 0.9999],
-                        [0.75, 0.25, 0.0]])                           # (T, S): sparsemax rows
-    fig = attention_figure(weights, ["a", "b", "c"], ["x", "y"])
     fig.canvas.draw()
     pixels = np.asarray(fig.canvas.buffer_rgba())                      # (height, width, 4)
     ax = fig.axes[0]
 
     def colour(t, s):
         x, y = ax.transData.transform((s, t))                          # cell centre, display
-        return tuple(pixels[pixels.shape[0] - int(round(y)), int(round(x)), :3])
+        return tuple(int(v) for v in pixels[pixels.shape[0] - int(round(y)), int(round(x)), :3])
 
+    return colour
+
+
+def test_heatmaps_draw_exact_zeros_white_and_small_weights_not(tmp_path):
+    import numpy as np
+    from nmt.viz.heatmaps import attention_figure, save_figure
+
+    weights = np.array([[0.0, 1e-4, 0.9999],
+                        [0.75, 0.25, 0.0]])                           # (T, S): sparsemax rows
+    fig = attention_figure(weights, ["a", "b", "c"], ["x", "y"], exact_zeros=True)
+    colour = _cell_colours(fig)
     white = (255, 255, 255)
     assert colour(0, 0) == white and colour(1, 2) == white             # exactly 0
     assert colour(0, 1) != white and colour(1, 1) != white             # 1e-4 and 0.25: colours
+    assert fig.axes[1].get_xlabel() == "attention weight (white: exactly 0)"
     save_figure(fig, tmp_path / "zeros.png")
+
+
+def test_a_softmax_zero_is_not_drawn_as_a_hole():
+    """softmax is never exactly 0: a 0 there is float32 underflow (exp(-104)),
+    drawn as the scale's lowest colour, as 1e-30 would be, not white."""
+    import numpy as np
+    from nmt.viz.heatmaps import attention_figure
+
+    weights = np.array([[0.0, 1e-30, 1.0]], dtype=np.float32)         # (T, S)
+    fig = attention_figure(weights, ["a", "b", "c"], ["x"])            # exact_zeros=False: softmax
+    colour = _cell_colours(fig)
+    darkest = (68, 1, 84)                                              # viridis at 0: #440154
+    assert colour(0, 0) == darkest and colour(0, 1) == darkest
+    assert fig.axes[1].get_xlabel() == "attention weight"
+
+
+@pytest.mark.parametrize("overrides, decoder, encoder", [
+    (["experiment=quickstart"], False, False),
+    (["experiment=quickstart", "model.attention.normaliser=sparsemax"], True, False),
+    (["experiment=transformer_small"], False, False),
+    (["experiment=transformer_small", "model.decoder.normaliser=entmax15"], True, False),
+    (["experiment=transformer_small", "model.encoder.normaliser=sparsemax"], False, True),
+], ids=["rnn_softmax", "rnn_sparsemax", "transformer_softmax", "decoder_entmax", "encoder_sparsemax"])
+def test_only_a_sparse_normaliser_has_exact_zeros(overrides, decoder, encoder):
+    from types import SimpleNamespace
+
+    from nmt.viz.attention_data import exact_zeros, sparse
+
+    model = build_model(compose_model(*overrides).model, 20, 20)
+    assert sparse(model.decoder) is decoder and sparse(model.encoder) is encoder
+    one = SimpleNamespace(model=model)
+    assert exact_zeros(SimpleNamespace(members=[one])) is decoder
