@@ -24,10 +24,10 @@ scores of RUN/metrics.jsonl in the run's trainer.metric (from summary.json or
 first, the later step first among equals.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("; --output is written whole or not at all")
+    run_command("nmt.average", "; --output is written whole or not at all")
 
 import json
 import math
@@ -35,8 +35,8 @@ import sys
 from pathlib import Path
 
 from nmt.data.tokenizer import check_same_vocabulary
-from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
-                            write_stdout)
+from nmt.cli import command
+from nmt.cli_checks import ArgumentParser, check_not_input, check_output, positive_int, write_stdout
 from nmt.errors import NmtError
 from nmt.training.metrics_log import METRICS_FILE, read_records
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
@@ -160,6 +160,7 @@ def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str |
     return [kept[s] for s in steps]
 
 
+@command
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoints", nargs="*", type=Path)
@@ -177,25 +178,13 @@ def main(argv=None) -> int:
         parser.error("--run takes --best N or --last N, and no checkpoint files beside it")
     if args.run is None and not args.checkpoints:
         parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
-    try:
-        check_output(args.output)
-        if args.run is not None:
-            args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
-        check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
-        path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
-                               advice="free disk space or choose another --output; nothing was written")
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
-    try:
-        steps = ", ".join(str(step_of(p)) for p in args.checkpoints) if args.run is not None else ""
-        write_stdout(f"averaged {len(args.checkpoints)} checkpoints{f' (steps {steps})' if steps else ''} "
-                     f"into {path}\n")
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+    check_output(args.output)
+    if args.run is not None:
+        args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
+    check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
+    path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
+                           advice="free disk space or choose another --output; nothing was written")
+    steps = ", ".join(str(step_of(p)) for p in args.checkpoints) if args.run is not None else ""
+    write_stdout(f"averaged {len(args.checkpoints)} checkpoints{f' (steps {steps})' if steps else ''} "
+                 f"into {path}\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(close_stdout(main()))

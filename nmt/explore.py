@@ -16,10 +16,10 @@ or method, 413 for a larger body (refused before it is parsed, by its
 Content-Length or as it streams in), 415 for another content type.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("before the explorer was serving")
+    run_command("nmt.explore", "before the explorer was serving")
 
 import argparse
 import json
@@ -28,6 +28,7 @@ import sys
 import threading
 
 from nmt import signals
+from nmt.cli import command
 from nmt.cli_checks import ArgumentParser
 from nmt.errors import NmtError
 
@@ -182,17 +183,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+@command
 def main(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        check_port(args.port)
-        models = [Model(args.checkpoint, args.device)]
-        if args.compare:
-            models.append(Model(args.compare, args.device))
-        app = create_app(models)
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+    check_port(args.port)
+    models = [Model(args.checkpoint, args.device)]
+    if args.compare:
+        models.append(Model(args.compare, args.device))
+    app = create_app(models)
     import uvicorn
 
     print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",
@@ -201,7 +199,3 @@ def main(argv=None) -> int:
     signals.set_context("; the explorer has shut down")
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,9 @@
 """python -m nmt.train [overrides]: config in, trainer out, nothing else."""
 
-if __name__ == "__main__":      # first of all: Ctrl-C during the seconds of imports below is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("before training started; no checkpoint was written")
+    run_command("nmt.train", "before training started; no checkpoint was written", hydra=True)
 
 import logging
 import os
@@ -19,8 +19,8 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt import signals
-from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints,
-                            run_printing_checked)
+from nmt.cli import print_error
+from nmt.cli_checks import guard_stdout_logging
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
@@ -105,7 +105,10 @@ def _log_to_file(message: str) -> None:
             handler.handle(record)
 
 
-@hydra.main(config_path="../configs", config_name="config", version_base="1.3")
+CONFIGS = str(Path(__file__).resolve().parents[1] / "configs")   # the repository's configs/ folder
+
+
+@hydra.main(config_path=CONFIGS, config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
     from nmt.training.checkpoints import check_resume_data, check_resume_model
@@ -135,7 +138,7 @@ def main(cfg: DictConfig) -> float:
             code = trainer.fit()
     except NmtError as error:
         _log_to_file(str(error))
-        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        print_error(error)
         if HydraConfig.get().mode == RunMode.MULTIRUN:
             raise JobFailed(f"nmt: error: {error}") from None
         sys.exit(1)
@@ -147,8 +150,3 @@ def main(cfg: DictConfig) -> float:
         sys.exit(code)
     return float(metrics["bleu"])
 
-
-if __name__ == "__main__":
-    if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
-        sys.exit(close_stdout(run_printing_checked(main)))
-    sys.exit(close_stdout(exit_code_of(main)))   # standard output's last flush, checked: one line, not exit 120
