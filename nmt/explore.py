@@ -74,7 +74,7 @@ class Model:
     """A loaded checkpoint: translator, short name, description, samples."""
 
     def __init__(self, path: str, device: str):
-        from nmt.training.checkpoints import load_checkpoint
+        from nmt.store.checkpoints import load_checkpoint
         from nmt.translator import Translator
         from nmt.viz.attention_data import describe
         from nmt.viz.html_export import model_label

@@ -71,7 +71,7 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     """trainer settings that only work with others: the device, fp16, the
     coverage penalty's beam, guided alignment's links, layer and head (checked
     against `model`, built on the meta device). Trainer checks them again."""
-    from nmt.training.device import resolve_device
+    from nmt.device import resolve_device
     from nmt.training.guided_alignment import GuidedAlignmentLoss
 
     tc = cfg.trainer
@@ -111,7 +111,7 @@ CONFIGS = str(Path(__file__).resolve().parents[1] / "configs")   # the repositor
 @hydra.main(config_path=CONFIGS, config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
-    from nmt.training.checkpoints import check_resume_data, check_resume_model
+    from nmt.store.checkpoints import check_resume_data, check_resume_model
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False

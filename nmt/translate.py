@@ -185,7 +185,7 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
     check_files(args)              # before the seconds of importing torch
     from nmt.translator import Translator
-    from nmt.training.validation import score_translations
+    from nmt.scoring import score_translations
 
     if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
             args.max_length_extra < 0 or args.max_length_ratio == 0 and args.max_length_extra == 0:

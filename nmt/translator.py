@@ -17,14 +17,14 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from nmt.data.tokenizer import Tokenizer, check_same_vocabulary
+from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.beam import beam_search
 from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
 from nmt.errors import NmtError
 from nmt.models.build import build_model
-from nmt.training.checkpoints import load_checkpoint
-from nmt.training.device import resolve_device
+from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
+from nmt.device import resolve_device
 
 BOS, EOS, PAD = 2, 3, 0
 

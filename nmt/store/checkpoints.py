@@ -272,3 +272,18 @@ def prune_step_checkpoints(folder: Path, keep: int, also_keep: list[int] = ()) -
     for old in steps[:-keep] if keep > 0 else steps:
         if step_of(old) not in set(also_keep):
             old.unlink(missing_ok=True)
+
+
+def check_same_vocabulary(first, first_protos: dict, other, other_protos: dict, needed_by: str) -> None:
+    """One NmtError line when two checkpoints' sentencepiece models differ.
+
+    `first`/`other` name the checkpoints, `*_protos` are their
+    `Tokenizer.to_bytes()`; `needed_by` says what needs one vocabulary
+    ("an ensemble", "averaging"). Equal protos mean equal subword ids.
+    """
+    sides = [name for side, name in (("src", "source"), ("tgt", "target"))
+             if first_protos.get(side) != other_protos.get(side)]
+    if sides:
+        raise NmtError(f"checkpoints {first} and {other} use different vocabularies (their "
+                       f"{' and '.join(sides)} sentencepiece models differ); {needed_by} needs models "
+                       "trained with the same sentencepiece model")

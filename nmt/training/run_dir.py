@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 from nmt.atomic import atomic_write
 from nmt.cli import print_error
 from nmt.errors import NmtError
-from nmt.training.metrics_log import parse_record
+from nmt.store.metrics_log import parse_record
 
 HYDRA_SUBDIR = ".hydra"
 _held: dict[Path, int] = {}     # lock file -> how many RunDirLocks of this process hold it

@@ -23,15 +23,15 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from nmt import signals
 from nmt.cli_checks import guard_stdout_logging, write_stdout
-from nmt.average import average_checkpoints
+from nmt.store.averaging import average_checkpoints
 from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
 from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
-from nmt.training.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, data_fingerprint,
+from nmt.store.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, data_fingerprint,
                                       load_checkpoint, prune_step_checkpoints, save_checkpoint,
                                       step_checkpoints, step_of)
-from nmt.training.device import resolve_device
+from nmt.device import resolve_device
 from nmt.training.distributed import Distributed
 from nmt.training.coverage_loss import CoverageLoss
 from nmt.training.guided_alignment import GuidedAlignmentLoss

@@ -4,9 +4,9 @@ detokenised output (sacreBLEU, with its signatures)."""
 import math
 from dataclasses import dataclass
 
-import sacrebleu
 import torch
 
+from nmt.scoring import score_translations
 from nmt.training.loss import token_nll
 
 
@@ -19,15 +19,6 @@ class ValidationResult:
     bleu_signature: str
     chrf_signature: str
     hypotheses: list[str]
-
-
-def score_translations(hypotheses: list[str], references: list[str]):
-    """sacreBLEU BLEU and chrF with their signatures."""
-    bleu = sacrebleu.metrics.BLEU()
-    chrf = sacrebleu.metrics.CHRF()
-    b = bleu.corpus_score(hypotheses, [references])
-    c = chrf.corpus_score(hypotheses, [references])
-    return b.score, c.score, str(bleu.get_signature()), str(chrf.get_signature())
 
 
 @torch.no_grad()
