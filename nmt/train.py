@@ -45,14 +45,14 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     validate(cfg)
     positional = str(cfg.model.positional.get("kind", "none"))
     if positional == "learned":
-        table, max_len = int(cfg.model.positional.max_len), int(cfg.data.get("max_len", 100))
+        table, max_len = int(cfg.model.positional.max_len), int(cfg.data.max_len)
         if table < max_len + 1:             # the decoder reads <s> plus up to max_len subwords
             raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
                            f"(data.max_len={max_len} subwords, +1 for <s>); set "
                            f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
     window = cfg.model.attention.get("max_len")      # luong_location: one score per source position
-    if window is not None and int(window) < int(cfg.data.get("max_len", 100)):
-        max_len = int(cfg.data.get("max_len", 100))
+    if window is not None and int(window) < int(cfg.data.max_len):
+        max_len = int(cfg.data.max_len)
         raise NmtError(f"model.attention.max_len={window} is shorter than the longest source "
                        f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
                        f"or data.max_len={window}")
@@ -62,7 +62,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     for group in ("optimizer", "schedule"):
         check_group_settings(cfg.get(group), group, choices)
     check_data_config(cfg.data)
-    model = check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
+    model = check_model_config(cfg.model, int(cfg.data.vocab_size), choices)
     check_training_settings(cfg, model)
     make_folder(cfg.get("cache_dir", "data"), "cache_dir")   # last: only a run that passed makes it
 
@@ -70,18 +70,17 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
 def check_training_settings(cfg: DictConfig, model) -> None:
     """trainer settings that only work with others: the device, fp16, the
     coverage penalty's beam, guided alignment's links, layer and head (checked
-    against `model`, built on the meta device). Trainer checks them again."""
+    against `model`, built on the meta device)."""
     from nmt.device import resolve_device
     from nmt.training.guided_alignment import GuidedAlignmentLoss
+    from nmt.translator import check_coverage_penalty
 
     tc = cfg.trainer
     device = resolve_device(str(tc.device))
     if tc.precision == "fp16" and device.type != "cuda":
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
-    beta = tc.get("coverage_penalty", 0.0)
-    if beta and int(tc.val_beam_size) < 2:
-        raise NmtError(f"trainer.coverage_penalty={beta} re-ranks the validation beam's hypotheses; "
-                       "set trainer.val_beam_size to 2 or more")
+    check_coverage_penalty(float(tc.coverage_penalty), int(tc.val_beam_size), "trainer.coverage_penalty=",
+                           "trainer.val_beam_size")
     guided = tc.get("guided_alignment") or {}
     if guided.get("weight", 0.0):
         if not cfg.data.get("train_alignments"):

@@ -184,7 +184,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
     check_files(args)              # before the seconds of importing torch
-    from nmt.translator import Translator
+    from nmt.translator import Translator, check_coverage_penalty
     from nmt.scoring import score_translations
 
     if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
@@ -192,10 +192,7 @@ def main(argv=None) -> int:
         raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
     if args.min_length < 0:
         raise NmtError(f"--min-length {args.min_length} must be >= 0")
-    if not 0 <= args.coverage_penalty < math.inf:
-        raise NmtError(f"--coverage-penalty {args.coverage_penalty} must be a finite number >= 0")
-    if args.coverage_penalty and args.beam_size == 1:
-        raise NmtError("--coverage-penalty re-ranks the beam's hypotheses; use --beam-size 2 or more")
+    check_coverage_penalty(args.coverage_penalty, args.beam_size, "--coverage-penalty ", "--beam-size")
     for option, value in (("--attention-layer", args.attention_layer),
                           ("--attention-head", args.attention_head)):
         if value is not None and not args.plot_attention:

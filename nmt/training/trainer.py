@@ -114,11 +114,7 @@ class Trainer:
         if getattr(self.model.decoder, "coverage", False):
             self.coverage_loss = CoverageLoss(_weight(cfg.model.attention.get("coverage_loss_weight", 0.0),
                                                       "model.attention.coverage_loss_weight"))
-        beta = self.tc.get("coverage_penalty", 0.0)
-        self.coverage_penalty = _weight(beta, "trainer.coverage_penalty")
-        if self.coverage_penalty and int(self.tc.val_beam_size) < 2:
-            raise NmtError(f"trainer.coverage_penalty={beta} re-ranks the validation beam's hypotheses; "
-                           "set trainer.val_beam_size to 2 or more")
+        self.coverage_penalty = float(self.tc.coverage_penalty)
         guided = self.tc.get("guided_alignment") or {}
         self.guided_alignment = GuidedAlignmentLoss(
             _weight(guided.get("weight", 0.0), "trainer.guided_alignment.weight"),
