@@ -7,6 +7,7 @@ if __name__ == "__main__":      # first: stop signals are one line while torch l
 
 import logging
 import os
+import shlex
 import signal
 import sys
 from contextlib import nullcontext
@@ -20,7 +21,7 @@ from omegaconf import DictConfig
 
 from nmt import signals
 from nmt.cli import print_error
-from nmt.cli_checks import guard_stdout_logging
+from nmt.cli_checks import guard_stdout_logging, write_stdout
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.train")
@@ -29,65 +30,6 @@ log = logging.getLogger("nmt.train")
 class JobFailed(CompactHydraException):
     """One job of a --multirun sweep failed: the others still run, and Hydra
     reports this one-line message with the job's overrides at the end."""
-
-
-def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
-    """Mistakes the config alone reveals, found before any data is read: every
-    value against its rule (nmt/config_schema.py), the data settings that need
-    no file, then the model (its parts' settings, their combination, and a
-    build on the meta device) and the trainer settings that depend on it.
-    `choices` is Hydra's runtime.choices, to name options in messages."""
-    from nmt.config_schema import validate
-    from nmt.data.corpora import check_data_config
-    from nmt.models.build import check_group_settings, check_model_config
-    from nmt.training.run_dir import make_folder
-
-    validate(cfg)
-    positional = str(cfg.model.positional.get("kind", "none"))
-    if positional == "learned":
-        table, max_len = int(cfg.model.positional.max_len), int(cfg.data.max_len)
-        if table < max_len + 1:             # the decoder reads <s> plus up to max_len subwords
-            raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
-                           f"(data.max_len={max_len} subwords, +1 for <s>); set "
-                           f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
-    window = cfg.model.attention.get("max_len")      # luong_location: one score per source position
-    if window is not None and int(window) < int(cfg.data.max_len):
-        max_len = int(cfg.data.max_len)
-        raise NmtError(f"model.attention.max_len={window} is shorter than the longest source "
-                       f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
-                       f"or data.max_len={window}")
-    if cfg.model.get("share_embeddings", False) and not cfg.data.get("joint_vocab", True):
-        raise NmtError("model.share_embeddings=true needs one vocabulary for both languages; "
-                       "set data.joint_vocab=true or model.share_embeddings=false")
-    for group in ("optimizer", "schedule"):
-        check_group_settings(cfg.get(group), group, choices)
-    check_data_config(cfg.data)
-    model = check_model_config(cfg.model, int(cfg.data.vocab_size), choices)
-    check_training_settings(cfg, model)
-    make_folder(cfg.get("cache_dir", "data"), "cache_dir")   # last: only a run that passed makes it
-
-
-def check_training_settings(cfg: DictConfig, model) -> None:
-    """trainer settings that only work with others: the device, fp16, the
-    coverage penalty's beam, guided alignment's links, layer and head (checked
-    against `model`, built on the meta device)."""
-    from nmt.device import resolve_device
-    from nmt.training.guided_alignment import GuidedAlignmentLoss
-    from nmt.translator import check_coverage_penalty
-
-    tc = cfg.trainer
-    device = resolve_device(str(tc.device))
-    if tc.precision == "fp16" and device.type != "cuda":
-        raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
-    check_coverage_penalty(float(tc.coverage_penalty), int(tc.val_beam_size), "trainer.coverage_penalty=",
-                           "trainer.val_beam_size")
-    guided = tc.get("guided_alignment") or {}
-    if guided.get("weight", 0.0):
-        if not cfg.data.get("train_alignments"):
-            raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
-                           "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
-                           "FILE writes the toy task's)")
-        GuidedAlignmentLoss(layer=guided.get("layer", -2), head=guided.get("head", 0)).check(model.decoder)
 
 
 _owns_folder = False    # True once this job holds its run folder: only then may it write there
@@ -110,7 +52,12 @@ CONFIGS = str(Path(__file__).resolve().parents[1] / "configs")   # the repositor
 @hydra.main(config_path=CONFIGS, config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
+    # heavy imports after Hydra parsed the command line: --help answers at once
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
     from nmt.store.checkpoints import check_resume_data, check_resume_model
+    from nmt.training.build import build_trainer
+    from nmt.training.config_checks import check_config
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False
@@ -131,10 +78,10 @@ def main(cfg: DictConfig) -> float:
             _owns_folder = main_rank
             if main_rank:
                 write_hydra_record(run_dir, cfg)
-            from nmt.training.trainer import Trainer  # heavy imports after Hydra parsed the command line
-
-            trainer = Trainer(cfg, run_dir)
-            code = trainer.fit()
+            trainer = build_trainer(cfg, run_dir)
+            with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
+                guard_stdout_logging()      # tqdm's handler too: a full disk is one line at the end
+                code = trainer.fit()
     except NmtError as error:
         _log_to_file(str(error))
         print_error(error)
@@ -144,8 +91,29 @@ def main(cfg: DictConfig) -> float:
     except KeyboardInterrupt:            # Ctrl-C when main() is called without signals.install()
         signals.report(signal.SIGINT, "before training started; no checkpoint was written")
         sys.exit(130)
-    metrics = getattr(trainer, "final_metrics", None)
-    if code or metrics is None:         # 130 after Ctrl-C, 143 after SIGTERM
+    if code or trainer.final_metrics is None:   # 130 after Ctrl-C, 143 after SIGTERM
         sys.exit(code)
-    return float(metrics["bleu"])
+    if trainer.summary is not None:      # rank 0 of a run that finished
+        example = trainer.valid_pairs[0][0] if trainer.valid_pairs else None
+        write_stdout("\n".join(finish_lines(run_dir, trainer.settings.metric, trainer.summary["best"],
+                                             trainer.progress.step, example)) + "\n", keep_going=True)
+    return float(trainer.final_metrics["bleu"])
+
+
+def finish_lines(run_dir: Path, metric: str, best: float, step: int, example: str | None) -> list[str]:
+    """The end-of-run summary: the best validation score, where best.pt is, and
+    the next commands with the real paths, quoted for a POSIX shell."""
+    run_dir = Path(run_dir).resolve()
+    best_pt = run_dir / "checkpoints" / "best.pt"
+    if not best_pt.exists():               # no validation scored (a non-finite score)
+        best_pt = best_pt.with_name("last.pt")
+    name = {"bleu": "BLEU", "chrf": "chrF", "loss": "loss"}[metric]
+    checkpoint = shlex.quote(str(best_pt))
+    echo = f"echo {shlex.quote(example)} | " if example else ""
+    return [f"nmt: finished at step {step}; best validation {name} {best:.2f}",
+            f"  {best_pt.stem} checkpoint: {best_pt}",
+            "  next:",
+            f"    {echo}python -m nmt.translate --checkpoint {checkpoint}",
+            f"    tensorboard --logdir {shlex.quote(str(run_dir / 'tensorboard'))}",
+            f"    python -m nmt.explore --checkpoint {checkpoint}"]
 

@@ -49,3 +49,19 @@ def validate(model, translator, batches, pairs, device, beam_size: int = 1,
     bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, [tgt for _, tgt in pairs])
     return ValidationResult(loss, math.exp(min(loss, 50.0)), bleu, chrf, bleu_sig, chrf_sig,
                             hypotheses)
+
+
+@dataclass
+class ValidationSet:
+    """What every validation of a run scores: the raw pairs (BLEU and chrF on
+    their detokenised text), their batches (loss), the first few for the
+    TensorBoard heatmaps, and the search that translates them."""
+    pairs: list[tuple[str, str]]
+    batches: list
+    heatmap_pairs: list[tuple[str, str]]
+    beam_size: int = 1
+    coverage_penalty: float = 0.0
+
+    def score(self, model, translator, device) -> ValidationResult:
+        return validate(model, translator, self.batches, self.pairs, device, self.beam_size,
+                        self.coverage_penalty)

@@ -168,7 +168,7 @@ def test_translator_refuses_a_bad_coverage_penalty(coverage_checkpoint, beta, be
 
 
 def test_coverage_loss_weight_must_be_a_number(tmp_path, cache_dir):
-    with pytest.raises(NmtError, match=r"model.attention.coverage_loss_weight=-1 must be a finite"):
+    with pytest.raises(NmtError, match=r"model.attention.coverage_loss_weight=-1: must be >= 0"):
         train(tmp_path, "experiment=quickstart", *SMALL, "model.attention.coverage_loss_weight=-1",
               "data.n_train=50", cache_dir=cache_dir)
 

@@ -95,7 +95,7 @@ def scripted_bleu(monkeypatch, scores: list[float]):
     rest of each result is the real validation's); later calls are real."""
     import dataclasses
 
-    from nmt.training import trainer as trainer_module
+    from nmt.training import validation as trainer_module
 
     real, calls = trainer_module.validate, []
 
