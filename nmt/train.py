@@ -55,9 +55,9 @@ def main(cfg: DictConfig) -> float:
     # heavy imports after Hydra parsed the command line: --help answers at once
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    from nmt.store.checkpoints import check_resume_data, check_resume_model
     from nmt.training.build import build_trainer
     from nmt.training.config_checks import check_config
+    from nmt.training.resume_checks import check_resume_data, check_resume_model
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     _owns_folder = False

@@ -112,10 +112,18 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
                        "which is not a model class of this nmt; load only checkpoints written by "
                        "nmt.train (of this version)")
     if state["format_version"] == 1 and isinstance(config.get("model"), dict):
-        from nmt.models.encoders.rnn import sizes_from_format_1
-
         state["config"] = dict(config, model=sizes_from_format_1(config["model"]))
     return state
+
+
+def sizes_from_format_1(model_config: dict) -> dict:
+    """A checkpoint of format 1 gave a bidirectional RNN encoder's hidden_size
+    per direction; from format 2 it is the state size. Returns the model
+    config with that size doubled, so the old weights fit (a plain dict)."""
+    encoder = dict(model_config.get("encoder") or {})
+    if encoder.get("_target_") == "nmt.models.encoders.rnn.RNNEncoder" and encoder.get("bidirectional", True):
+        encoder["hidden_size"] = 2 * int(encoder.get("hidden_size", 256))
+    return dict(model_config, encoder=encoder)
 
 
 # data keys that change how the sentences are batched, not which sentences or vocabulary
@@ -168,78 +176,6 @@ def check_fingerprint(state: dict, current: dict, path, force: bool = False) -> 
     raise NmtError(f"cannot resume from {path}: it was trained on other data or another vocabulary "
                    f"(checkpoint: {ours}; this config: {theirs}); resume with the checkpoint's data "
                    "settings, or set trainer.resume_force=true to continue anyway")
-
-
-def check_resume_data(path, data_cfg, force: bool = False) -> None:
-    """The data settings half of `check_fingerprint`, before any data is read
-    (the tokenizer is compared once it is built). The tensors are only mapped."""
-    state = load_checkpoint(path, mmap=True)
-    saved = checkpoint_fingerprint(state)
-    current = {"data": data_fingerprint(data_cfg, {})["data"], "tokenizer": saved["tokenizer"]}
-    check_fingerprint(state, current, path, force)
-
-
-def _model_settings(node, prefix: str = "model") -> dict:
-    """Leaves of a model config as {"model.decoder.hidden_size": 128, ...}."""
-    if not isinstance(node, dict):
-        return {prefix: node}
-    found = {}
-    for key, value in node.items():
-        found.update(_model_settings(value, f"{prefix}.{key}"))
-    return found
-
-
-def _changes_shapes(state: dict, key: str, value, tokenizer, shapes: dict) -> bool:
-    """Whether the checkpoint's model config with only `key` set to `value`
-    builds weights of other shapes (a setting that matters, not dropout)."""
-    from omegaconf import OmegaConf
-
-    from nmt.models.build import build_model
-
-    config = OmegaConf.create({"model": state["config"].get("model")})
-    try:
-        OmegaConf.update(config, key, value, merge=False)
-        with torch.device("meta"):
-            model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
-    except Exception:  # noqa: BLE001 - this setting alone does not build: it matters
-        return True
-    return {name: tuple(t.shape) for name, t in model.state_dict().items()} != shapes
-
-
-def check_resume_model(path, model_cfg) -> None:
-    """The checkpoint's weights against the model this config builds, before
-    any data is read: built on the meta device with the checkpoint's
-    vocabulary sizes, every weight must have its name and shape (as the
-    trainer's load_state_dict will need). Other settings that keep the shapes
-    (dropout, ...) are the user's to change. Another model is one line naming
-    the settings that differ and the first weight."""
-    from omegaconf import DictConfig, OmegaConf
-
-    from nmt.data.tokenizer import Tokenizer
-    from nmt.models.build import build_model
-
-    state = load_checkpoint(path, mmap=True)
-    tokenizer = Tokenizer.from_bytes(state["tokenizer"])
-    with torch.device("meta"):
-        model = build_model(model_cfg, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
-    ours = {name: tuple(t.shape) for name, t in state["model"].items()}
-    theirs = {name: tuple(t.shape) for name, t in model.state_dict().items()}
-    if ours == theirs:
-        return
-    name = next(n for n in sorted(set(ours) | set(theirs)) if ours.get(n) != theirs.get(n))
-    shape = lambda table: "absent" if name not in table else str(tuple(table[name]))  # noqa: E731
-    if isinstance(model_cfg, DictConfig):
-        model_cfg = OmegaConf.to_container(model_cfg, resolve=True)
-    saved = _model_settings(state["config"].get("model"))
-    current = _model_settings(model_cfg)
-    differ = [k for k in sorted(set(saved) | set(current)) if saved.get(k, "unset") != current.get(k, "unset")]
-    keys = [k for k in differ if _changes_shapes(state, k, current.get(k), tokenizer, ours)] or differ
-    keys = keys[:4]
-    settings = lambda table: ", ".join(f"{k}={table.get(k, 'unset')}" for k in keys)  # noqa: E731
-    raise NmtError(f"cannot resume from {path}: it was trained with another model (checkpoint: "
-                   f"{settings(saved)}; this config: {settings(current)}; first weight that differs: "
-                   f"{name} {shape(ours)} vs {shape(theirs)}); resume with the checkpoint's model "
-                   "settings, or choose another hydra.run.dir for a new run")
 
 
 METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # training maximises sign * trainer.metric
