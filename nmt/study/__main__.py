@@ -435,7 +435,8 @@ def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) ->
     """The report, while the study runs and at its end: every row with records
     (report_configs), so that studies split over processes by --only keep
     each other's rows."""
-    from nmt.study.report import collect, write_report
+    from nmt.study.report import write_report
+    from nmt.study.tables import collect
 
     write_report(args, settings, collect(args.out, report_configs(args, configs), seeds), gallery,
                  [t for _, t in test])
