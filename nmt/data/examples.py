@@ -21,6 +21,7 @@ Example = tuple[list[int], list[int]]
 @dataclass
 class Corpus:
     """Train, validation and test pairs of raw (untokenised) sentences."""
+
     train: Pairs
     valid: Pairs
     test: Pairs = field(default_factory=list)
@@ -32,6 +33,7 @@ class PreparedData:
     """What training needs from the `data` config: the tokenizer, a batcher of
     training examples (`batches(epoch)`), raw validation and test pairs, and
     the counts of what was read and dropped."""
+
     tokenizer: object
     train: object
     valid: Pairs
@@ -43,6 +45,7 @@ class PreparedData:
 class EncodedPairs:
     """The examples kept from a list of raw pairs, their indices in it, and
     how many pairs were dropped as empty (either side) or too long."""
+
     examples: list[Example]
     kept: list[int]
     empty: int

@@ -19,8 +19,14 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from nmt.errors import NmtError
-from nmt.store.checkpoints import (METRIC_SIGN, best_steps, check_same_vocabulary, load_checkpoint,
-                                   step_checkpoints, step_of)
+from nmt.store.checkpoints import (
+    METRIC_SIGN,
+    best_steps,
+    check_same_vocabulary,
+    load_checkpoint,
+    step_checkpoints,
+    step_of,
+)
 from nmt.store.metrics_log import METRICS_FILE, read_records
 
 
@@ -49,12 +55,13 @@ def check_same_model(first: Path, first_state: dict, other: Path, other_state: d
     check_same_vocabulary(first, first_state["tokenizer"], other, other_state["tokenizer"], "averaging")
     difference = config_difference(first_state["config"].get("model"), other_state["config"].get("model"))
     if difference:
-        raise NmtError(f"checkpoints {first} and {other} have different model configs ({difference[:160]}); "
-                       "average checkpoints of one run")
+        raise NmtError(
+            f"checkpoints {first} and {other} have different model configs ({difference[:160]}); "
+            "average checkpoints of one run"
+        )
     ours, theirs = first_state["model"], other_state["model"]
     if ours.keys() != theirs.keys() or any(theirs[k].shape != v.shape for k, v in ours.items()):
-        raise NmtError(f"checkpoints {first} and {other} have different model shapes; average "
-                       "checkpoints of one run")
+        raise NmtError(f"checkpoints {first} and {other} have different model shapes; average checkpoints of one run")
 
 
 def average_checkpoints(paths: list[Path]) -> dict:
@@ -72,11 +79,17 @@ def average_checkpoints(paths: list[Path]) -> dict:
             if tensor.is_floating_point():
                 total[name] += tensor.double()
         del state
-    averaged = {name: t.div(len(paths)).to(first["model"][name].dtype) if t.is_floating_point() else t
-                for name, t in total.items()}
-    result = {"config": first["config"], "tokenizer": first["tokenizer"], "model": averaged,
-              "averaged_from": [str(p) for p in paths]}
-    if "samples" in first:                 # the explorer's example sentences
+    averaged = {
+        name: t.div(len(paths)).to(first["model"][name].dtype) if t.is_floating_point() else t
+        for name, t in total.items()
+    }
+    result = {
+        "config": first["config"],
+        "tokenizer": first["tokenizer"],
+        "model": averaged,
+        "averaged_from": [str(p) for p in paths],
+    }
+    if "samples" in first:  # the explorer's example sentences
         result["samples"] = first["samples"]
     return result
 
@@ -97,10 +110,12 @@ def run_metric(run: Path) -> str:
             metric = str(OmegaConf.load(config).trainer.metric)
             if metric in METRIC_SIGN:
                 return metric
-        except Exception:   # noqa: BLE001 - any unreadable config: say so below
+        except Exception:  # noqa: BLE001 - any unreadable config: say so below
             pass
-    raise NmtError(f"cannot tell which metric {run} validated by (no readable summary.json or "
-                   ".hydra/config.yaml); give --metric bleu|chrf|loss")
+    raise NmtError(
+        f"cannot tell which metric {run} validated by (no readable summary.json or "
+        ".hydra/config.yaml); give --metric bleu|chrf|loss"
+    )
 
 
 def run_scores(run: Path, metric: str) -> dict[int, float]:
@@ -124,8 +139,7 @@ def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str |
     """The step_N.pt files of a run that --best N or --last N picks."""
     kept = {step_of(p): p for p in step_checkpoints(run / "checkpoints")}
     if not kept:
-        raise NmtError(f"{run / 'checkpoints'} holds no step_N.pt (trainer.keep_last=0?); "
-                       "nothing to average")
+        raise NmtError(f"{run / 'checkpoints'} holds no step_N.pt (trainer.keep_last=0?); nothing to average")
     if last is not None:
         steps = sorted(kept)[-last:]
     else:
@@ -134,6 +148,5 @@ def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str |
         if not steps:
             raise NmtError(f"none of the step_N.pt of {run} has a validation record in {run / 'metrics.jsonl'}")
     if len(steps) < (last or best):
-        print(f"nmt: warning: {run} kept {len(steps)} step checkpoints for this; averaging those",
-              file=sys.stderr)
+        print(f"nmt: warning: {run} kept {len(steps)} step checkpoints for this; averaging those", file=sys.stderr)
     return [kept[s] for s in steps]

@@ -131,7 +131,8 @@ class Budget:
 
 
 BUDGETS = {
-    "toy": Budget(budget_steps=600, budget_minutes=None, cap_minutes=None, transformer_steps=None, val_every=25, val_sentences=200, patience=4,
+    "toy": Budget(budget_steps=600, budget_minutes=None, cap_minutes=None, transformer_steps=None, val_every=25,
+                  val_sentences=200, patience=4,
                   seeds=3, target_bleu=95.0, minutes_per_run=3.0),
     "multi30k": Budget(budget_steps=1600, budget_minutes=None, cap_minutes=60.0, transformer_steps=1000,
                        val_every=200,

@@ -72,7 +72,8 @@ def _compare(table: dict, a: str, b: str, key: str, lower_is_better: bool,
             winner = a if test["difference"] > 0 else b
             verdict = f"{winner} better on the paired test of the first seeds (the seed spread does not settle it)"
             clear, better = True, winner
-    return f"{fmt(table, a, key, digits)} vs {fmt(table, b, key, digits)}{extra}: {verdict}", (better if clear else None)
+    return (f"{fmt(table, a, key, digits)} vs {fmt(table, b, key, digits)}{extra}: {verdict}",
+            better if clear else None)
 
 
 compare = _compare
@@ -262,7 +263,8 @@ def newer_mechanisms(table: dict, runs: list[dict], toy: bool = True, compare=_c
         where = (f"the penultimate layer's head {head + 1}" if layer == -2 else
                  f"layer {layer + 1 if layer >= 0 else layer} (negative: from the top), head {head + 1}")
         text = (f"- Transformer: the supervised head ({where}) has AER {mean_sd(sup)}; the same head without "
-                f"guidance {mean_sd(unsup)}; the best head of the unguided model {mean_sd(best_heads(runs, 'transformer-sinusoidal'))}")
+                f"guidance {mean_sd(unsup)}; the best head of the unguided model "
+                f"{mean_sd(best_heads(runs, 'transformer-sinusoidal'))}")
         if sup and unsup:
             text += f": a change of {statistics.fmean(sup) - statistics.fmean(unsup):+.3f} on that head"
         out.append(text + ". The attention shown elsewhere (last layer, mean of heads) is not the supervised one: "

@@ -6,10 +6,10 @@ import time
 
 class TimeBudget:
     def __init__(self, max_minutes: float):
-        self.max_minutes = max_minutes       # 0 = no budget
-        self.seconds_before = 0.0            # spent by the processes before this one
-        self.started: float | None = None    # when this process's loop began
-        self.spent = 0.0                     # the share used, as every rank agreed after the last update
+        self.max_minutes = max_minutes  # 0 = no budget
+        self.seconds_before = 0.0  # spent by the processes before this one
+        self.started: float | None = None  # when this process's loop began
+        self.spent = 0.0  # the share used, as every rank agreed after the last update
 
     def start(self) -> None:
         self.started = time.perf_counter()

@@ -35,19 +35,19 @@ from nmt.translator import Translator, length_limits
 def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     tc = cfg.trainer
     device = resolve_device(tc.device)
-    precision = resolve_precision(str(tc.precision), device)   # auto decided for this machine
+    precision = resolve_precision(str(tc.precision), device)  # auto decided for this machine
     if precision == "fp16" and device.type != "cuda":
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
     settings = TrainSettings.from_config(tc, precision)
-    dist = Distributed.start(device)          # one process, or this rank under torchrun
-    run_dir = Path(dist.broadcast_object(str(run_dir)))   # rank 0's folder
+    dist = Distributed.start(device)  # one process, or this rank under torchrun
+    run_dir = Path(dist.broadcast_object(str(run_dir)))  # rank 0's folder
     seed_everything(settings.seed)
 
-    with dist.main_first():                   # rank 0 trains and caches the vocabulary
+    with dist.main_first():  # rank 0 trains and caches the vocabulary
         data = prepare_data(cfg.data, Path(cfg.cache_dir), settings.seed)
     tokenizer = data.tokenizer
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size).to(dist.device)
-    parallel = dist.wrap(model)               # DistributedDataParallel under torchrun
+    parallel = dist.wrap(model)  # DistributedDataParallel under torchrun
     # Token-budget batches vary in both B and T: shapes are dynamic from the first step, so one
     # compile instead of three (static, then T dynamic, then B too); same kernels in the end.
     forward = torch.compile(parallel, dynamic=True) if settings.compile else parallel
@@ -66,11 +66,27 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         "config": OmegaConf.to_container(cfg, resolve=True),
         "tokenizer": tokenizer.to_bytes(),
         "fingerprint": data_fingerprint(cfg.data, tokenizer.to_bytes()),  # checked on resume
-        "samples": [src for src, _ in validation.pairs[:20]],   # for the explorer
+        "samples": [src for src, _ in validation.pairs[:20]],  # for the explorer
     }
     reporter = Reporter(run_dir, hparams(cfg), enabled=dist.is_main)
-    return Trainer(model, parallel, forward, data, optimizer, schedule, scaler, translator, make_translator,
-                   validation, losses, dist, settings, run_dir, checkpoint_info, reporter)
+    return Trainer(
+        model,
+        parallel,
+        forward,
+        data,
+        optimizer,
+        schedule,
+        scaler,
+        translator,
+        make_translator,
+        validation,
+        losses,
+        dist,
+        settings,
+        run_dir,
+        checkpoint_info,
+        reporter,
+    )
 
 
 def attention_losses(cfg: DictConfig, model, data) -> tuple[CoverageLoss, GuidedAlignmentLoss]:
@@ -84,9 +100,11 @@ def attention_losses(cfg: DictConfig, model, data) -> tuple[CoverageLoss, Guided
     guided_alignment = GuidedAlignmentLoss(float(guided.weight), guided.layer, guided.head)
     if guided_alignment.weight:
         if getattr(data.train, "guides", None) is None:
-            raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
-                           "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
-                           "FILE writes the toy task's)")
+            raise NmtError(
+                "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
+                "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
+                "FILE writes the toy task's)"
+            )
         guided_alignment.check(model.decoder)
     return coverage, guided_alignment
 
@@ -95,10 +113,15 @@ def validation_set(cfg: DictConfig, data) -> ValidationSet:
     """trainer.val_max_sentences of the validation pairs, batched as training batches are."""
     tc, tokenizer = cfg.trainer, data.tokenizer
     valid = data.valid[: int(tc.val_max_sentences)] if tc.val_max_sentences else data.valid
-    batches = TokenBatcher([(tokenizer.encode_src(s), tokenizer.encode_tgt(t)) for s, t in valid],
-                           int(cfg.data.batch_tokens), shuffle=False, seed=0).batches(0)
-    return ValidationSet(valid, batches, valid[: int(tc.heatmap_sentences)], int(tc.val_beam_size),
-                         float(tc.coverage_penalty))
+    batches = TokenBatcher(
+        [(tokenizer.encode_src(s), tokenizer.encode_tgt(t)) for s, t in valid],
+        int(cfg.data.batch_tokens),
+        shuffle=False,
+        seed=0,
+    ).batches(0)
+    return ValidationSet(
+        valid, batches, valid[: int(tc.heatmap_sentences)], int(tc.val_beam_size), float(tc.coverage_penalty)
+    )
 
 
 def hparams(cfg: DictConfig) -> dict:

@@ -24,25 +24,31 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     positional = str(cfg.model.positional.get("kind", "none"))
     if positional == "learned":
         table, max_len = int(cfg.model.positional.max_len), int(cfg.data.max_len)
-        if table < max_len + 1:             # the decoder reads <s> plus up to max_len subwords
-            raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
-                           f"(data.max_len={max_len} subwords, +1 for <s>); set "
-                           f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
-    window = cfg.model.attention.get("max_len")      # luong_location: one score per source position
+        if table < max_len + 1:  # the decoder reads <s> plus up to max_len subwords
+            raise NmtError(
+                f"model.positional.max_len={table} is shorter than the longest sentence "
+                f"(data.max_len={max_len} subwords, +1 for <s>); set "
+                f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}"
+            )
+    window = cfg.model.attention.get("max_len")  # luong_location: one score per source position
     if window is not None and int(window) < int(cfg.data.max_len):
         max_len = int(cfg.data.max_len)
-        raise NmtError(f"model.attention.max_len={window} is shorter than the longest source "
-                       f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
-                       f"or data.max_len={window}")
+        raise NmtError(
+            f"model.attention.max_len={window} is shorter than the longest source "
+            f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
+            f"or data.max_len={window}"
+        )
     if cfg.model.get("share_embeddings", False) and not cfg.data.get("joint_vocab", True):
-        raise NmtError("model.share_embeddings=true needs one vocabulary for both languages; "
-                       "set data.joint_vocab=true or model.share_embeddings=false")
+        raise NmtError(
+            "model.share_embeddings=true needs one vocabulary for both languages; "
+            "set data.joint_vocab=true or model.share_embeddings=false"
+        )
     for group in ("optimizer", "schedule"):
         check_group_settings(cfg.get(group), group, choices)
     check_data_config(cfg.data)
     model = check_model_config(cfg.model, int(cfg.data.vocab_size), choices)
     check_training_settings(cfg, model)
-    make_folder(cfg.cache_dir, "cache_dir")   # last: only a run that passed makes it
+    make_folder(cfg.cache_dir, "cache_dir")  # last: only a run that passed makes it
 
 
 def check_training_settings(cfg: DictConfig, model) -> None:
@@ -53,12 +59,15 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     device = resolve_device(str(tc.device))
     if tc.precision == "fp16" and device.type != "cuda":
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
-    check_coverage_penalty(float(tc.coverage_penalty), int(tc.val_beam_size), "trainer.coverage_penalty=",
-                           "trainer.val_beam_size")
+    check_coverage_penalty(
+        float(tc.coverage_penalty), int(tc.val_beam_size), "trainer.coverage_penalty=", "trainer.val_beam_size"
+    )
     guided = tc.get("guided_alignment") or {}
     if guided.get("weight", 0.0):
         if not cfg.data.get("train_alignments"):
-            raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
-                           "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
-                           "FILE writes the toy task's)")
+            raise NmtError(
+                "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
+                "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
+                "FILE writes the toy task's)"
+            )
         GuidedAlignmentLoss(layer=guided.get("layer", -2), head=guided.get("head", 0)).check(model.decoder)

@@ -10,17 +10,17 @@ import torch
 
 @dataclass
 class Progress:
-    step: int = 0                   # optimiser updates done
+    step: int = 0  # optimiser updates done
     epoch: int = 0
-    batch_index: int = 0            # this rank's batches of the epoch consumed
-    best: float = -math.inf         # best validation score so far, higher is better
-    bad_validations: int = 0        # validations since the last improvement
-    baseline: float = 0.0           # hard attention's running reward baseline
-    train_seconds: float = 0.0      # time in updates (validation excluded)
-    tokens_total: int = 0           # target tokens trained on
-    step_scores: dict[int, float] = field(default_factory=dict)   # validated step -> score
-    bad_steps: int = 0              # non-finite updates in a row (not saved: a resume starts at 0)
-    skipped: int = 0                # non-finite updates skipped by this process
+    batch_index: int = 0  # this rank's batches of the epoch consumed
+    best: float = -math.inf  # best validation score so far, higher is better
+    bad_validations: int = 0  # validations since the last improvement
+    baseline: float = 0.0  # hard attention's running reward baseline
+    train_seconds: float = 0.0  # time in updates (validation excluded)
+    tokens_total: int = 0  # target tokens trained on
+    step_scores: dict[int, float] = field(default_factory=dict)  # validated step -> score
+    bad_steps: int = 0  # non-finite updates in a row (not saved: a resume starts at 0)
+    skipped: int = 0  # non-finite updates skipped by this process
     last_validated: int | None = None
 
     def speed(self) -> float:
@@ -28,10 +28,17 @@ class Progress:
         return self.tokens_total / self.train_seconds if self.train_seconds else 0.0
 
     def state_dict(self) -> dict:
-        return {"step": self.step, "epoch": self.epoch, "batch_index": self.batch_index, "best": self.best,
-                "bad_validations": self.bad_validations, "baseline": self.baseline,
-                "train_seconds": self.train_seconds, "tokens_total": self.tokens_total,
-                "step_scores": {str(k): v for k, v in self.step_scores.items()}}
+        return {
+            "step": self.step,
+            "epoch": self.epoch,
+            "batch_index": self.batch_index,
+            "best": self.best,
+            "bad_validations": self.bad_validations,
+            "baseline": self.baseline,
+            "train_seconds": self.train_seconds,
+            "tokens_total": self.tokens_total,
+            "step_scores": {str(k): v for k, v in self.step_scores.items()},
+        }
 
     def load_state_dict(self, state: dict) -> None:
         self.step, self.epoch = int(state["step"]), int(state["epoch"])
@@ -57,7 +64,7 @@ def rng_state() -> dict:
 
 def set_rng_state(state: dict) -> None:
     torch.set_rng_state(state["torch"])
-    version, internal, gauss = state["python"]     # a checkpoint holds lists for the tuples
+    version, internal, gauss = state["python"]  # a checkpoint holds lists for the tuples
     random.setstate((version, tuple(internal), gauss))
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])

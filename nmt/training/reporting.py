@@ -21,7 +21,7 @@ from nmt.training.run_dir import drop_metrics_after
 from nmt.training.tensorboard import log_attention_images
 
 log = logging.getLogger("nmt.train")
-FINAL_KEYS = {"bleu", "chrf", "perplexity", "loss", "bleu_signature"}   # of a metrics.jsonl record
+FINAL_KEYS = {"bleu", "chrf", "perplexity", "loss", "bleu_signature"}  # of a metrics.jsonl record
 
 
 class Reporter:
@@ -37,7 +37,7 @@ class Reporter:
         if not self.enabled:
             return None
         self.writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=step or None)
-        validated = drop_metrics_after(self.run_dir / METRICS_FILE, step)   # each step once
+        validated = drop_metrics_after(self.run_dir / METRICS_FILE, step)  # each step once
         self.metrics_file = open(self.run_dir / METRICS_FILE, "a", encoding="utf-8")
         return validated if validated and FINAL_KEYS <= validated.keys() else None
 
@@ -52,15 +52,16 @@ class Reporter:
             return
         self.metrics_file.write(json.dumps(record) + "\n")
         self.metrics_file.flush()
-        self.scalars(record["step"], {f"valid/{tag}": record[tag]
-                                      for tag in ("loss", "perplexity", "bleu", "chrf")})
+        self.scalars(record["step"], {f"valid/{tag}": record[tag] for tag in ("loss", "perplexity", "bleu", "chrf")})
         log_attention_images(self.writer, translator, heatmap_pairs, record["step"])
 
     def final_hparams(self, result) -> None:
         if self.enabled:
-            self.writer.add_hparams(self.hparams, {"hparam/bleu": result.bleu, "hparam/chrf": result.chrf,
-                                                   "hparam/perplexity": result.perplexity},
-                                    run_name="hparams")
+            self.writer.add_hparams(
+                self.hparams,
+                {"hparam/bleu": result.bleu, "hparam/chrf": result.chrf, "hparam/perplexity": result.perplexity},
+                run_name="hparams",
+            )
 
     def summary(self, summary: dict) -> None:
         """summary.json: what nmt.compare puts in its table."""
@@ -73,8 +74,19 @@ class Reporter:
             self.metrics_file.close()
 
 
-def average_and_validate(ckpt_dir: Path, model, make_translator, validation, device, reporter: Reporter,
-                         step: int, name: str, key: str, n: int, steps: list[Path]) -> dict:
+def average_and_validate(
+    ckpt_dir: Path,
+    model,
+    make_translator,
+    validation,
+    device,
+    reporter: Reporter,
+    step: int,
+    name: str,
+    key: str,
+    n: int,
+    steps: list[Path],
+) -> dict:
     """Average the step checkpoints `steps` into checkpoints/NAME.pt (refused,
     with a warning, when they are of another vocabulary or model config) and
     validate it as best.pt is; its scores as NAME_*, also in TensorBoard
@@ -82,11 +94,10 @@ def average_and_validate(ckpt_dir: Path, model, make_translator, validation, dev
     if not steps:
         return {}
     if len(steps) < n:
-        log.warning("trainer.%s=%d: the run kept %d step checkpoints for it; averaging those",
-                    key, n, len(steps))
+        log.warning("trainer.%s=%d: the run kept %d step checkpoints for it; averaging those", key, n, len(steps))
     try:
         state = average_checkpoints(steps)
-    except NmtError as error:     # e.g. a resume_force'd run changed its vocabulary
+    except NmtError as error:  # e.g. a resume_force'd run changed its vocabulary
         log.warning("no %s.pt: %s", name, error)
         return {}
     averaged = copy.deepcopy(model)
@@ -94,11 +105,23 @@ def average_and_validate(ckpt_dir: Path, model, make_translator, validation, dev
     result = validation.score(averaged, make_translator(averaged), device)
     path = save_checkpoint(state, ckpt_dir / f"{name}.pt")
     reporter.scalars(step, {f"{name}/{tag}": getattr(result, tag) for tag in ("loss", "perplexity", "bleu", "chrf")})
-    log.info("averaged %d checkpoints (steps %s) into %s | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f",
-             len(steps), ", ".join(str(step_of(p)) for p in steps), path, result.loss,
-             result.perplexity, result.bleu, result.chrf)
-    return {f"{name}_bleu": result.bleu, f"{name}_chrf": result.chrf, f"{name}_loss": result.loss,
-            f"{name}_perplexity": result.perplexity, f"{name}_steps": [step_of(p) for p in steps]}
+    log.info(
+        "averaged %d checkpoints (steps %s) into %s | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f",
+        len(steps),
+        ", ".join(str(step_of(p)) for p in steps),
+        path,
+        result.loss,
+        result.perplexity,
+        result.bleu,
+        result.chrf,
+    )
+    return {
+        f"{name}_bleu": result.bleu,
+        f"{name}_chrf": result.chrf,
+        f"{name}_loss": result.loss,
+        f"{name}_perplexity": result.perplexity,
+        f"{name}_steps": [step_of(p) for p in steps],
+    }
 
 
 def averages(ckpt_dir: Path, average_last: int, average_best: int, step_scores: dict, **validate) -> dict:
@@ -109,19 +132,34 @@ def averages(ckpt_dir: Path, average_last: int, average_best: int, step_scores: 
     steps = step_checkpoints(ckpt_dir)
     scores = {}
     if average_last > 0 and steps:
-        scores.update(average_and_validate(ckpt_dir, name="averaged", key="average_last", n=average_last,
-                                           steps=steps[-average_last:], **validate))
+        scores.update(
+            average_and_validate(
+                ckpt_dir, name="averaged", key="average_last", n=average_last, steps=steps[-average_last:], **validate
+            )
+        )
     best = set(best_steps(step_scores, average_best))
     if average_best > 0 and best:
-        scores.update(average_and_validate(ckpt_dir, name="averaged_best", key="average_best",
-                                           n=average_best, steps=[p for p in steps if step_of(p) in best],
-                                           **validate))
+        scores.update(
+            average_and_validate(
+                ckpt_dir,
+                name="averaged_best",
+                key="average_best",
+                n=average_best,
+                steps=[p for p in steps if step_of(p) in best],
+                **validate,
+            )
+        )
     return scores
 
 
 def train_scalars(loss: float, lr: float, grad_norm: float, speed: float, aux: dict) -> dict:
     """The train/* scalars of one logged update."""
-    scalars = {"train/loss": loss, "train/perplexity": math.exp(min(loss, 50)), "train/lr": lr,
-               "train/grad_norm": grad_norm, "train/tokens_per_s": speed}
-    scalars.update({f"train/{name}": value for name, value in aux.items()})   # coverage / guided alignment
+    scalars = {
+        "train/loss": loss,
+        "train/perplexity": math.exp(min(loss, 50)),
+        "train/lr": lr,
+        "train/grad_norm": grad_norm,
+        "train/tokens_per_s": speed,
+    }
+    scalars.update({f"train/{name}": value for name, value in aux.items()})  # coverage / guided alignment
     return scalars

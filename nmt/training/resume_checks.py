@@ -68,7 +68,9 @@ def check_resume_model(path, model_cfg) -> None:
     keys = [k for k in differ if _changes_shapes(state, k, current.get(k), tokenizer, ours)] or differ
     keys = keys[:4]
     settings = lambda table: ", ".join(f"{k}={table.get(k, 'unset')}" for k in keys)  # noqa: E731
-    raise NmtError(f"cannot resume from {path}: it was trained with another model (checkpoint: "
-                   f"{settings(saved)}; this config: {settings(current)}; first weight that differs: "
-                   f"{name} {shape(ours)} vs {shape(theirs)}); resume with the checkpoint's model "
-                   "settings, or choose another hydra.run.dir for a new run")
+    raise NmtError(
+        f"cannot resume from {path}: it was trained with another model (checkpoint: "
+        f"{settings(saved)}; this config: {settings(current)}; first weight that differs: "
+        f"{name} {shape(ours)} vs {shape(theirs)}); resume with the checkpoint's model "
+        "settings, or choose another hydra.run.dir for a new run"
+    )

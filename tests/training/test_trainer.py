@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from tests.helpers import make_config, train
+from tests.helpers import train
 
 FAST = ("experiment=quickstart", "trainer.val_max_sentences=20", "trainer.heatmap_sentences=1",
         "trainer.log_every=5")
