@@ -24,6 +24,21 @@ FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is it
 READS_VERSIONS = (1, 2)     # version 1 is read by doubling that size (per direction in 1)
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
 MODEL_TARGET_PREFIX = "nmt.models."
+# Classes that moved: a checkpoint naming the old place loads the class from the new one.
+MOVED_TARGETS = {
+    "nmt.models.encoders.transformer.TransformerEncoder": "nmt.models.transformer.encoder.TransformerEncoder",
+    "nmt.models.decoders.transformer.TransformerDecoder": "nmt.models.transformer.decoder.TransformerDecoder",
+}
+
+
+def _moved(node):
+    """A config with every `_target_` of MOVED_TARGETS renamed (a new dict/list)."""
+    if isinstance(node, dict):
+        return {key: MOVED_TARGETS.get(value, value) if key == "_target_" and isinstance(value, str)
+                else _moved(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_moved(value) for value in node]
+    return node
 
 
 def _targets(node):
@@ -106,6 +121,7 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
     config = state["config"]
     if not isinstance(config, dict):
         raise NmtError(f"checkpoint {path} holds no config; it was not written by nmt.train")
+    config = state["config"] = _moved(config)
     foreign = [t for t in _targets(config.get("model")) if not _is_model_class(t)]
     if foreign:
         raise NmtError(f"checkpoint {path} was refused: its model config names {str(foreign[0])[:80]!r}, "
