@@ -1,4 +1,5 @@
-"""python -m nmt.train [overrides]: config in, trainer out, nothing else."""
+"""python -m nmt.train [overrides]: the config checked, the run folder locked,
+the trainer built and run, and the end-of-run lines printed."""
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
     from nmt.cli import run_command
@@ -68,7 +69,7 @@ def main(cfg: DictConfig) -> float:
         # A second run on this folder refuses before reading data, and before writing
         # anything there. Under torchrun every rank runs this function; the folder
         # belongs to rank 0.
-        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line now
+        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line, nothing written
         if resume_from is not None:         # other data: refused before reading it, changing nothing
             check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.get("resume_force", False)))
             check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written

@@ -366,7 +366,7 @@ def main(argv=None) -> int:
     if args.git_commit and not args.report_only:
         from nmt.study.autocommit import work_tree_of
 
-        work_tree_of(args.out)      # before any training: a folder outside git is one line now
+        work_tree_of(args.out)      # before any training: a folder outside git is one line
     if not args.report_only:
         # seed-major: every configuration's first seed before any second seed, so a
         # study stopped early has every row
