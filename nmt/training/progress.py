@@ -1,11 +1,17 @@
 """Where a run stands: the counters and random state that a resumed run
 continues from, so that it trains exactly as if it had not stopped."""
 
+import logging
 import math
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
+
+from nmt.errors import NmtError
+
+log = logging.getLogger("nmt.train")
 
 
 @dataclass
@@ -22,6 +28,18 @@ class Progress:
     bad_steps: int = 0  # non-finite updates in a row (not saved: a resume starts at 0)
     skipped: int = 0  # non-finite updates skipped by this process
     last_validated: int | None = None
+
+    def skip_update(self, max_bad_steps: int, last: Path) -> None:
+        """Count a non-finite update; the `max_bad_steps`-th in a row ends the run
+        (NmtError naming `last`, the last good checkpoint, where there is one)."""
+        self.bad_steps, self.skipped = self.bad_steps + 1, self.skipped + 1
+        log.warning("non-finite loss at step %d: update skipped (%d in a row)", self.step + 1, self.bad_steps)
+        if self.bad_steps >= max_bad_steps:
+            where = f"last good checkpoint {last}" if last.exists() else "no checkpoint was written yet"
+            raise NmtError(
+                f"loss was not finite for {self.bad_steps} updates in a row at step "
+                f"{self.step + 1}; {where}; lower optimizer.lr or use trainer.grad_clip"
+            )
 
     def speed(self) -> float:
         """Target tokens per second of training time since the run began."""

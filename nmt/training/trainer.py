@@ -53,13 +53,10 @@ class Trainer:
         self.optimizer, self.schedule, self.scaler = optimizer, schedule, scaler
         self.translator, self.make_translator, self.validation = translator, make_translator, validation
         self.coverage_loss, self.guided_alignment = losses
-        self.dist, self.device, self.settings = dist, dist.device, settings
-        self.precision = settings.precision
+        self.dist, self.device, self.settings, self.precision = dist, dist.device, settings, settings.precision
         self.run_dir, self.ckpt_dir = Path(run_dir), Path(run_dir) / "checkpoints"
-        self.checkpoint_info = checkpoint_info    # config, tokenizer, fingerprint, samples
-        self.reporter = reporter
-        self.progress = Progress()
-        self.budget = TimeBudget(settings.max_minutes)
+        self.checkpoint_info, self.reporter = checkpoint_info, reporter
+        self.progress, self.budget = Progress(), TimeBudget(settings.max_minutes)
         self.stop_signal: int | None = None
         self.final_metrics: dict | None = None    # the last validation's record
         self.summary: dict | None = None          # summary.json of a run that finished
@@ -236,9 +233,8 @@ class Trainer:
         validated = self.dist.broadcast_object(validated if self.dist.is_main else None)
         if self.progress.step and validated:   # not validated twice at one step
             self.progress.last_validated, self.final_metrics = self.progress.step, validated
-        log.info("model: %s parameters on %s, %s%s; data: %s", f"{count_parameters(self.model):,}",
-                 self.device, self.precision, " (trainer.precision=auto)" if self.settings.precision_auto
-                 else "", ", ".join(f"{k}={v}" for k, v in self.data.stats.items()))
+        log.info("model: %s parameters on %s, %s%s", f"{count_parameters(self.model):,}", self.device,
+                 self.precision, " (trainer.precision=auto)" if self.settings.precision_auto else "")
 
     def _run(self, bar) -> None:
         """The epochs, then a final validation (unless early stopping ended the run) and summary.json."""
@@ -285,7 +281,7 @@ class Trainer:
         p.batch_index += len(group)
         p.train_seconds += elapsed
         if not result["finite"]:
-            self._bad_step()
+            p.skip_update(self.settings.max_bad_steps, self.ckpt_dir / "last.pt")
             return
         p.bad_steps, p.step, p.tokens_total = 0, p.step + 1, p.tokens_total + result["tgt_tokens"]
         w["tokens"], w["time"] = w["tokens"] + result["tgt_tokens"], w["time"] + elapsed
@@ -297,6 +293,8 @@ class Trainer:
             self.window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
         # a signal to any rank stops all; the time budget's share used, one value on every rank
         signum, self.budget.spent = self.dist.max(self.stop_signal or 0, self.budget.fraction())
+        if self.budget.spent:                  # the bar's ETA: the steps the minutes left allow
+            bar.total = min(s.max_steps, max(p.step, round(p.step / self.budget.spent)))
         if signum:
             self.stop_signal = self.stop_signal or int(signum)
             raise Stop
@@ -308,24 +306,14 @@ class Trainer:
         elif s.save_every and p.step % s.save_every == 0 and self.dist.is_main:
             self._save_step_checkpoint()     # between validations, unscored
 
-    def _bad_step(self) -> None:
-        p = self.progress
-        p.bad_steps, p.skipped = p.bad_steps + 1, p.skipped + 1
-        log.warning("non-finite loss at step %d: update skipped (%d in a row)", p.step + 1, p.bad_steps)
-        if p.bad_steps >= self.settings.max_bad_steps:
-            kept = self.ckpt_dir / "last.pt"
-            where = f"last good checkpoint {kept}" if kept.exists() else "no checkpoint was written yet"
-            raise NmtError(f"loss was not finite for {p.bad_steps} updates in a row at step "
-                           f"{p.step + 1}; {where}; lower optimizer.lr or use trainer.grad_clip")
-
     def _log_train(self, result: dict, bar) -> None:
-        w = self.window
+        w, p = self.window, self.progress
         speed = w["tokens"] / w["time"] if w["time"] else 0.0
         lr = self.optimizer.param_groups[0]["lr"]
         loss = w["loss"] / max(1, w["updates"])
         bar.set_postfix(loss=f"{loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{speed:.0f}")
-        self.reporter.scalars(self.progress.step, train_scalars(loss, lr, result["grad_norm"], speed,
-                                                                result.get("aux", {})))
+        log.info("step %d epoch %d | loss %.3f | lr %.2e | %.0f tok/s", p.step, p.epoch, loss, lr, speed)
+        self.reporter.scalars(p.step, train_scalars(loss, lr, result["grad_norm"], speed, result.get("aux", {})))
 
     # -- validation, checkpoints, summary ----------------------------------------
     def _validate_and_save(self, final: bool = False) -> None:
@@ -360,7 +348,8 @@ class Trainer:
         log.info("validation step %d epoch %d | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f | lr %.2e | "
                  "%.0f tok/s%s", p.step, p.epoch, result.loss, result.perplexity, result.bleu, result.chrf,
                  lr, record["tokens_per_s"], " | new best" if improved else "")
-        log.info("sacreBLEU %s | chrF %s", result.bleu_signature, result.chrf_signature)
+        if not p.step_scores:                  # the signatures once a run, at its first validation
+            log.info("sacreBLEU %s | chrF %s", result.bleu_signature, result.chrf_signature)
         p.step_scores[p.step] = score          # before last.pt: a resumed run knows it
         self.save("last.pt")
         if improved:
