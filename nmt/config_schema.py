@@ -19,7 +19,7 @@ tests/test_config_schema.py composes every option of every group and fails
 for any leaf that has no rule, so a new key needs one (add it below).
 
 Keys that start with "_" (`_target_`, `_partial_`) name classes, not values.
-Checks across keys are in `nmt.train.check_config`: settings a group option
+Checks across keys are in `nmt.training.config_checks.check_config`: settings a group option
 does not take, combinations that cannot work, and the model built on the
 meta device so that its constructors' checks (heads dividing d_model, ...)
 answer before any data is read (`nmt/models/build.py`, `check_model_config`).

@@ -16,10 +16,10 @@ or method, 413 for a larger body (refused before it is parsed, by its
 Content-Length or as it streams in), 415 for another content type.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("before the explorer was serving")
+    run_command("nmt.explore", "before the explorer was serving")
 
 import argparse
 import json
@@ -28,6 +28,7 @@ import sys
 import threading
 
 from nmt import signals
+from nmt.cli import command
 from nmt.cli_checks import ArgumentParser, check_checkpoint_exists
 from nmt.errors import NmtError
 
@@ -73,7 +74,7 @@ class Model:
     """A loaded checkpoint: translator, short name, description, samples."""
 
     def __init__(self, path: str, device: str, name: str | None = None):
-        from nmt.training.checkpoints import load_checkpoint
+        from nmt.store.checkpoints import load_checkpoint
         from nmt.translator import Translator
         from nmt.viz.attention_data import describe
         from nmt.viz.html_export import model_label
@@ -203,21 +204,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+@command
 def main(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        check_port(args.port)
-        for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
-            if path is not None:
-                check_checkpoint_exists(path)
-        from nmt.viz.html_export import model_labels
+    check_port(args.port)
+    for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
+        if path is not None:
+            check_checkpoint_exists(path)
+    from nmt.viz.html_export import model_labels
 
-        paths = [args.checkpoint] + ([args.compare] if args.compare else [])
-        models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
-        app = create_app(models)
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+    paths = [args.checkpoint] + ([args.compare] if args.compare else [])
+    models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
+    app = create_app(models)
     import uvicorn
 
     print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",
@@ -228,11 +226,8 @@ def main(argv=None) -> int:
     return 0
 
 
-def cli() -> int:
-    """The `nmt-explore` console command: what `python -m nmt.explore` does."""
-    signals.install("before the explorer was serving")
-    return main()
+def cli() -> None:
+    """The `nmt-explore` console command: what `python -m nmt.explore` runs."""
+    from nmt.cli import run_command
 
-
-if __name__ == "__main__":
-    sys.exit(cli())
+    run_command("nmt.explore", "before the explorer was serving")

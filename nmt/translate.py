@@ -6,10 +6,10 @@ whatever the locale; --output is replaced atomically, so a failed run leaves
 an existing file as it was.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("; an --output file is written whole or not at all")
+    run_command("nmt.translate", "; an --output file is written whole or not at all")
 
 import argparse
 import logging
@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 from nmt.atomic import atomic_write
-from nmt import signals
-from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output,
-                            close_stdout, finite_float, write_stdout)
+from nmt.cli import command
+from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, finite_float,
+                            write_stdout)
 from nmt.errors import NmtError
 
 log = logging.getLogger("nmt.translate")
@@ -200,84 +200,72 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
                 raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
+@command
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
-    try:
-        check_files(args)              # before the seconds of importing torch
-        from nmt.translator import Translator
-        from nmt.training.validation import score_translations
+    check_files(args)              # before the seconds of importing torch
+    from nmt.translator import Translator, check_coverage_penalty
+    from nmt.scoring import score_translations
 
-        if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
-                args.max_length_extra < 0 or args.max_length_ratio == 0 and args.max_length_extra == 0:
-            raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
-        if args.min_length < 0:
-            raise NmtError(f"--min-length {args.min_length} must be >= 0")
-        if not 0 <= args.coverage_penalty < math.inf:
-            raise NmtError(f"--coverage-penalty {args.coverage_penalty} must be a finite number >= 0")
-        if args.coverage_penalty and args.beam_size == 1:
-            raise NmtError("--coverage-penalty re-ranks the beam's hypotheses; use --beam-size 2 or more")
-        for option, value in (("--attention-layer", args.attention_layer),
-                              ("--attention-head", args.attention_head)):
-            if value is not None and not args.plot_attention:
-                raise NmtError(f"{option} chooses what --plot-attention draws; add --plot-attention DIR "
-                               "(--attention-html shows every layer and head)")
-        if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
-            raise NmtError("--attention-layer/--attention-head draw one model's layers; "
-                           "give one --checkpoint")
-        if args.plot_attention:
-            make_folder(args.plot_attention)
-        sources = read_input(args.input)
-        references = None
-        if args.reference:
-            from nmt.data.readers import read_lines
-            references = read_lines(args.reference)
-            if len(references) != len(sources):
-                raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
-                               f"input has {len(sources)}")
-        translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
-                                                 max_len_ratio=args.max_length_ratio,
-                                                 max_len_extra=args.max_length_extra)
-        if args.attention_layer is not None or args.attention_head is not None:
-            check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
-        outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
-                                       batch_size=args.batch_size, length_penalty=args.length_penalty,
-                                       min_length=args.min_length,
-                                       coverage_penalty=args.coverage_penalty)
-        truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
-        if truncated:
-            log.warning("%d input line(s) longer than the model's %d subwords were truncated "
-                        "(first: line %d)", len(truncated), translator.max_src_len, truncated[0])
-        if args.nbest > 1:
-            lines = [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(outputs)
-                     for text, score in (o.nbest or [("", 0.0)])]
-        else:
-            lines = [o.text for o in outputs]
-        write_output(lines, args.output)
-        if args.plot_attention:
-            plot_attention(translator, sources, outputs, args.plot_attention,
-                           args.attention_layer, args.attention_head, args.dpi)
-        if args.attention_html:
-            from nmt.viz.html_export import write_attention_html
-            write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
-                                 beam_size=args.beam_size)
-        if references is not None:
-            bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
-            print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("nmt: error: interrupted", file=sys.stderr)
-        return 130
+    if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
+            args.max_length_extra < 0 or args.max_length_ratio == 0 and args.max_length_extra == 0:
+        raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
+    if args.min_length < 0:
+        raise NmtError(f"--min-length {args.min_length} must be >= 0")
+    check_coverage_penalty(args.coverage_penalty, args.beam_size, "--coverage-penalty ", "--beam-size")
+    for option, value in (("--attention-layer", args.attention_layer),
+                          ("--attention-head", args.attention_head)):
+        if value is not None and not args.plot_attention:
+            raise NmtError(f"{option} chooses what --plot-attention draws; add --plot-attention DIR "
+                           "(--attention-html shows every layer and head)")
+    if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
+        raise NmtError("--attention-layer/--attention-head draw one model's layers; "
+                       "give one --checkpoint")
+    if args.plot_attention:
+        make_folder(args.plot_attention)
+    sources = read_input(args.input)
+    references = None
+    if args.reference:
+        from nmt.data.readers import read_lines
+        references = read_lines(args.reference)
+        if len(references) != len(sources):
+            raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
+                           f"input has {len(sources)}")
+    translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
+                                             max_len_ratio=args.max_length_ratio,
+                                             max_len_extra=args.max_length_extra)
+    if args.attention_layer is not None or args.attention_head is not None:
+        check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
+    outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
+                                   batch_size=args.batch_size, length_penalty=args.length_penalty,
+                                   min_length=args.min_length,
+                                   coverage_penalty=args.coverage_penalty)
+    truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
+    if truncated:
+        log.warning("%d input line(s) longer than the model's %d subwords were truncated "
+                    "(first: line %d)", len(truncated), translator.max_src_len, truncated[0])
+    if args.nbest > 1:
+        lines = [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(outputs)
+                 for text, score in (o.nbest or [("", 0.0)])]
+    else:
+        lines = [o.text for o in outputs]
+    write_output(lines, args.output)
+    if args.plot_attention:
+        plot_attention(translator, sources, outputs, args.plot_attention,
+                       args.attention_layer, args.attention_head, args.dpi)
+    if args.attention_html:
+        from nmt.viz.html_export import write_attention_html
+        write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
+                             beam_size=args.beam_size)
+    if references is not None:
+        bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
+        print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)
     return 0
 
 
-def cli() -> int:
-    """The `nmt-translate` console command: what `python -m nmt.translate` does."""
-    signals.install("; an --output file is written whole or not at all")
-    return close_stdout(main())
+def cli() -> None:
+    """The `nmt-translate` console command: what `python -m nmt.translate` runs."""
+    from nmt.cli import run_command
 
-
-if __name__ == "__main__":
-    sys.exit(cli())
+    run_command("nmt.translate", "; an --output file is written whole or not at all")

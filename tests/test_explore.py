@@ -127,7 +127,7 @@ def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
 
 def test_samples_come_from_the_checkpoint_or_none(toy_checkpoint, tmp_path):
     from nmt.explore import Model
-    from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+    from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 
     assert 1 <= len(Model(str(toy_checkpoint), "cpu").samples) <= 20
     state = load_checkpoint(toy_checkpoint)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from nmt.data.readers import read_lines
 from nmt.errors import NmtError
-from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 from nmt.translate import main as translate_main
 from nmt.translate import read_input
 from nmt.translator import Translator

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.data.batching import Batch, TokenBatcher, make_batch
-from nmt.data.pipeline import PreparedData, _drop_empty, _positive_int
+from nmt.data.examples import PreparedData, drop_empty, positive_setting
 from nmt.data.readers import BOM, read_parallel
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import NmtError
@@ -188,19 +188,19 @@ def prepare_streaming(cfg: dict, cache_dir, seed: int) -> PreparedData:
     for key in ("train_src", "train_tgt", "valid_src", "valid_tgt"):
         if cfg.get(key) is None:
             raise NmtError(f"data.{key} is not set; add data.{key}=... to the command line")
-    max_len = _positive_int(cfg, "max_len", 100)
-    batch_tokens = _positive_int(cfg, "batch_tokens", 4096)
-    vocab_size = _positive_int(cfg, "vocab_size", 8000)
-    buffer_pairs = _positive_int(cfg, "buffer_pairs", 100_000)
-    sample = _positive_int(cfg, "spm_sentences", 1_000_000)
+    max_len = positive_setting(cfg, "max_len")
+    batch_tokens = positive_setting(cfg, "batch_tokens")
+    vocab_size = positive_setting(cfg, "vocab_size")
+    buffer_pairs = positive_setting(cfg, "buffer_pairs")
+    sample = positive_setting(cfg, "spm_sentences")
     src_path, tgt_path = _check_plain_file(cfg["train_src"]), _check_plain_file(cfg["train_tgt"])
 
-    valid, valid_empty = _drop_empty(read_parallel(cfg["valid_src"], cfg["valid_tgt"]), source_only=True)
+    valid, valid_empty = drop_empty(read_parallel(cfg["valid_src"], cfg["valid_tgt"]), source_only=True)
     test = []
     if cfg.get("test_src") is not None or cfg.get("test_tgt") is not None:
         if cfg.get("test_src") is None or cfg.get("test_tgt") is None:
             raise NmtError("set both data.test_src and data.test_tgt, or neither")
-        test, _ = _drop_empty(read_parallel(cfg["test_src"], cfg["test_tgt"]), source_only=True)
+        test, _ = drop_empty(read_parallel(cfg["test_src"], cfg["test_tgt"]), source_only=True)
     if not valid:
         raise NmtError(f"{cfg['valid_src']}: the validation set has no non-empty source line; check its files")
 

@@ -251,18 +251,3 @@ class Tokenizer:
             raise NmtError("the checkpoint holds no sentencepiece models ('src' and 'tgt'); "
                            "it was not written by nmt's trainer")
         return cls(protos["src"], protos["tgt"])
-
-
-def check_same_vocabulary(first, first_protos: dict, other, other_protos: dict, needed_by: str) -> None:
-    """One NmtError line when two checkpoints' sentencepiece models differ.
-
-    `first`/`other` name the checkpoints, `*_protos` are their
-    `Tokenizer.to_bytes()`; `needed_by` says what needs one vocabulary
-    ("an ensemble", "averaging"). Equal protos mean equal subword ids.
-    """
-    sides = [name for side, name in (("src", "source"), ("tgt", "target"))
-             if first_protos.get(side) != other_protos.get(side)]
-    if sides:
-        raise NmtError(f"checkpoints {first} and {other} use different vocabularies (their "
-                       f"{' and '.join(sides)} sentencepiece models differ); {needed_by} needs models "
-                       "trained with the same sentencepiece model")

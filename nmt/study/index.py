@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from nmt.study.configs import study_configs
-from nmt.study.report import aggregate, collect
+from nmt.study.ranking import ranking_table, top_three_line
+from nmt.study.tables import aggregate, cell, clearly_different, collect
 
 PARTS = {"toy": "Part 1: the toy task (true alignment known)", "multi30k": "Part 2: Multi30k de→en"}
 SUPERSEDED = "superseded_2026-11-23_1.5min"
@@ -53,7 +54,6 @@ def _compare(table: dict, a: str, b: str, key: str, lower_is_better: bool,
     """'a … vs b …: verdict', and which is better when clear (None if not).
     Clear: Welch's t-test over the seeds, or for test BLEU with `paired`, the
     paired bootstrap of the first seeds at p < 0.05."""
-    from nmt.study.report import clearly_different
 
     if a not in table or b not in table or key not in table[a]["stats"] or key not in table[b]["stats"]:
         return f"{a} vs {b}: not both run", None
@@ -72,7 +72,8 @@ def _compare(table: dict, a: str, b: str, key: str, lower_is_better: bool,
             winner = a if test["difference"] > 0 else b
             verdict = f"{winner} better on the paired test of the first seeds (the seed spread does not settle it)"
             clear, better = True, winner
-    return f"{fmt(table, a, key, digits)} vs {fmt(table, b, key, digits)}{extra}: {verdict}", (better if clear else None)
+    return (f"{fmt(table, a, key, digits)} vs {fmt(table, b, key, digits)}{extra}: {verdict}",
+            better if clear else None)
 
 
 compare = _compare
@@ -262,7 +263,8 @@ def newer_mechanisms(table: dict, runs: list[dict], toy: bool = True, compare=_c
         where = (f"the penultimate layer's head {head + 1}" if layer == -2 else
                  f"layer {layer + 1 if layer >= 0 else layer} (negative: from the top), head {head + 1}")
         text = (f"- Transformer: the supervised head ({where}) has AER {mean_sd(sup)}; the same head without "
-                f"guidance {mean_sd(unsup)}; the best head of the unguided model {mean_sd(best_heads(runs, 'transformer-sinusoidal'))}")
+                f"guidance {mean_sd(unsup)}; the best head of the unguided model "
+                f"{mean_sd(best_heads(runs, 'transformer-sinusoidal'))}")
         if sup and unsup:
             text += f": a change of {statistics.fmean(sup) - statistics.fmean(unsup):+.3f} on that head"
         out.append(text + ". The attention shown elsewhere (last layer, mean of heads) is not the supervised one: "
@@ -353,7 +355,6 @@ def write_index(root: Path) -> None:
         out += ["", "## Part 1 at a glance", "",
                 "| configuration | family | seeds | updates to BLEU 95 | test BLEU | AER | AER best head |",
                 "|---|---|---|---|---|---|---|"]
-        from nmt.study.report import cell
         for name, entry in toy.items():
             if entry["n"]:
                 out.append(f"| {name} | {entry['family']} | {entry['n']} | "
@@ -365,7 +366,6 @@ def write_index(root: Path) -> None:
                 "[toy/README.md](toy/README.md)."]
     m30k, m30k_runs = parts.get("multi30k", ({}, []))
     if m30k:
-        from nmt.study.ranking import ranking_table, top_three_line
 
         configs = study_configs("multi30k")
         out += ["", "## Part 2 at a glance", "",

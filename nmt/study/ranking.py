@@ -14,7 +14,7 @@ rule is that the three configurations ranked first run at least
 """
 
 from nmt.study.configs import StudyConfig, label
-from nmt.study.report import cell, clearly_different
+from nmt.study.tables import cell, clearly_different
 
 MIN_SEEDS_OF_TOP = 3
 TOP = 3

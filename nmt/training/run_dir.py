@@ -22,8 +22,9 @@ from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
 from nmt.atomic import atomic_write
+from nmt.cli import print_error
 from nmt.errors import NmtError
-from nmt.training.metrics_log import parse_record
+from nmt.store.metrics_log import parse_record
 
 HYDRA_SUBDIR = ".hydra"
 _held: dict[Path, int] = {}     # lock file -> how many RunDirLocks of this process hold it
@@ -164,7 +165,7 @@ class RunDirCheck(Callback):
 
 
 def _refuse(message: str) -> None:
-    print(f"nmt: error: {message}", file=sys.stderr, flush=True)
+    print_error(message)
     sys.exit(1)
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from nmt.study.index import compare, findings
-from nmt.study.report import aggregate
+from nmt.study.tables import aggregate
 
 
 def runs_of(values: dict[str, list[float]]) -> list[dict]:

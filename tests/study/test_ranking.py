@@ -5,7 +5,7 @@ import sacrebleu
 
 from nmt.study.configs import study_configs
 from nmt.study.ranking import ranked_names, ranking_table, top_three_line
-from nmt.study.report import aggregate
+from nmt.study.tables import aggregate
 
 REFS = ["the cat sat on the mat", "a dog runs in the park", "two men play chess", "the sun is hot today"]
 GOOD = list(REFS)

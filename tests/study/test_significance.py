@@ -27,7 +27,8 @@ def test_paired_bootstrap_on_a_tiny_example():
 
 def test_report_tests_each_configuration_against_its_family_best():
     from nmt.study.configs import study_configs
-    from nmt.study.report import aggregate, paired_tests
+    from nmt.study.report import paired_tests
+    from nmt.study.tables import aggregate
 
     outputs = {"luong_dot": GOOD, "bahdanau": BAD, "cosine": GOOD}
     runs = [{"name": n, "family": "score", "seed": 1, "first_seed": 1, "hypotheses": h,
@@ -51,7 +52,8 @@ def test_index_calls_a_multi30k_gap_on_the_paired_test_when_seeds_cannot(tmp_pat
     import json
 
     from nmt.study.index import PairedEvidence, cited_pairs, findings
-    from nmt.study.report import aggregate, write_cited_tests
+    from nmt.study.report import write_cited_tests
+    from nmt.study.tables import aggregate
 
     outputs = {"luong_general": GOOD, "bahdanau": BAD}
     runs = [{"name": n, "family": "score", "seed": 1, "first_seed": 1, "hypotheses": h, "status": "finished",

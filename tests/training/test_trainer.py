@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from tests.helpers import make_config, train
+from tests.helpers import train
 
 FAST = ("experiment=quickstart", "trainer.val_max_sentences=20", "trainer.heatmap_sentences=1",
         "trainer.log_every=5")
@@ -59,14 +59,14 @@ def test_resume_continues_exactly(tmp_path, cache_dir):
 def test_time_budget_counts_the_whole_run_across_a_resume(tmp_path, cache_dir):
     """trainer.max_minutes is the run's wall clock, resumptions added up: a checkpoint keeps the
     seconds spent so far, and a resumed run whose budget is used up trains no further."""
-    from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+    from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 
     common = (*FAST, "trainer.val_every=5", "trainer.keep_last=0")
     first = train(tmp_path, *common, "trainer.max_steps=5", cache_dir=cache_dir)
     last = tmp_path / "checkpoints" / "last.pt"
     state = load_checkpoint(last)
     spent = state["progress"]["wall_seconds"]
-    assert 0 < spent <= first.wall_seconds()
+    assert 0 < spent <= first.budget.wall_seconds()
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["wall_s"] >= spent
 
