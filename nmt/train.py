@@ -73,7 +73,7 @@ def main(cfg: DictConfig) -> float:
         # belongs to rank 0.
         resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line, nothing written
         if resume_from is not None:         # other data: refused before reading it, changing nothing
-            check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.get("resume_force", False)))
+            check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
             check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
         main_rank = int(os.environ.get("RANK", "0")) == 0
         lock = RunDirLock(run_dir, fresh=is_fresh(cfg.trainer.resume)) if main_rank else nullcontext()

@@ -22,7 +22,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     build on the meta device) and the trainer settings that depend on it.
     `choices` is Hydra's runtime.choices, to name options in messages."""
     validate(cfg)
-    positional = str(cfg.model.positional.get("kind", "none"))
+    positional = str(cfg.model.positional.kind)
     if positional == "learned":
         table, max_len = int(cfg.model.positional.max_len), int(cfg.data.max_len)
         if table < max_len + 1:  # the decoder reads <s> plus up to max_len subwords
@@ -39,7 +39,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
             f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
             f"or data.max_len={window}"
         )
-    if cfg.model.get("share_embeddings", False) and not cfg.data.get("joint_vocab", True):
+    if cfg.model.share_embeddings and not cfg.data.joint_vocab:
         raise NmtError(
             "model.share_embeddings=true needs one vocabulary for both languages; "
             "set data.joint_vocab=true or model.share_embeddings=false"
@@ -71,15 +71,15 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     check_coverage_penalty(
         float(tc.coverage_penalty), int(tc.val_beam_size), "trainer.coverage_penalty=", "trainer.val_beam_size"
     )
-    guided = tc.get("guided_alignment") or {}
-    if guided.get("weight", 0.0):
-        if not cfg.data.get("train_alignments"):
+    guided = tc.guided_alignment
+    if guided.weight:
+        if not cfg.data.train_alignments:
             raise NmtError(
                 "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
                 "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
                 "FILE writes the toy task's)"
             )
-        GuidedAlignmentLoss(layer=guided.get("layer", -2), head=guided.get("head", 0)).check(model.decoder)
+        GuidedAlignmentLoss(layer=guided.layer, head=guided.head).check(model.decoder)
 
 
 DATA_FILES = ("train_src", "train_tgt", "valid_src", "valid_tgt", "test_src", "test_tgt", "train_alignments")

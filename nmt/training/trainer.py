@@ -247,13 +247,14 @@ class Trainer:
                 raise BudgetSpent
             while p.step < s.max_steps and p.epoch < s.max_epochs:
                 self._epoch(bar)
+            stopped_by = "trainer.max_steps" if p.step >= s.max_steps else "trainer.max_epochs"
         except EarlyStop:
-            self._write_summary()
+            self._write_summary("trainer.patience")
             return
         except BudgetSpent:
-            pass
+            stopped_by = "trainer.max_minutes"
         self._validate_and_save(final=True)
-        self._write_summary()
+        self._write_summary(stopped_by)
 
     def _epoch(self, bar) -> None:
         """This rank's share of the epoch (all of it for one process), from where the run stands."""
@@ -371,8 +372,9 @@ class Trainer:
             prune_step_checkpoints(self.ckpt_dir, newest,
                                    also_keep=best_steps(self.progress.step_scores, s.average_best))
 
-    def _write_summary(self) -> None:
-        """summary.json (rank 0), after the averaged checkpoints it reports."""
+    def _write_summary(self, stopped_by: str) -> None:
+        """summary.json (rank 0), after the averaged checkpoints it reports;
+        `stopped_by` names the setting that ended the run."""
         if not self.dist.is_main:
             return
         p, s, m = self.progress, self.settings, self.final_metrics
@@ -380,7 +382,8 @@ class Trainer:
                    "perplexity": m["perplexity"], "loss": m["loss"], "step": p.step,
                    "tokens_per_s": p.speed(), "wall_s": self.budget.wall_seconds(),
                    "train_seconds": p.train_seconds, "best": METRIC_SIGN[s.metric] * p.best,
-                   "metric": s.metric, "skipped_updates": p.skipped, "bleu_signature": m["bleu_signature"]}
+                   "metric": s.metric, "skipped_updates": p.skipped, "bleu_signature": m["bleu_signature"],
+                   "stopped_by": stopped_by}
         summary.update(averages(self.ckpt_dir, s.average_last, s.average_best, p.step_scores,
                                 model=self.model, make_translator=self.make_translator,
                                 validation=self.validation, device=self.device, reporter=self.reporter,
