@@ -280,3 +280,12 @@ def test_a_picked_validation_sentence_shows_its_reference_and_the_note(tmp_path)
         browser.close()
     assert first == "Reference: a dog" and note == "These models use different target vocabularies"
     assert second_hidden and typed_hidden
+
+
+def test_a_checkpoint_carries_its_samples_references_for_the_explorer(toy_checkpoint):
+    import torch
+
+    state = torch.load(toy_checkpoint, weights_only=True)
+    assert len(state["sample_references"]) == len(state["samples"]) > 0
+    # the toy task's reference is the date in digits, e.g. "22.03.2047"
+    assert all(any(ch.isdigit() for ch in ref) for ref in state["sample_references"])

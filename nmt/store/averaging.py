@@ -89,8 +89,9 @@ def average_checkpoints(paths: list[Path]) -> dict:
         "model": averaged,
         "averaged_from": [str(p) for p in paths],
     }
-    if "samples" in first:  # the explorer's example sentences
-        result["samples"] = first["samples"]
+    for key in ("samples", "sample_references"):  # the explorer's example sentences
+        if key in first:
+            result[key] = first[key]
     return result
 
 

@@ -67,6 +67,7 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         "tokenizer": tokenizer.to_bytes(),
         "fingerprint": data_fingerprint(cfg.data, tokenizer.to_bytes()),  # checked on resume
         "samples": [src for src, _ in validation.pairs[:20]],  # for the explorer
+        "sample_references": [tgt for _, tgt in validation.pairs[:20]],  # shown beside a picked sample
     }
     reporter = Reporter(run_dir, hparams(cfg), enabled=dist.is_main)
     return Trainer(

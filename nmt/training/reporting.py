@@ -59,7 +59,9 @@ class Reporter:
         if self.enabled:
             self.writer.add_hparams(
                 self.hparams,
-                {"hparam/bleu": result.bleu, "hparam/chrf": result.chrf, "hparam/perplexity": result.perplexity},
+                # under valid/: the run's final point sits in the validation cards, and no
+                # group of its own pushes valid/bleu below the fold
+                {"valid/bleu": result.bleu, "valid/chrf": result.chrf, "valid/perplexity": result.perplexity},
                 run_name="hparams",
             )
 
