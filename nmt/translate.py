@@ -21,6 +21,7 @@ from nmt.atomic import atomic_write
 from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, finite_float,
                             write_stdout)
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 
 log = logging.getLogger("nmt.translate")
 
@@ -37,7 +38,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
-    parser.add_argument("--input", help="source file, one sentence a line (default: stdin)")
+    parser.add_argument("--input", help="source file, one sentence a line (default or -: stdin)")
     parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
     parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
     parser.add_argument("--nbest", type=positive_int, default=1,
@@ -65,8 +66,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def read_input(path: str | None) -> list[str]:
-    """Lines of a file or stdin as text; invalid UTF-8 names its line."""
-    if path is not None:
+    """Lines of a file or stdin (None or "-") as text; invalid UTF-8 names its line."""
+    if path is not None and path != "-":
         from nmt.data.readers import read_lines
         return read_lines(path)
     if sys.stdin is None:                # started with `<&-`
@@ -108,10 +109,13 @@ def check_files(args) -> None:
     """Every file this run reads exists; every file it writes is writable and
     none of them a file it reads (through another spelling or a link too);
     before anything is read or written."""
-    inputs = [("--input", args.input), ("--reference", args.reference)]
+    inputs = [("--input", None if args.input == "-" else args.input), ("--reference", args.reference)]
     for option, path in inputs:
         if path is not None and not Path(path).exists():
             raise NmtError(f"{option} {path}: no such file")
+        if path is not None:                # a FIFO or a device would hang the read
+            stdin = " (for standard input leave out --input, or give --input -)" if option == "--input" else ""
+            refuse_special(path, option, f"give a text file{stdin}")
     inputs += [("--checkpoint", path) for path in args.checkpoint]
     for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):
         if path is not None:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, close_stdout, finite_float, write_stdout
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,6 +208,7 @@ def reference_links(args, test) -> tuple[list | None, str | None]:
         return [toy_links(s, t) for s, t in test], "the toy task's true alignment (nmt.data.toy.toy_alignment)"
     if not args.links:
         return None, None
+    refuse_special(args.links, "--links", "give a text file of word links")     # a FIFO would hang
     try:
         lines = Path(args.links).read_text(encoding="utf-8").splitlines()
         links = [read_links(line) for line in lines]

@@ -23,6 +23,7 @@ from omegaconf import OmegaConf
 
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.training.metrics_log import parse_record
 
 HYDRA_SUBDIR = ".hydra"
@@ -179,6 +180,7 @@ def find_resume_checkpoint(resume, run_dir: Path) -> Path | None:
         return None
     if str(resume) != "auto":
         path = Path(str(resume))
+        refuse_special(path, "trainer.resume=", "give a checkpoint file")
         if not path.is_file():
             raise NmtError(f"trainer.resume={resume}: no such checkpoint file")
         return path
@@ -200,6 +202,7 @@ def drop_metrics_after(path: Path, step: int) -> dict | None:
     path = Path(path)
     if not path.exists():
         return None
+    refuse_special(path, "", "it should be the run's metrics log; move it away")
     kept, dropped, same = [], 0, None
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         record = parse_record(line)
