@@ -38,6 +38,7 @@ from nmt.data.tokenizer import check_same_vocabulary
 from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
                             write_stdout)
 from nmt.errors import NmtError
+from nmt.run_files import check_not_run_file
 from nmt.training.metrics_log import METRICS_FILE, read_records
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
                                       step_checkpoints, step_of)
@@ -164,6 +165,8 @@ def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoints", nargs="*", type=Path)
     parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write --output even over a run's own file (its last.pt, best.pt, ...)")
     parser.add_argument("--run", type=Path, help="a run folder: average its step_N.pt (with --best or --last)")
     pick = parser.add_mutually_exclusive_group()
     pick.add_argument("--best", type=positive_int, metavar="N", help="with --run: the N best-validated")
@@ -179,6 +182,8 @@ def main(argv=None) -> int:
         parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
     try:
         check_output(args.output)
+        if not args.overwrite:           # a run's last.pt replaced by bare weights cannot continue
+            check_not_run_file("--output", args.output, allow="--overwrite")
         if args.run is not None:
             args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
         check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])

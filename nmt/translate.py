@@ -22,6 +22,7 @@ from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close
                             write_stdout)
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
+from nmt.run_files import check_not_run_file
 
 log = logging.getLogger("nmt.translate")
 
@@ -121,6 +122,7 @@ def check_files(args) -> None:
         if path is not None:
             check_output(path, option)
             check_not_input(option, path, inputs)
+            check_not_run_file(option, path)
     if args.output and args.attention_html:
         check_not_input("--attention-html", args.attention_html, [("--output", args.output)])
 

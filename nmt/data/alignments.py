@@ -29,6 +29,7 @@ import numpy as np
 from nmt.atomic import atomic_write
 from nmt.cli_checks import ArgumentParser
 from nmt.errors import NmtError
+from nmt.run_files import check_not_run_file
 
 Links = list[tuple[int, int]]          # (source word, target word)
 SubwordGuide = list[tuple[int, int, float]]   # (target subword, source subword, weight)
@@ -164,6 +165,7 @@ def main(argv=None) -> int:
     try:
         from nmt.data.toy import make_toy_corpus
 
+        check_not_run_file("output", args.output)
         corpus = make_toy_corpus(args.n_train, args.n_valid, args.n_test, args.seed)
         lines = toy_pharaoh(corpus.train)
         atomic_write(args.output, "".join(line + "\n" for line in lines).encode("utf-8"))

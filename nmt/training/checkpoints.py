@@ -25,6 +25,7 @@ from nmt.file_inputs import refuse_special, special_kind
 FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
 READS_VERSIONS = (1, 2)     # version 1 is read by doubling that size (per direction in 1)
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
+RESUME_KEYS = ("optimizer", "schedule", "progress", "rng")    # what a run continues from, beside the weights
 MODEL_TARGET_PREFIX = "nmt.models."
 
 
@@ -221,6 +222,25 @@ def check_resume_data(path, data_cfg, force: bool = False) -> None:
     saved = checkpoint_fingerprint(state)
     current = {"data": data_fingerprint(data_cfg, {})["data"], "tokenizer": saved["tokenizer"]}
     check_fingerprint(state, current, path, force)
+
+
+def check_resume_state(path, weights_only: bool = False) -> None:
+    """A checkpoint to continue a run from holds the optimiser, schedule,
+    progress and random state beside the weights; one without them (an
+    averaged checkpoint) is refused in one line, unless `weights_only`
+    (trainer.resume_weights_only=true: a new run from its weights)."""
+    if not weights_only:
+        require_resume_state(load_checkpoint(path, mmap=True), path)
+
+
+def require_resume_state(state: dict, path) -> None:
+    """The refusal of check_resume_state, for a checkpoint already loaded."""
+    if any(key not in state for key in RESUME_KEYS):
+        what = "an averaged checkpoint" if "averaged_from" in state else "not a training checkpoint"
+        raise NmtError(f"cannot resume from {path}: it holds model weights only, without the optimiser "
+                       f"state, schedule and progress a run continues from ({what}); resume from the "
+                       "run's last.pt or a step_N.pt, or start a new run from these weights with "
+                       "trainer.resume_weights_only=true and a new hydra.run.dir")
 
 
 def _model_settings(node, prefix: str = "model") -> dict:

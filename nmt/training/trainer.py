@@ -29,14 +29,15 @@ from nmt.data.pipeline import prepare_data
 from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, data_fingerprint,
-                                      load_checkpoint, prune_step_checkpoints, save_checkpoint,
-                                      step_checkpoints, step_of)
+                                      load_checkpoint, prune_step_checkpoints, require_resume_state,
+                                      save_checkpoint, step_checkpoints, step_of)
 from nmt.training.device import resolve_device
 from nmt.training.distributed import Distributed
 from nmt.training.coverage_loss import CoverageLoss
 from nmt.training.guided_alignment import GuidedAlignmentLoss
 from nmt.training.loss import reinforce_loss, token_losses
-from nmt.training.run_dir import RunDirLock, drop_metrics_after, find_resume_checkpoint
+from nmt.run_files import holds_a_run
+from nmt.training.run_dir import RunDirLock, drop_metrics_after, find_resume_checkpoint, holds_a_run_error
 from nmt.training.tensorboard import log_attention_images
 from nmt.training.precision import CHOICES, PRECISIONS, resolve_precision
 from nmt.training.validation import validate
@@ -169,6 +170,7 @@ class Trainer:
 
     def resume(self, path: Path) -> None:
         state = load_checkpoint(path)
+        require_resume_state(state, path)      # weights only (averaged): one line, not a KeyError
         check_fingerprint(state, data_fingerprint(self.cfg.data, self.tokenizer.to_bytes()), path,
                           force=bool(self.tc.get("resume_force", False)))
         try:
@@ -191,6 +193,19 @@ class Trainer:
         self._set_rng_state(state["rng"])
         log.info("resumed from %s at step %d (epoch %d, batch %d)", path, self.step, self.epoch,
                  self.batch_index)
+
+    def start_from_weights(self, path: Path) -> None:
+        """trainer.resume_weights_only=true: a new run from a checkpoint's weights
+        (an averaged one too), with a fresh optimiser and schedule from step 0."""
+        state = load_checkpoint(path)
+        check_fingerprint(state, data_fingerprint(self.cfg.data, self.tokenizer.to_bytes()), path,
+                          force=bool(self.tc.get("resume_force", False)))
+        try:
+            self.model.load_state_dict(state["model"])
+        except (RuntimeError, ValueError) as error:
+            raise NmtError(f"cannot start from the weights of {path}: it was trained with another model "
+                           f"({str(error).splitlines()[0][:120]})") from None
+        log.info("started from the weights of %s: a fresh optimiser and schedule from step 0", path)
 
     def wall_seconds(self) -> float:
         """Wall-clock seconds in the training loop over the whole run, resumptions added up."""
@@ -315,12 +330,15 @@ class Trainer:
                 self.dist.close()
 
     def _fit(self) -> int:
-        resume = find_resume_checkpoint(self.tc.resume, self.run_dir)
-        if resume is not None:
+        weights_only = bool(self.tc.get("resume_weights_only", False))
+        resume = find_resume_checkpoint(self.tc.resume, self.run_dir, weights_only)
+        if resume is None or weights_only:      # a new run: never over another run's files
+            if holds_a_run(self.run_dir):
+                raise holds_a_run_error(self.run_dir)
+        if weights_only:
+            self.start_from_weights(resume)
+        elif resume is not None:
             self.resume(resume)
-        elif (self.ckpt_dir / "last.pt").exists():
-            raise NmtError(f"{self.ckpt_dir} already holds a run; continue it with trainer.resume=auto "
-                           "or choose another hydra.run.dir")
         if self.dist.enabled:                  # dropout and sampling differ between ranks
             torch.manual_seed(self.dist.rank_seed(int(self.tc.seed), self.step))
         self.writer = self.metrics_file = None  # rank 0 alone writes
