@@ -116,6 +116,8 @@ def check_files(args) -> None:
             raise NmtError(f"{option} {path}: no such file")
         if path is not None:                # a FIFO or a device would hang the read
             stdin = " (for standard input leave out --input, or give --input -)" if option == "--input" else ""
+            if Path(path).is_dir():
+                raise NmtError(f"{option} {path} is a directory; give a text file{stdin}")
             refuse_special(path, option, f"give a text file{stdin}")
     inputs += [("--checkpoint", path) for path in args.checkpoint]
     for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):

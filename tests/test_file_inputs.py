@@ -1,13 +1,15 @@
 """Inputs that are not what they claim (nmt/file_inputs.py, checkpoints.py).
 
 - Every file input of every command is a regular file: a FIFO, a symlink to
-  one or a character device (/dev/zero) is one line, never a read that waits
-  or never ends (each call here has a deadline).
+  one or a character device is one line, never a read that waits or never
+  ends (each call here has a deadline). /dev/null stands for the devices in
+  what reads: /dev/zero would fill the memory of a version that reads it.
 - A checkpoint whose weights hold NaN or infinity is refused, naming the weight.
 - A damaged checkpoint's advice names other checkpoints that exist, and
   torch's pickle warnings do not print before nmt's line.
 """
 
+import math
 import os
 import re
 import shutil
@@ -54,15 +56,14 @@ def not_files(tmp_path):
     os.mkfifo(fifo)
     link = tmp_path / "link.pt"
     link.symlink_to(fifo)
-    yield {"fifo": fifo, "link_to_fifo": link, "dev_zero": "/dev/zero", "dev_null": "/dev/null"}
+    yield {"fifo": fifo, "link_to_fifo": link, "dev_null": "/dev/null"}
     try:                                  # release a reader a failing run left waiting
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     except OSError:
         pass
 
 
-KIND = {"fifo": "a FIFO (named pipe)", "link_to_fifo": "a FIFO (named pipe)",
-        "dev_zero": "a character device", "dev_null": "a character device"}
+KIND = {"fifo": "a FIFO (named pipe)", "link_to_fifo": "a FIFO (named pipe)", "dev_null": "a character device"}
 
 
 @pytest.mark.parametrize("name", sorted(KIND))
@@ -74,7 +75,7 @@ def test_a_checkpoint_that_is_not_a_file_is_one_line(not_files, name):
                                  "give the .pt file written by nmt.train")
 
 
-@pytest.mark.parametrize("name", ["fifo", "dev_zero"])
+@pytest.mark.parametrize("name", ["fifo", "dev_null"])
 def test_a_text_file_that_is_not_a_file_is_one_line(not_files, name):
     path = not_files[name]
     with pytest.raises(NmtError, match=re.escape(f"is {KIND[name]}, not a regular file; expected a text file")):
@@ -83,6 +84,7 @@ def test_a_text_file_that_is_not_a_file_is_one_line(not_files, name):
 
 def test_special_kind_never_blocks(not_files, tmp_path):
     assert special_kind(not_files["fifo"]) == "a FIFO (named pipe)"
+    assert special_kind("/dev/zero") == "a character device"
     assert special_kind(tmp_path) is None and special_kind(tmp_path / "absent") is None
     (tmp_path / "plain.txt").write_text("x\n")
     assert special_kind(tmp_path / "plain.txt") is None
@@ -99,19 +101,19 @@ def one_line(done) -> str:
 
 def test_every_command_refuses_a_fifo_or_a_device(tmp_path, toy_checkpoint, not_files):
     """The commands as a user runs them, each with a deadline (was: waiting forever)."""
-    fifo, zero = str(not_files["fifo"]), "/dev/zero"
+    fifo, null = str(not_files["fifo"]), "/dev/null"
     ckpt = str(toy_checkpoint)
     sweep = tmp_path / "sweep" / "0"
     sweep.mkdir(parents=True)
     os.mkfifo(sweep / "summary.json")
     runs = [
         (("nmt.translate", "--checkpoint", fifo), f"checkpoint {fifo} is a FIFO"),
-        (("nmt.translate", "--checkpoint", ckpt, "--input", zero), "--input /dev/zero is a character device"),
+        (("nmt.translate", "--checkpoint", ckpt, "--input", null), "--input /dev/null is a character device"),
         (("nmt.translate", "--checkpoint", ckpt, "--reference", fifo), f"--reference {fifo} is a FIFO"),
-        (("nmt.average", zero, ckpt, "--output", str(tmp_path / "avg.pt")), "checkpoint /dev/zero is a char"),
+        (("nmt.average", null, ckpt, "--output", str(tmp_path / "avg.pt")), "checkpoint /dev/null is a char"),
         (("nmt.explore", "--checkpoint", fifo, "--port", str(free_port())), f"checkpoint {fifo} is a FIFO"),
-        (("nmt.explore", "--checkpoint", ckpt, "--compare", zero, "--port", str(free_port())),
-         "checkpoint /dev/zero is a character device"),
+        (("nmt.explore", "--checkpoint", ckpt, "--compare", null, "--port", str(free_port())),
+         "checkpoint /dev/null is a character device"),
         (("nmt.compare", str(tmp_path / "sweep")), f"{sweep / 'summary.json'} is a FIFO"),
     ]
     for args, start in runs:
@@ -154,12 +156,12 @@ def test_standard_input_is_still_read_with_a_dash(toy_checkpoint):
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")], ids=["nan", "inf", "-inf"])
 def test_weights_that_are_not_finite_are_refused(tmp_path, toy_checkpoint, bad):
     state = torch.load(toy_checkpoint, weights_only=True)
-    name = sorted(state["model"])[-1]
+    name = max(state["model"])
     state["model"][name].view(-1)[0] = bad
     path = save_checkpoint(state, tmp_path / "diverged.pt")
     with pytest.raises(NmtError) as caught:
         Translator.from_checkpoint(path, device="cpu")
-    what = "NaN" if bad != bad else "infinity"
+    what = "NaN" if math.isnan(bad) else "infinity"
     assert str(caught.value).startswith(f"checkpoint {path}: weight {name} holds {what} (1 of ")
 
 
@@ -208,3 +210,14 @@ def test_other_checkpoints_are_only_those_that_exist(tmp_path, toy_checkpoint):
     os.mkfifo(tmp_path / "best.pt")
     assert other_checkpoints(tmp_path / "last.pt") == [tmp_path / "step_12.pt", tmp_path / "step_3.pt"]
     assert other_checkpoints(tmp_path / "step_12.pt") == [tmp_path / "last.pt", tmp_path / "step_3.pt"]
+
+
+def test_a_folder_where_a_file_is_expected(tmp_path, capsys):
+    from nmt.training.run_dir import find_resume_checkpoint
+    from nmt.translate import main as translate_main
+
+    with pytest.raises(NmtError, match=r"^trainer.resume=\S+ is a directory; give the \.pt file inside it"):
+        find_resume_checkpoint(str(tmp_path), tmp_path / "run")           # was: "no such checkpoint file"
+    for option in ("--input", "--reference"):
+        assert translate_main(["--checkpoint", "x.pt", option, str(tmp_path)]) == 1
+        assert capsys.readouterr().err.startswith(f"nmt: error: {option} {tmp_path} is a directory; give a text file")

@@ -216,6 +216,10 @@ def find_resume_checkpoint(resume, run_dir: Path, weights_only: bool = False) ->
     if str(resume) != "auto":
         path = Path(str(resume))
         refuse_special(path, "trainer.resume=", "give a checkpoint file")
+        if path.is_dir():
+            raise NmtError(f"trainer.resume={resume} is a directory; give the .pt file inside it (a "
+                           "run's is checkpoints/last.pt), or trainer.resume=auto with hydra.run.dir "
+                           "set to the run's folder")
         if not path.is_file():
             raise NmtError(f"trainer.resume={resume}: no such checkpoint file")
         return path
