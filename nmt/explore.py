@@ -101,7 +101,9 @@ def create_app(models: list[Model]):
     from nmt.viz.attention_data import check_source
     from nmt.viz.html_export import render_page
 
-    app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None)
+    # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
+    app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None,
+                  redirect_slashes=False)
     lock = threading.Lock()          # one translation at a time: the models are shared
     page = render_page({
         "mode": "server", "title": "nmt attention explorer",
