@@ -38,6 +38,7 @@ from nmt.data.tokenizer import check_same_vocabulary
 from nmt.cli_checks import (ArgumentParser, check_not_input, check_output, close_stdout, positive_int,
                             write_stdout)
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.run_files import check_not_run_file
 from nmt.training.metrics_log import METRICS_FILE, read_records
 from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
@@ -130,6 +131,7 @@ def run_scores(run: Path, metric: str) -> dict[int, float]:
     it). A line that is not a whole record (a write cut by a kill) is left out, as the
     trainer leaves it out when it resumes."""
     path = run / METRICS_FILE
+    refuse_special(path, "", "it should be the run's metrics log of nmt.train")
     if not path.is_file():
         raise NmtError(f"{path} does not exist; --run takes the folder of a run of python -m nmt.train")
     scores = {}

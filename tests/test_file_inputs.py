@@ -221,3 +221,22 @@ def test_a_folder_where_a_file_is_expected(tmp_path, capsys):
     for option in ("--input", "--reference"):
         assert translate_main(["--checkpoint", "x.pt", option, str(tmp_path)]) == 1
         assert capsys.readouterr().err.startswith(f"nmt: error: {option} {tmp_path} is a directory; give a text file")
+
+
+def test_run_files_and_the_vocabulary_cache_that_are_fifos(tmp_path, toy_checkpoint, not_files):
+    from nmt.average import run_scores
+    from nmt.data.tokenizer import Tokenizer
+
+    run = tmp_path / "run"
+    run.mkdir()
+    os.mkfifo(run / "metrics.jsonl")
+    with pytest.raises(NmtError, match=r"metrics.jsonl is a FIFO \(named pipe\), not a regular file"):
+        within_deadline(lambda: run_scores(run, "bleu"))          # was: "does not exist"
+    cache = tmp_path / "cache"
+    (cache / "spm").mkdir(parents=True)
+    lines = ["a b c", "d e f"] * 20
+    key = "fifo"
+    os.mkfifo(cache / "spm" / f"{key}.joint.model")
+    with pytest.raises(NmtError, match=r"^the vocabulary cache \S+ is a FIFO \(named pipe\), not a regular file"):
+        within_deadline(lambda: Tokenizer._load_or_train(key, {"joint": lambda: lines}, 12, "unigram", True,
+                                                         cache, 0))    # was: writing into it, forever
