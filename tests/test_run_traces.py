@@ -141,3 +141,14 @@ def test_a_new_run_from_weights_only(finished, tmp_path, cache_dir):
     message = one_error(nmt_train(tmp_path / "other", cache_dir, "trainer.resume_weights_only=true"))
     assert message == ("trainer.resume_weights_only=true starts a new run from the weights of a checkpoint; "
                        "name it with trainer.resume=PATH")
+
+
+def test_resuming_another_runs_checkpoint_into_a_run_changes_nothing(finished, tmp_path, cache_dir):
+    run = copy_of(finished, tmp_path)
+    other = finished / "checkpoints" / "last.pt"
+    before = snapshot(run)
+    message = one_error(nmt_train(run, cache_dir, f"trainer.resume={other}", "trainer.max_steps=6"))
+    assert message.startswith(f"hydra.run.dir={run} holds another run (")
+    assert message.endswith(f"continuing {other} there would replace its files; choose a new hydra.run.dir, "
+                            "or resume one of that run's own checkpoints")
+    assert snapshot(run) == before                 # was: its best.pt, metrics and summary replaced

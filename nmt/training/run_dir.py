@@ -202,7 +202,9 @@ def find_resume_checkpoint(resume, run_dir: Path, weights_only: bool = False) ->
     """trainer.resume: null (fresh run), auto, or a checkpoint path;
     `weights_only` (trainer.resume_weights_only) needs a path.
 
-    auto continues this run folder's own checkpoints/last.pt, or starts fresh
+    A path continues that checkpoint's run; in a folder that holds a run, only
+    from one of that run's own checkpoints (another run's would replace its
+    files). auto continues this run folder's own checkpoints/last.pt, or starts fresh
     when the folder holds no run at all; a run whose last.pt is gone is
     refused, naming the checkpoint it can continue from. It never looks in
     another folder (a checkpoint there may come from other data, another
@@ -222,6 +224,12 @@ def find_resume_checkpoint(resume, run_dir: Path, weights_only: bool = False) ->
                            "set to the run's folder")
         if not path.is_file():
             raise NmtError(f"trainer.resume={resume}: no such checkpoint file")
+        own = (Path(run_dir) / "checkpoints").resolve()
+        if path.resolve().parent != own and holds_a_run(run_dir) and not weights_only:
+            traces = ", ".join(p.name for p in run_traces(run_dir)[:4])
+            raise NmtError(f"hydra.run.dir={run_dir} holds another run ({traces}); continuing {path} there "
+                           "would replace its files; choose a new hydra.run.dir, or resume one of that "
+                           "run's own checkpoints")
         return path
     own = Path(run_dir) / "checkpoints" / "last.pt"
     if own.is_file():
