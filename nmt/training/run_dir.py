@@ -99,9 +99,9 @@ class RunDirLock:
     A second run pointed at the same folder refuses at once instead of
     overwriting the first one's checkpoints; with `fresh=True` (no
     trainer.resume, or a start from weights only) a folder that holds any
-    trace of a run (nmt.run_files) is refused too. A refusal changes nothing in the folder. Re-entrant within a
-    process: `nmt.train` takes it before reading any data and `Trainer.fit`
-    again.
+    trace of a run (nmt.run_files) is refused too. A refusal changes nothing
+    in the folder. Re-entrant within a process: `nmt.train` takes it before
+    reading any data and `Trainer.fit` again.
     """
 
     def __init__(self, run_dir: Path, fresh: bool = False):
@@ -204,11 +204,11 @@ def find_resume_checkpoint(resume, run_dir: Path, weights_only: bool = False) ->
 
     A path continues that checkpoint's run; in a folder that holds a run, only
     from one of that run's own checkpoints (another run's would replace its
-    files). auto continues this run folder's own checkpoints/last.pt, or starts fresh
-    when the folder holds no run at all; a run whose last.pt is gone is
-    refused, naming the checkpoint it can continue from. It never looks in
-    another folder (a checkpoint there may come from other data, another
-    vocabulary or another model).
+    files). auto continues this run folder's own checkpoints/last.pt, or
+    starts fresh when the folder holds no run at all; a run whose last.pt is
+    gone is refused, naming the checkpoint it can continue from. It never
+    looks in another folder (a checkpoint there may come from other data,
+    another vocabulary or another model).
     """
     if weights_only and (is_fresh(resume) or str(resume) == "auto"):
         raise NmtError("trainer.resume_weights_only=true starts a new run from the weights of a "
