@@ -29,6 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from nmt.cli_checks import finite_float
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -47,10 +49,12 @@ def outcome(code: int, stderr: str) -> str:
 def one_run(command: list[str], delay: float) -> tuple[str, int, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     # A background job of a non-interactive shell starts with SIGINT ignored, and an ignored
-    # signal stays ignored through exec: the command must start as from a terminal.
+    # signal stays ignored through exec (a caught one is reset to the default): the command
+    # must start as from a terminal.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, cwd=ROOT, env=env,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                               stderr=subprocess.PIPE, cwd=ROOT, env=env)
     started = time.perf_counter()
     time.sleep(max(0.0, delay - (time.perf_counter() - started)))
     process.send_signal(signal.SIGINT)
@@ -69,7 +73,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=None, help="a .pt file (default: the newest under outputs/)")
     parser.add_argument("--command", help="the command instead of nmt.translate, one string (shell words)")
     parser.add_argument("--runs", type=int, default=10, help="runs per delay")
-    parser.add_argument("--delays", type=float, nargs="+",
+    parser.add_argument("--delays", type=finite_float, nargs="+",
                         default=[0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6])
     args = parser.parse_args()
     command = shlex.split(args.command) if args.command else [sys.executable, "-m", "nmt.translate", "--checkpoint",
