@@ -240,3 +240,16 @@ def test_run_files_and_the_vocabulary_cache_that_are_fifos(tmp_path, toy_checkpo
     with pytest.raises(NmtError, match=r"^the vocabulary cache \S+ is a FIFO \(named pipe\), not a regular file"):
         within_deadline(lambda: Tokenizer._load_or_train(key, {"joint": lambda: lines}, 12, "unigram", True,
                                                          cache, 0))    # was: writing into it, forever
+
+
+def test_study_links_are_checked_before_any_training(tmp_path, not_files, capsys):
+    from nmt.study.__main__ import main as study_main
+
+    fifo, typo = not_files["fifo"], tmp_path / "typo.txt"
+    for links, line in ((fifo, f"--links {fifo} is a FIFO (named pipe), not a regular file; give a text "
+                               "file of word links"),
+                        (typo, f"--links {typo}: no such file")):
+        code = within_deadline(lambda: study_main(["--data-path", str(tmp_path), "--links", str(links),
+                                                   "--out", str(tmp_path / "study")]))
+        assert (code, capsys.readouterr().err) == (1, f"nmt: error: {line}\n")
+        assert not (tmp_path / "study").exists()        # said before any folder or training

@@ -348,6 +348,10 @@ def main(argv=None) -> int:
             write_stdout("".join(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}\n"
                                  for config in configs))
             return 0
+        if args.links:                   # read after hours of training: a FIFO or a typo is said now
+            refuse_special(args.links, "--links", "give a text file of word links")
+            if not Path(args.links).is_file():
+                raise NmtError(f"--links {args.links}: no such file")
         args.out.mkdir(parents=True, exist_ok=True)
         settings = load_settings(args.out)
         if args.report_only and not settings:
