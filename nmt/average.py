@@ -34,6 +34,7 @@ from pathlib import Path
 from nmt.cli import command
 from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, positive_int,
                             write_stdout)
+from nmt.run_files import check_not_run_file
 from nmt.store.averaging import average_checkpoints, run_checkpoints
 from nmt.store.checkpoints import METRIC_SIGN, save_checkpoint, step_of
 
@@ -46,6 +47,8 @@ def main(argv=None) -> int:
                              "e.g. RUN/checkpoints/step_*.pt")
     parser.add_argument("--output", required=True, type=Path,
                         help="the averaged checkpoint to write (atomically; never one of the inputs)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write --output even over a run's own file (its last.pt, best.pt, ...)")
     parser.add_argument("--run", type=Path, help="a run folder: average its step_N.pt (with --best or --last)")
     pick = parser.add_mutually_exclusive_group()
     pick.add_argument("--best", type=positive_int, metavar="N", help="with --run: the N best-validated")
@@ -60,6 +63,8 @@ def main(argv=None) -> int:
     if args.run is None and not args.checkpoints:
         parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
     check_output(args.output)
+    if not args.overwrite:               # a run's last.pt replaced by bare weights cannot continue
+        check_not_run_file("--output", args.output, allow="--overwrite")
     for path in args.checkpoints:
         check_checkpoint_exists(path)
     if args.run is not None:

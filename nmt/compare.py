@@ -25,6 +25,7 @@ from nmt.atomic import atomic_write
 from nmt.cli import command
 from nmt.cli_checks import ArgumentParser, check_not_input, write_stdout
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.store.metrics_log import read_records
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
@@ -58,6 +59,7 @@ def collect_runs(sweep_dir: Path) -> list[dict]:
 
 
 def _read(path: Path, parse):
+    refuse_special(path, "", "remove it or that run folder")       # a FIFO would hang the read
     try:
         return parse(path.read_text(encoding="utf-8"))
     except OSError as error:

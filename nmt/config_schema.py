@@ -207,6 +207,7 @@ RULES: dict[str, Rule] = {
     "trainer.seed": Int(low=0),
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint"),
     "trainer.resume_force": Bool(),
+    "trainer.resume_weights_only": Bool(),
     "trainer.grad_clip": Float(low=0, hint="0 turns clipping off"),
     "trainer.accumulate": POSITIVE,
     "trainer.label_smoothing": Float(low=0, high=1, high_open=True, hint="0 turns smoothing off"),

@@ -56,12 +56,17 @@ async def read_json(request):
         raise Refused(400, "the Content-Length header is not a number")
     if length is not None and int(length) > MAX_BODY:
         raise Refused(413, f"the request body is {length} bytes; the explorer takes at most {MAX_BODY}")
+    from starlette.requests import ClientDisconnect
+
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise Refused(413, f"the request body is over {MAX_BODY} bytes; the explorer takes at "
-                               f"most {MAX_BODY}")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                raise Refused(413, f"the request body is over {MAX_BODY} bytes; the explorer takes at "
+                                   f"most {MAX_BODY}")
+    except ClientDisconnect:             # the client left (or sent a broken body): nobody to answer
+        raise Refused(400, "the client disconnected before the request body was complete") from None
     try:
         return json.loads(bytes(body))
     except RecursionError:
@@ -116,7 +121,9 @@ def create_app(models: list[Model]):
     from nmt.viz.attention_data import check_source
     from nmt.viz.html_export import render_page
 
-    app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None)
+    # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
+    app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None,
+                  redirect_slashes=False)
     lock = threading.Lock()          # one translation at a time: the models are shared
     page = render_page({
         "mode": "server", "title": "nmt attention explorer",
@@ -128,8 +135,8 @@ def create_app(models: list[Model]):
     def error(message: str, status: int = 400) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
 
-    @app.get("/", response_class=HTMLResponse)
-    def index():
+    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
+    def index():                     # HEAD: the same headers, no body (uvicorn drops it)
         return page
 
     @app.post("/api/translate")

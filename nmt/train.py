@@ -65,18 +65,21 @@ def main(cfg: DictConfig) -> float:
         from tqdm.contrib.logging import logging_redirect_tqdm
 
         from nmt.training.build import build_trainer
-        from nmt.training.resume_checks import check_resume_data, check_resume_model
+        from nmt.training.resume_checks import check_resume_data, check_resume_model, check_resume_state
         from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
         # A second run on this folder refuses before reading data, and before writing
         # anything there. Under torchrun every rank runs this function; the folder
         # belongs to rank 0.
-        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line, nothing written
+        weights_only = bool(cfg.trainer.resume_weights_only)
+        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir, weights_only)   # missing: one line
         if resume_from is not None:         # other data: refused before reading it, changing nothing
+            check_resume_state(resume_from, weights_only)   # weights only (averaged): said before any data
             check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
             check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
         main_rank = int(os.environ.get("RANK", "0")) == 0
-        lock = RunDirLock(run_dir, fresh=is_fresh(cfg.trainer.resume)) if main_rank else nullcontext()
+        fresh = is_fresh(cfg.trainer.resume) or weights_only     # a new run: never into a run's folder
+        lock = RunDirLock(run_dir, fresh=fresh) if main_rank else nullcontext()
         with lock:
             _owns_folder = main_rank
             if main_rank:

@@ -22,6 +22,8 @@ from nmt.cli import command
 from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, finite_float,
                             write_stdout)
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
+from nmt.run_files import check_not_run_file
 
 log = logging.getLogger("nmt.translate")
 
@@ -38,7 +40,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
-    parser.add_argument("--input", help="source file, one sentence a line (default: stdin)")
+    parser.add_argument("--input", help="source file, one sentence a line (default or -: stdin)")
     parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
     parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
     parser.add_argument("--nbest", type=positive_int, default=1,
@@ -72,8 +74,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def read_input(path: str | None) -> list[str]:
-    """Lines of a file or stdin as text; invalid UTF-8 names its line."""
-    if path is not None:
+    """Lines of a file or stdin (None or "-") as text; invalid UTF-8 names its line."""
+    if path is not None and path != "-":
         from nmt.data.readers import read_lines
         return read_lines(path)
     if sys.stdin is None:                # started with `<&-`
@@ -115,15 +117,21 @@ def check_files(args) -> None:
     """Every file this run reads exists; every file it writes is writable and
     none of them a file it reads (through another spelling or a link too);
     before anything is read or written."""
-    inputs = [("--input", args.input), ("--reference", args.reference)]
+    inputs = [("--input", None if args.input == "-" else args.input), ("--reference", args.reference)]
     for option, path in inputs:
         if path is not None and not Path(path).exists():
             raise NmtError(f"{option} {path}: no such file")
+        if path is not None:                # a FIFO or a device would hang the read
+            stdin = " (for standard input leave out --input, or give --input -)" if option == "--input" else ""
+            if Path(path).is_dir():
+                raise NmtError(f"{option} {path} is a directory; give a text file{stdin}")
+            refuse_special(path, option, f"give a text file{stdin}")
     inputs += [("--checkpoint", path) for path in args.checkpoint]
     for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):
         if path is not None:
             check_output(path, option)
             check_not_input(option, path, inputs)
+            check_not_run_file(option, path)
     if args.output and args.attention_html:
         check_not_input("--attention-html", args.attention_html, [("--output", args.output)])
     for path in args.checkpoint:         # last: what is written, and the other inputs, are said first

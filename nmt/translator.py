@@ -21,6 +21,7 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.beam import beam_search
 from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
+from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits
 from nmt.errors import NmtError
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
@@ -105,7 +106,9 @@ class Translator:
     """Greedy or beam search over a trained model; the CLI is a thin layer over it."""
 
     def __init__(self, model, tokenizer: Tokenizer, device: torch.device, max_src_len: int = 256,
-                 max_len_ratio: float = 1.5, max_len_extra: int = 10, max_tgt_len: int | None = None):
+                 max_len_ratio: float = MAX_LEN_RATIO, max_len_extra: int = MAX_LEN_EXTRA,
+                 max_tgt_len: int | None = None):
+        check_search_limits(max_src_len, max_len_ratio, max_len_extra, max_tgt_len)   # before any decoding
         self.model = model.to(device).eval()
         self.tokenizer, self.device = tokenizer, device
         self.max_src_len, self.max_tgt_len = max_src_len, max_tgt_len
@@ -179,6 +182,8 @@ class Translator:
         0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1."""
         sentences = _check_sentences(sentences)
         _check_search(beam_size, nbest, batch_size, min_length, length_penalty)
+        check_search_limits(self.max_src_len, self.max_len_ratio, self.max_len_extra, self.max_tgt_len,
+                            min_length)
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
         check_coverage_penalty(coverage_penalty, beam_size)

@@ -289,3 +289,45 @@ def test_a_checkpoint_carries_its_samples_references_for_the_explorer(toy_checkp
     assert len(state["sample_references"]) == len(state["samples"]) > 0
     # the toy task's reference is the date in digits, e.g. "22.03.2047"
     assert all(any(ch.isdigit() for ch in ref) for ref in state["sample_references"])
+
+
+def raw_request(url: str, data: bytes, hang_up: bool = False) -> bytes:
+    """Send `data` as it is to the explorer; its whole answer, or b"" after hanging up at once."""
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+        connection.sendall(data)
+        if hang_up:
+            return b""
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+        return answer
+
+
+def test_a_client_that_hangs_up_mid_request_leaves_no_traceback(explorer):
+    # was: "Exception in ASGI application" and 58 lines of ClientDisconnect traceback per request
+    head = b"POST /api/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    raw_request(explorer, head + b'Content-Length: 100\r\n\r\n{"text": "mon', hang_up=True)
+    raw_request(explorer, head + b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"tex\r\nZZ\r\n", hang_up=True)
+    time.sleep(1.0)
+    status, _ = post(explorer, json.dumps({"text": DATE}).encode())     # still serving
+    assert status == 200
+    log = SERVER_LOG["path"].read_text()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log
+
+
+def test_head_answers_like_get_without_a_body(explorer):
+    request = "{} / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    head = raw_request(explorer, request.format("HEAD").encode())
+    get = raw_request(explorer, request.format("GET").encode())
+    head_lines, _, head_body = head.partition(b"\r\n\r\n")
+    get_lines, _, get_body = get.partition(b"\r\n\r\n")
+    assert head_lines.startswith(b"HTTP/1.1 200 ") and head_body == b""      # was 405 with a JSON body
+    assert fields(head_lines) == fields(get_lines)
+    assert int(fields(get_lines)[b"content-length"]) == len(get_body)
+
+
+def fields(head: bytes) -> dict:
+    """The header fields of an answer's head, but its date."""
+    pairs = (line.partition(b": ") for line in head.split(b"\r\n")[1:])
+    return {key.lower(): value for key, _, value in pairs if key.lower() != b"date"}

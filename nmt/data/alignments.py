@@ -38,6 +38,7 @@ from nmt.data.examples import EncodedPairs, Pairs
 from nmt.data.readers import read_lines
 from nmt.data.toy import make_toy_corpus, toy_alignment
 from nmt.errors import NmtError
+from nmt.run_files import check_not_run_file
 
 Links = list[tuple[int, int]]          # (source word, target word)
 SubwordGuide = list[tuple[int, int, float]]   # (target subword, source subword, weight)
@@ -171,6 +172,7 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{key.replace('_', '-')}", type=int, default=int(defaults[key]),
                             help=f"data.{key} (default {defaults[key]}, as configs/data/toy.yaml)")
     args = parser.parse_args(argv)
+    check_not_run_file("output", args.output)
     n_lines = write_toy_alignments(args.output, args.n_train, args.n_valid, args.n_test, args.seed)
     write_stdout(f"wrote {n_lines} lines to {args.output}\n")
     return 0

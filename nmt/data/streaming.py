@@ -37,6 +37,7 @@ from nmt.data.examples import PreparedData, drop_empty, positive_setting
 from nmt.data.readers import BOM, read_parallel
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 
 log = logging.getLogger("nmt.data")
 BLOCKS_PER_BUFFER = 16       # a buffer draws its pairs from this many random blocks
@@ -48,6 +49,7 @@ def _check_plain_file(path: Path) -> Path:
         raise NmtError(f"{path}: no such file; check the data paths in the config")
     if path.is_dir():
         raise NmtError(f"{path} is a directory; expected a text file with one sentence a line")
+    refuse_special(path, "", "data.streaming reads a text file with one sentence a line, twice")
     if path.name.endswith(".gz"):
         raise NmtError(f"{path}: data.streaming reads plain text files; decompress it "
                        f"(gunzip -k {path}) and point the config at the result")

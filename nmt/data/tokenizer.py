@@ -34,6 +34,7 @@ import sentencepiece as spm
 
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 MODEL_TYPES = ("unigram", "bpe")
@@ -198,6 +199,8 @@ class Tokenizer:
         protos, reused = {}, True
         for side, sentences in sides.items():
             path = folder / f"{key}.{side}.model" if folder else None
+            if path is not None:            # a FIFO there: read or written, it would wait forever
+                refuse_special(path, "the vocabulary cache", "remove it or choose another cache_dir")
             if path is not None and path.is_file():
                 protos[side] = path.read_bytes()
                 continue

@@ -19,6 +19,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.store.checkpoints import (
     METRIC_SIGN,
     best_steps,
@@ -124,6 +125,7 @@ def run_scores(run: Path, metric: str) -> dict[int, float]:
     it). A line that is not a whole record (a write cut by a kill) is left out, as the
     trainer leaves it out when it resumes."""
     path = run / METRICS_FILE
+    refuse_special(path, "", "it should be the run's metrics log of nmt.train")
     if not path.is_file():
         raise NmtError(f"{path} does not exist; --run takes the folder of a run of python -m nmt.train")
     scores = {}

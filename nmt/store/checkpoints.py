@@ -13,16 +13,19 @@ import importlib
 import io
 import math
 import pickle
+import warnings
 from pathlib import Path
 
 import torch
 
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special, special_kind
 
 FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
 READS_VERSIONS = (1, 2)     # version 1 is read by doubling that size (per direction in 1)
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
+RESUME_KEYS = ("optimizer", "schedule", "progress", "rng")    # what a run continues from, beside the weights
 MODEL_TARGET_PREFIX = "nmt.models."
 # Classes that moved: a checkpoint naming the old place loads the class from the new one.
 MOVED_TARGETS = {
@@ -100,8 +103,11 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
         raise NmtError(f"checkpoint {path} does not exist")
     if path.is_dir():
         raise NmtError(f"checkpoint {path} is a directory; give the .pt file inside it")
+    refuse_special(path, "checkpoint", "give the .pt file written by nmt.train")
     try:
-        state = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
+        with warnings.catch_warnings():     # torch's pickle-protocol warnings: the line below says it all
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except Exception as error:  # noqa: BLE001 - any failure means a refused or damaged file
         blocked = [line.strip() for line in str(error).splitlines() if "GLOBAL" in line]
         if isinstance(error, pickle.UnpicklingError) and blocked:
@@ -110,7 +116,7 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
                            "load only checkpoints written by nmt.train") from None
         # any other unpickling failure (e.g. "Unsupported operand") is a damaged file
         raise NmtError(f"checkpoint {path} is truncated or not a checkpoint "
-                       f"({type(error).__name__}); use another one, e.g. last.pt or best.pt") from None
+                       f"({type(error).__name__}); {other_checkpoint_advice(path)}") from None
     if not isinstance(state, dict) or any(k not in state for k in REQUIRED_KEYS):
         raise NmtError(f"checkpoint {path} is not an nmt checkpoint (missing model, config or tokenizer)")
     if state["format_version"] not in READS_VERSIONS:
@@ -127,6 +133,7 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
         raise NmtError(f"checkpoint {path} was refused: its model config names {str(foreign[0])[:80]!r}, "
                        "which is not a model class of this nmt; load only checkpoints written by "
                        "nmt.train (of this version)")
+    check_finite(state["model"], path)
     if state["format_version"] == 1 and isinstance(config.get("model"), dict):
         state["config"] = dict(config, model=sizes_from_format_1(config["model"]))
     return state
@@ -140,6 +147,44 @@ def sizes_from_format_1(model_config: dict) -> dict:
     if encoder.get("_target_") == "nmt.models.encoders.rnn.RNNEncoder" and encoder.get("bidirectional", True):
         encoder["hidden_size"] = 2 * int(encoder.get("hidden_size", 256))
     return dict(model_config, encoder=encoder)
+
+
+def other_checkpoints(path) -> list[Path]:
+    """The checkpoints beside `path` that could stand in for it: best.pt,
+    last.pt, averaged.pt and the step_N.pt (newest first), those that exist."""
+    path = Path(path)
+    folder = path.parent
+    names = [folder / "best.pt", folder / "last.pt", *reversed(step_checkpoints(folder)),
+             folder / "averaged.pt", folder / "averaged_best.pt"]
+    found = []
+    for other in names:
+        if other.name != path.name and other.is_file() and special_kind(other) is None \
+                and other not in found:
+            found.append(other)
+    return found
+
+
+def other_checkpoint_advice(path) -> str:
+    """What to use instead of a damaged checkpoint: the others that exist beside it."""
+    others = other_checkpoints(path)
+    if not others:
+        return "no other checkpoint is beside it; use a copy or train again"
+    return "use another checkpoint of the run: " + ", ".join(str(p) for p in others[:3])
+
+
+def check_finite(weights: dict, path) -> None:
+    """Every floating-point weight is a finite number: NaN or infinity would
+    translate to empty lines or unknown tokens without a word."""
+    if not isinstance(weights, dict):
+        return                              # not a state dict: building the model says so
+    for name, tensor in weights.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and \
+                not bool(torch.isfinite(tensor).all()):
+            bad = int((~torch.isfinite(tensor)).sum())
+            what = "NaN" if bool(tensor.isnan().any()) else "infinity"
+            raise NmtError(f"checkpoint {path}: weight {name} holds {what} ({bad} of {tensor.numel()} "
+                           f"values are not finite numbers); "
+                           f"{other_checkpoint_advice(path)}")
 
 
 # data keys that change how the sentences are batched, not which sentences or vocabulary

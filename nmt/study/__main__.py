@@ -38,6 +38,7 @@ from nmt.cli_checks import ArgumentParser, finite_float, write_stdout
 from nmt.config_files import CONFIGS
 from nmt.data.alignments import toy_defaults, write_toy_alignments
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.study.configs import BUDGETS, CONVERGENCE, PROFILES, select, study_configs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -241,6 +242,7 @@ def reference_links(args, test, path: str | None = None, option: str = "--links"
     path = args.links if path is None and option == "--links" else path
     if not path:
         return None, None
+    refuse_special(path, option, "give a text file of word links")     # a FIFO would hang
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
         links = [read_links(line) for line in lines]
@@ -390,6 +392,11 @@ def main(argv=None) -> int:
         write_stdout("".join(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}\n"
                              for config in configs))
         return 0
+    for option, path in (("--links", args.links), ("--valid-links", args.valid_links)):
+        if path:                         # read after hours of training: a FIFO or a typo is said now
+            refuse_special(path, option, "give a text file of word links")
+            if not Path(path).is_file():
+                raise NmtError(f"{option} {path}: no such file")
     args.out.mkdir(parents=True, exist_ok=True)
     settings = load_settings(args.out)
     if args.report_only and not settings:

@@ -60,14 +60,17 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     """trainer settings that only work with others: the device, fp16, the
     coverage penalty's beam, guided alignment's links, layer and head (checked
     against `model`, built on the meta device)."""
+    from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits
     from nmt.device import resolve_device
     from nmt.training.guided_alignment import GuidedAlignmentLoss
-    from nmt.translator import check_coverage_penalty
+    from nmt.translator import check_coverage_penalty, length_limits
 
     tc = cfg.trainer
     device = resolve_device(str(tc.device))
     if tc.precision == "fp16" and device.type != "cuda":
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
+    limits = length_limits(cfg)  # the validation search's, as the trainer builds its Translator
+    check_search_limits(limits["max_src_len"], MAX_LEN_RATIO, MAX_LEN_EXTRA, limits["max_tgt_len"])
     check_coverage_penalty(
         float(tc.coverage_penalty), int(tc.val_beam_size), "trainer.coverage_penalty=", "trainer.val_beam_size"
     )

@@ -1,6 +1,8 @@
 """A resumed run's checkpoint against this run's config, before any data is
-read: the same data and vocabulary (unless trainer.resume_force), and a model
-config that builds weights of the checkpoint's names and shapes."""
+read: the state a run continues from (not weights only, unless
+trainer.resume_weights_only), the same data and vocabulary (unless
+trainer.resume_force), and a model config that builds weights of the
+checkpoint's names and shapes."""
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -8,7 +10,13 @@ from omegaconf import DictConfig, OmegaConf
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import NmtError
 from nmt.models.build import build_model
-from nmt.store.checkpoints import check_fingerprint, checkpoint_fingerprint, data_fingerprint, load_checkpoint
+from nmt.store.checkpoints import (
+    RESUME_KEYS,
+    check_fingerprint,
+    checkpoint_fingerprint,
+    data_fingerprint,
+    load_checkpoint,
+)
 
 
 def check_resume_data(path, data_cfg, force: bool = False) -> None:
@@ -18,6 +26,27 @@ def check_resume_data(path, data_cfg, force: bool = False) -> None:
     saved = checkpoint_fingerprint(state)
     current = {"data": data_fingerprint(data_cfg, {})["data"], "tokenizer": saved["tokenizer"]}
     check_fingerprint(state, current, path, force)
+
+
+def check_resume_state(path, weights_only: bool = False) -> None:
+    """A checkpoint to continue a run from holds the optimiser, schedule,
+    progress and random state beside the weights; one without them (an
+    averaged checkpoint) is refused in one line, unless `weights_only`
+    (trainer.resume_weights_only=true: a new run from its weights)."""
+    if not weights_only:
+        require_resume_state(load_checkpoint(path, mmap=True), path)
+
+
+def require_resume_state(state: dict, path) -> None:
+    """The refusal of check_resume_state, for a checkpoint already loaded."""
+    if any(key not in state for key in RESUME_KEYS):
+        what = "an averaged checkpoint" if "averaged_from" in state else "not a training checkpoint"
+        raise NmtError(
+            f"cannot resume from {path}: it holds model weights only, without the optimiser "
+            f"state, schedule and progress a run continues from ({what}); resume from the "
+            "run's last.pt or a step_N.pt, or start a new run from these weights with "
+            "trainer.resume_weights_only=true and a new hydra.run.dir"
+        )
 
 
 def _model_settings(node, prefix: str = "model") -> dict:

@@ -29,6 +29,7 @@ class TrainSettings:
     average_best: int
     resume: str | None
     resume_force: bool
+    resume_weights_only: bool  # a new run from trainer.resume's weights (fresh optimiser, step 0)
     seed: int
     compile: bool
     precision: str  # fp32 | bf16 | fp16: what `auto` resolved to on this machine
@@ -58,6 +59,7 @@ class TrainSettings:
             average_best=int(tc.average_best),
             resume=None if tc.resume is None else str(tc.resume),
             resume_force=bool(tc.resume_force),
+            resume_weights_only=bool(tc.resume_weights_only),
             seed=int(tc.seed),
             compile=bool(tc.compile),
             precision=precision,

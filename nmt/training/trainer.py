@@ -15,6 +15,7 @@ from tqdm import tqdm
 from nmt import signals
 from nmt.errors import NmtError
 from nmt.models.build import count_parameters
+from nmt.run_files import holds_a_run
 from nmt.device import to_device
 from nmt.store.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, load_checkpoint,
                                    prune_step_checkpoints, save_checkpoint)
@@ -23,7 +24,8 @@ from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.precision import autocast, compile_errors
 from nmt.training.progress import Progress, rng_state, set_rng_state
 from nmt.training.reporting import Reporter, averages, train_scalars
-from nmt.training.run_dir import RunDirLock, find_resume_checkpoint
+from nmt.training.resume_checks import require_resume_state
+from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, holds_a_run_error
 from nmt.training.settings import TrainSettings
 
 log = logging.getLogger("nmt.train")
@@ -83,6 +85,7 @@ class Trainer:
 
     def resume(self, path: Path) -> None:
         state = load_checkpoint(path)
+        require_resume_state(state, path)      # weights only (averaged): one line, not a KeyError
         check_fingerprint(state, self.checkpoint_info["fingerprint"], path, force=self.settings.resume_force)
         try:
             self.model.load_state_dict(state["model"])
@@ -99,6 +102,18 @@ class Trainer:
         set_rng_state(state["rng"])
         log.info("resumed from %s at step %d (epoch %d, batch %d)", path, self.progress.step,
                  self.progress.epoch, self.progress.batch_index)
+
+    def start_from_weights(self, path: Path) -> None:
+        """trainer.resume_weights_only=true: a new run from a checkpoint's weights
+        (an averaged one too), with a fresh optimiser and schedule from step 0."""
+        state = load_checkpoint(path)
+        check_fingerprint(state, self.checkpoint_info["fingerprint"], path, force=self.settings.resume_force)
+        try:
+            self.model.load_state_dict(state["model"])
+        except (RuntimeError, ValueError) as error:
+            raise NmtError(f"cannot start from the weights of {path}: it was trained with another model "
+                           f"({str(error).splitlines()[0][:120]})") from None
+        log.info("started from the weights of %s: a fresh optimiser and schedule from step 0", path)
 
     def save(self, name: str) -> Path:
         return save_checkpoint(self.checkpoint_state(), self.ckpt_dir / name)
@@ -221,13 +236,16 @@ class Trainer:
         self.stop_signal = signum
 
     def _start(self) -> None:
-        """Resume (or refuse a folder that holds a run), seed the ranks, open the reports."""
-        resume = find_resume_checkpoint(self.settings.resume, self.run_dir)
-        if resume is not None:
+        """Resume, start from weights only, or start fresh (refusing a folder that
+        holds any trace of a run); seed the ranks, open the reports."""
+        weights_only = self.settings.resume_weights_only
+        resume = find_resume_checkpoint(self.settings.resume, self.run_dir, weights_only)
+        if (resume is None or weights_only) and holds_a_run(self.run_dir):   # a new run: never over a run's files
+            raise holds_a_run_error(self.run_dir)
+        if weights_only:
+            self.start_from_weights(resume)
+        elif resume is not None:
             self.resume(resume)
-        elif (self.ckpt_dir / "last.pt").exists():
-            raise NmtError(f"{self.ckpt_dir} already holds a run; continue it with trainer.resume=auto "
-                           "or choose another hydra.run.dir")
         if self.dist.enabled:                  # dropout and sampling differ between ranks
             torch.manual_seed(self.dist.rank_seed(self.settings.seed, self.progress.step))
         validated = self.reporter.open(self.progress.step)
