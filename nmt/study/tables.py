@@ -1,12 +1,14 @@
 """The study's numbers, from the run records: one dict per run (`collect`),
 per configuration their mean and spread over seeds (`aggregate`), Welch's
-test between two configurations (`clearly_different`) and a table cell."""
+test between two configurations (`clearly_different`), a table's rows
+against one of them with Holm's correction (`against`) and a table cell."""
 
 import math
 import statistics
 from pathlib import Path
 
 from nmt.study.configs import StudyConfig
+from nmt.study.statistics import decide, describe, welch
 from nmt.study.runner import read_record, record_path_of
 
 # (key, column title, format); AER and entropy shown as they are stored
@@ -106,6 +108,18 @@ def clearly_different(a: dict, b: dict, key: str) -> bool | None:
         return gap > 0
     df = (qa + qb) ** 2 / (qa ** 2 / (len(va) - 1) + qb ** 2 / (len(vb) - 1))
     return gap > t_975(df) * math.sqrt(qa + qb)
+
+
+def against(table: dict, names: list[str], reference: str, key: str, digits: int = 2) -> dict[str, str]:
+    """Each row of `names` with runs (but `reference`) against `reference` on
+    `key`: the gap of the means, its 95% interval, Welch's exact p and the
+    reading once Holm's correction ran over all of these comparisons together
+    (nmt.study.statistics): one table, one family."""
+    base = table[reference]["values"].get(key, [])
+    others = [n for n in names if n != reference and table[n]["values"].get(key)]
+    comparisons = [welch(table[n]["values"][key], base) for n in others]
+    return {n: describe(c, reading, digits)
+            for n, c, reading in zip(others, comparisons, decide(comparisons))}
 
 
 def seed_spread(table: dict[str, dict], key: str = "test_bleu") -> tuple[float | None, list[str]]:
