@@ -37,6 +37,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
+    parser.add_argument("--engine", choices=["nmt", "ctranslate2"], default=None,
+                        help="nmt (a .pt checkpoint) or ctranslate2 (a folder written by nmt.export); "
+                             "default: ctranslate2 when --checkpoint is a folder")
     parser.add_argument("--input", help="source file, one sentence a line (default: stdin)")
     parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
     parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
@@ -161,7 +164,7 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
         if not single:
             title += f", mean of {len(translator.members)} models"
         centers = window = None
-        attention = getattr(translator.model.decoder, "attention", None)
+        attention = getattr(getattr(translator.model, "decoder", None), "attention", None)   # None: CTranslate2
         if single and (layer is not None or head is not None or getattr(attention, "scope", None) == "local_p"):
             layers, centers = layers_and_centers(translator, source, out.tokens)   # a second forward pass
             if centers is not None:
@@ -177,6 +180,33 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
                                          centers=centers, window=window), path)
         except OSError as error:
             raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def open_engine(args, Translator):
+    """The translator --engine names (nmt's own, or CTranslate2 over a folder
+    from nmt.export) and the extra arguments its translate() takes."""
+    folder = len(args.checkpoint) == 1 and Path(args.checkpoint[0]).is_dir()
+    if (args.engine or ("ctranslate2" if folder else "nmt")) == "nmt":
+        if folder:
+            raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder; nmt's engine reads a .pt "
+                           "checkpoint (--engine ctranslate2 reads a folder from nmt.export)")
+        return Translator.from_checkpoints(args.checkpoint, device=args.device, max_len_ratio=args.max_length_ratio,
+                                           max_len_extra=args.max_length_extra), {}
+    from nmt.deploy.engine import CTranslate2Translator
+
+    for option, given in (("several --checkpoint", len(args.checkpoint) > 1),
+                          ("--attention-layer/--attention-head", args.attention_layer is not None
+                           or args.attention_head is not None),
+                          ("--attention-html", args.attention_html)):
+        if given:
+            raise NmtError(f"{option} needs nmt's engine and a .pt checkpoint; CTranslate2 decodes one "
+                           "exported model and returns one layer's attention (--plot-attention draws it)")
+    if not folder:
+        raise NmtError(f"--engine ctranslate2 reads a folder from nmt.export, not {args.checkpoint[0]}; "
+                       f"python -m nmt.export --checkpoint {args.checkpoint[0]} --output DIR, then --checkpoint DIR")
+    translator = CTranslate2Translator(args.checkpoint[0], device=args.device, max_len_ratio=args.max_length_ratio,
+                                       max_len_extra=args.max_length_extra)
+    return translator, {"attention": bool(args.plot_attention)}
 
 
 def main(argv=None) -> int:
@@ -214,15 +244,13 @@ def main(argv=None) -> int:
             if len(references) != len(sources):
                 raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
                                f"input has {len(sources)}")
-        translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
-                                                 max_len_ratio=args.max_length_ratio,
-                                                 max_len_extra=args.max_length_extra)
+        translator, search = open_engine(args, Translator)
         if args.attention_layer is not None or args.attention_head is not None:
             check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
         outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                        batch_size=args.batch_size, length_penalty=args.length_penalty,
                                        min_length=args.min_length,
-                                       coverage_penalty=args.coverage_penalty)
+                                       coverage_penalty=args.coverage_penalty, **search)
         truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
         if truncated:
             log.warning("%d input line(s) longer than the model's %d subwords were truncated "
