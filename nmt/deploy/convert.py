@@ -85,6 +85,12 @@ def check_exportable(model_cfg: DictConfig) -> None:
                            "its attention normalises with softmax only")
 
 
+def _array(tensor: Tensor):
+    """A float32 copy: CTranslate2's quantization scales its variables in place,
+    which must not reach the model's own weights."""
+    return tensor.detach().float().cpu().numpy().copy()
+
+
 def _linear(spec, *layers: nn.Linear, fold: nn.Module | None = None) -> None:
     """spec.weight (sum of outputs, in) and bias from `layers` stacked along
     their outputs; `fold` (a Linear applied before them) multiplied in."""
@@ -94,21 +100,21 @@ def _linear(spec, *layers: nn.Linear, fold: nn.Module | None = None) -> None:
     if isinstance(fold, nn.Linear):
         bias = weight @ fold.bias + bias                                 # W p + b
         weight = weight @ fold.weight                                    # (O, I') = W P
-    spec.weight = weight.detach().float().contiguous()
+    spec.weight = _array(weight)
     if any(layer.bias is not None for layer in layers) or isinstance(fold, nn.Linear):
-        spec.bias = bias.detach().float().contiguous()
+        spec.bias = _array(bias)
 
 
 def _norm(spec, norm: nn.LayerNorm) -> None:
-    spec.gamma = norm.weight.detach().float()
-    spec.beta = norm.bias.detach().float()
+    spec.gamma = _array(norm.weight)
+    spec.beta = _array(norm.bias)
 
 
 def _position_table(layer: nn.Module, d_model: int) -> Tensor | None:
     """What CTranslate2 adds to the scaled embeddings, (P, D); None when the
     positions live in attention (relative, rotary)."""
     if isinstance(layer, LearnedEmbedding):
-        return layer.table.weight.detach().float()                       # (max_len, D)
+        return layer.table.weight                                         # (max_len, D)
     if isinstance(layer, SinusoidalEmbedding):
         return sinusoidal_table(torch.arange(POSITION_ROWS), d_model, layer.base)   # (P, D)
     return None
@@ -121,10 +127,10 @@ def _self_attention(spec, attention, norm: nn.LayerNorm) -> None:
     _norm(spec.layer_norm, norm)
     position = attention.position
     if isinstance(position, RelativeTerms):
-        spec.relative_position_keys = position.key_table.detach().float()   # (2k+1, Dh)
+        spec.relative_position_keys = _array(position.key_table)             # (2k+1, Dh)
         values = position.value_table if position.value_table is not None else \
             torch.zeros_like(position.key_table)
-        spec.relative_position_values = values.detach().float()
+        spec.relative_position_values = _array(values)
 
 
 def _feed_forward(spec, ff: nn.Sequential, norm: nn.LayerNorm) -> None:
@@ -152,15 +158,15 @@ def _input_positions(spec, layer: nn.Module, attention, d_model: int) -> None:
     if type(attention.position) is not AttentionPositions:                    # relative, rotary
         return
     table = _position_table(layer, d_model)
-    spec.position_encodings.encodings = (torch.zeros(POSITION_ROWS, d_model) if table is None
-                                         else table).contiguous()
+    spec.position_encodings.encodings = _array(torch.zeros(POSITION_ROWS, d_model) if table is None
+                                               else table)
 
 
 def encoder_spec(encoder) -> TransformerEncoderSpec:
     first = encoder.layers[0]
     spec = TransformerEncoderSpec(len(encoder.layers), first.self_attn.heads, pre_norm=first.norm_first,
                                   **_positional_options(first.self_attn))
-    spec.embeddings[0].weight = encoder.embed.weight.detach().float()         # (V, D)
+    spec.embeddings[0].weight = _array(encoder.embed.weight)                  # (V, D)
     _input_positions(spec, encoder.position, first.self_attn, encoder.d_model)
     if first.norm_first:
         _norm(spec.layer_norm, encoder.final_norm)
@@ -177,7 +183,7 @@ def decoder_spec(decoder, memory_proj: nn.Module) -> TransformerDecoderSpec:
     spec = TransformerDecoderSpec(len(decoder.layers), first.self_attn.heads, pre_norm=first.norm_first,
                                   alignment_layer=decoder.attention_layer, alignment_heads=heads,
                                   **_positional_options(first.self_attn))
-    spec.embeddings.weight = decoder.embed.weight.detach().float()            # (V, D)
+    spec.embeddings.weight = _array(decoder.embed.weight)                     # (V, D)
     _input_positions(spec, decoder.position, first.self_attn, decoder.d_model)
     if first.norm_first:
         _norm(spec.layer_norm, decoder.final_norm)
