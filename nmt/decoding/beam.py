@@ -33,6 +33,26 @@ def coverage_penalty(coverage: Tensor, mask: Tensor, beta: float) -> Tensor:
     return beta * capped.masked_fill(~mask, 0.0).sum(-1)
 
 
+def backtrack(steps: list) -> tuple[Tensor, Tensor]:
+    """Each final beam's tokens (N, T) and attention (N, T, S), followed back
+    through the steps' (origin, tokens, weights): at step t beam i extends
+    beam origin[i] of step t - 1 by tokens[i], with the attention weights[origin[i]]
+    its parent's decoder step reported. The search keeps only these
+    back-pointers, so no step copies the histories."""
+    origin, tokens, weights = steps[-1]
+    N, S = weights.shape
+    history = torch.empty(N, len(steps), dtype=torch.long, device=tokens.device)
+    attention = torch.empty(N, len(steps), S, device=weights.device)
+    rows = torch.arange(N, device=tokens.device)                          # (N,) beam at step t
+    for t in range(len(steps) - 1, -1, -1):
+        origin, tokens, weights = steps[t]
+        parent = origin[rows]
+        history[:, t] = tokens[rows]
+        attention[:, t] = weights[parent]
+        rows = parent
+    return history, attention
+
+
 @torch.no_grad()
 def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbest: int = 1,
                 alpha: float = 1.0, max_len_ratio: float = 1.5,
@@ -71,8 +91,7 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     y = torch.full((B * W,), bos, dtype=torch.long, device=src.device)
     finished = torch.zeros(B * W, dtype=torch.bool, device=src.device)
     lengths = torch.zeros(B * W, dtype=torch.long, device=src.device)
-    history = torch.empty(B * W, 0, dtype=torch.long, device=src.device)  # (B*W, t)
-    attention = torch.empty(B * W, 0, S, device=src.device)               # (B*W, t, S)
+    steps = []                          # per step: (origin (B*W,), tokens (B*W,), weights (B*W, S))
     coverage = torch.zeros(B * W, S, device=src.device)                   # (B*W, S) sum_t a_t
     offsets = (torch.arange(B, device=src.device) * W)[:, None]           # (B, 1)
 
@@ -99,8 +118,7 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
         lengths = lengths[origin] + (~was_finished).long()
         finished = was_finished | (tokens == eos)
         scores = top_scores.view(-1)
-        history = torch.cat([history[origin], tokens[:, None]], 1)
-        attention = torch.cat([attention[origin], weights.float()[origin][:, None]], 1)
+        steps.append((origin, tokens, weights.float()))
         coverage = coverage[origin] + weights.float()[origin].masked_fill(was_finished[:, None], 0.0)
         y = tokens
         if bool(finished.all()):
@@ -109,6 +127,7 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     normalised = scores / length_penalty(lengths, alpha)                  # (B*W,)
     normalised = (normalised + coverage_penalty(coverage, memory.mask[:, 0], beta)).view(B, W)
     order = normalised.argsort(dim=-1, descending=True)
+    history, attention = backtrack(steps)
     history, attention, lengths = history.tolist(), attention.cpu(), lengths.tolist()
     results = []
     for b in range(B):
