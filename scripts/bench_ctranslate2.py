@@ -105,7 +105,7 @@ def main(argv=None) -> list[dict]:
     print(f"{command}\ncommit {git_commit()}, torch {torch.__version__}, ctranslate2 {ctranslate2.__version__}, "
           f"{args.threads} thread(s), cpu {before['cpu']}, cores {before['cores_allowed']}, "
           f"load {before['load_average_1_5_15']}")
-    rows = []
+    rows, raw = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         translators = engines(args, Path(tmp))
         print(f"{'engine':<12} {'beam':>4} {'batch':>5} {'sents':>5} {'sent/s':>8} {'tok/s':>8} "
@@ -124,18 +124,17 @@ def main(argv=None) -> list[dict]:
                     bleu = score_translations([o.text for o in outputs], references[:n])[0]
                     row = {"engine": name, "beam": beam, "batch_size": batch_size, "sentences": n,
                            "sentences_per_s": round(n / seconds, 2), "tokens_per_s": round(tokens / seconds, 1),
-                           "seconds": round(seconds, 2), "bleu": round(bleu, 2), "tokens": tokens,
+                           "seconds": round(seconds, 3), "bleu": round(bleu, 2), "tokens": tokens,
                            "load_average_1": round(os.getloadavg()[0], 2)}
                     rows.append(row)
+                    raw[(name, beam, batch_size)] = seconds
                     print(f"{name:<12} {beam:>4} {batch_size:>5} {n:>5} {row['sentences_per_s']:>8.1f} "
                           f"{row['tokens_per_s']:>8.0f} {seconds:>8.1f} {bleu:>6.2f}", flush=True)
     ratios = []
-    for row in rows:
-        if row["engine"] != "nmt":
-            base = next(r for r in rows if r["engine"] == "nmt" and r["beam"] == row["beam"]
-                        and r["batch_size"] == row["batch_size"])
-            ratios.append({"engine": row["engine"], "beam": row["beam"], "batch_size": row["batch_size"],
-                           "speedup_over_nmt": round(base["seconds"] / row["seconds"], 2)})
+    for (name, beam, batch_size), seconds in raw.items():
+        if name != "nmt" and ("nmt", beam, batch_size) in raw:
+            ratios.append({"engine": name, "beam": beam, "batch_size": batch_size,
+                           "speedup_over_nmt": round(raw[("nmt", beam, batch_size)] / seconds, 2)})
     print("CTranslate2 / nmt, sentences a second (same sentences, same run):")
     for r in ratios:
         print(f"  {r['engine']:<12} beam {r['beam']} batch {r['batch_size']:>3}: {r['speedup_over_nmt']:.2f}x")

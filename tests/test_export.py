@@ -268,3 +268,24 @@ def test_a_small_multi30k_transformer_translates_as_nmt(tmp_path, cache_dir):
     for a, b, limit in zip(ours, theirs, limits):
         assert a.tokens == b.tokens or len(a.tokens) == len(b.tokens) == limit - 1
     assert sum(a.tokens == b.tokens for a, b in zip(ours, theirs)) >= 25          # measured: 36 of 100
+
+
+def test_the_benchmark_script_runs_the_three_engines_on_the_same_sentences(toy_transformer, tmp_path):
+    from tests.test_bench_scripts import load_script
+
+    pairs = make_toy_corpus(1, 1, 12, seed=9).test
+    for side, lang in ((0, "de"), (1, "en")):
+        (tmp_path / f"test_2016_flickr.{lang}").write_text("".join(p[side] + "\n" for p in pairs), encoding="utf-8")
+    bench = load_script("bench_ctranslate2")
+    rows = bench.main(["--checkpoint", str(toy_transformer), "--data", str(tmp_path), "--batch-sizes", "1,4",
+                       "--batch1-limit", "3", "--out", str(tmp_path / "bench.json")])
+    saved = __import__("json").loads((tmp_path / "bench.json").read_text())
+    assert [(r["engine"], r["beam"], r["batch_size"], r["sentences"]) for r in rows][:4] == \
+        [("nmt", 1, 1, 3), ("ct2_float32", 1, 1, 3), ("ct2_int8", 1, 1, 3), ("nmt", 1, 4, 12)]
+    assert len(rows) == 12 and saved["rows"] == rows and saved["command"].startswith("python scripts/bench_ctranslate2.py")
+    by = {(r["engine"], r["beam"], r["batch_size"]): r for r in rows}
+    # float32 outputs are nmt's (the toy model's end before the limit): the same tokens, the same BLEU
+    for beam in (1, 5):
+        assert by[("ct2_float32", beam, 4)]["tokens"] == by[("nmt", beam, 4)]["tokens"]
+        assert by[("ct2_float32", beam, 4)]["bleu"] == by[("nmt", beam, 4)]["bleu"]
+    assert len(saved["ratios"]) == 8 and saved["machine"]["cores_allowed"]
