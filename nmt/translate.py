@@ -185,11 +185,13 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head) -> No
 def open_engine(args, Translator):
     """The translator --engine names (nmt's own, or CTranslate2 over a folder
     from nmt.export) and the extra arguments its translate() takes."""
-    folder = len(args.checkpoint) == 1 and Path(args.checkpoint[0]).is_dir()
-    if (args.engine or ("ctranslate2" if folder else "nmt")) == "nmt":
-        if folder:
-            raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder; nmt's engine reads a .pt "
-                           "checkpoint (--engine ctranslate2 reads a folder from nmt.export)")
+    from nmt.deploy.layout import is_export
+
+    exported = len(args.checkpoint) == 1 and is_export(args.checkpoint[0])
+    if (args.engine or ("ctranslate2" if exported else "nmt")) == "nmt":
+        if exported:
+            raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder from nmt.export; nmt's engine "
+                           "reads a .pt checkpoint (leave out --engine nmt to run it on CTranslate2)")
         return Translator.from_checkpoints(args.checkpoint, device=args.device, max_len_ratio=args.max_length_ratio,
                                            max_len_extra=args.max_length_extra), {}
     from nmt.deploy.engine import CTranslate2Translator
@@ -201,7 +203,7 @@ def open_engine(args, Translator):
         if given:
             raise NmtError(f"{option} needs nmt's engine and a .pt checkpoint; CTranslate2 decodes one "
                            "exported model and returns one layer's attention (--plot-attention draws it)")
-    if not folder:
+    if not Path(args.checkpoint[0]).is_dir():
         raise NmtError(f"--engine ctranslate2 reads a folder from nmt.export, not {args.checkpoint[0]}; "
                        f"python -m nmt.export --checkpoint {args.checkpoint[0]} --output DIR, then --checkpoint DIR")
     translator = CTranslate2Translator(args.checkpoint[0], device=args.device, max_len_ratio=args.max_length_ratio,

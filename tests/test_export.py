@@ -212,7 +212,7 @@ def test_export_and_translate_from_the_command_line(toy_transformer, tmp_path):
 
 @pytest.mark.parametrize("extra, message", [
     (["--attention-html", "page.html"], "--attention-html needs nmt's engine"),
-    (["--engine", "nmt"], "is a folder; nmt's engine reads a .pt"),
+    (["--engine", "nmt"], "is a folder from nmt.export; nmt's engine reads a .pt"),
 ])
 def test_what_the_ctranslate2_engine_cannot_do_is_one_line(toy_pair, tmp_path, capsys, extra, message):
     from nmt.translate import main as translate
@@ -232,6 +232,11 @@ def test_a_pt_file_is_not_a_ctranslate2_model(toy_transformer, tmp_path, capsys)
     source.write_text(TOY[0] + "\n", encoding="utf-8")
     assert translate(["--checkpoint", str(toy_transformer), "--engine", "ctranslate2", "--input", str(source)]) == 1
     assert "python -m nmt.export --checkpoint" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert translate(["--checkpoint", str(tmp_path / "empty"), "--engine", "ctranslate2", "--input", str(source)]) == 1
+    assert capsys.readouterr().err == (f"nmt: error: {tmp_path / 'empty'} is not a model exported by nmt.export (no "
+                                       "nmt_export.json); export one with python -m nmt.export --checkpoint "
+                                       "best.pt --output DIR\n")
 
 
 def test_an_rnn_checkpoint_is_refused_in_one_line_and_nothing_is_written(toy_checkpoint, tmp_path):
