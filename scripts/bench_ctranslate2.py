@@ -11,13 +11,15 @@ run one after the other on the same sentences: nmt.Translator (torch on
 intra_threads=--threads), each after an untimed warm-up on a few sentences,
 so each ratio compares runs seconds apart on one machine. Beam search uses
 nmt's ranking (Wu et al. length penalty --length-penalty) on both sides.
-Target tokens count the output subwords and eos. Batch 1 runs the first
+Target tokens count the output subwords and eos; outputs_sha1 hashes the
+translations (equal hashes: equal outputs). Batch 1 runs the first
 --batch1-limit sentences (BLEU of those); the large batch runs --limit.
 It prints each row, the ratios and the command, and writes JSON (--out).
 """
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import platform
@@ -125,7 +127,8 @@ def main(argv=None) -> list[dict]:
                     row = {"engine": name, "beam": beam, "batch_size": batch_size, "sentences": n,
                            "sentences_per_s": round(n / seconds, 2), "tokens_per_s": round(tokens / seconds, 1),
                            "seconds": round(seconds, 3), "bleu": round(bleu, 2), "tokens": tokens,
-                           "load_average_1": round(os.getloadavg()[0], 2)}
+                           "load_average_1": round(os.getloadavg()[0], 2),
+                           "outputs_sha1": hashlib.sha1("\n".join(o.text for o in outputs).encode()).hexdigest()[:12]}
                     rows.append(row)
                     raw[(name, beam, batch_size)] = seconds
                     print(f"{name:<12} {beam:>4} {batch_size:>5} {n:>5} {row['sentences_per_s']:>8.1f} "
