@@ -12,7 +12,8 @@ intra_threads=--threads), each after an untimed warm-up on a few sentences,
 so each ratio compares runs seconds apart on one machine. Beam search uses
 nmt's ranking (Wu et al. length penalty --length-penalty) on both sides.
 Target tokens count the output subwords and eos; outputs_sha1 hashes the
-translations (equal hashes: equal outputs). Batch 1 runs the first
+translations (equal hashes: equal outputs), same_as_nmt counts the sentences
+a CTranslate2 engine translates token for token as nmt did. Batch 1 runs the first
 --batch1-limit sentences (BLEU of those); the large batch runs --limit.
 It prints each row, the ratios and the command, and writes JSON (--out).
 """
@@ -107,7 +108,7 @@ def main(argv=None) -> list[dict]:
     print(f"{command}\ncommit {git_commit()}, torch {torch.__version__}, ctranslate2 {ctranslate2.__version__}, "
           f"{args.threads} thread(s), cpu {before['cpu']}, cores {before['cores_allowed']}, "
           f"load {before['load_average_1_5_15']}")
-    rows, raw = [], {}
+    rows, raw, reference_tokens = [], {}, []
     with tempfile.TemporaryDirectory() as tmp:
         translators = engines(args, Path(tmp))
         print(f"{'engine':<12} {'beam':>4} {'batch':>5} {'sents':>5} {'sent/s':>8} {'tok/s':>8} "
@@ -129,6 +130,10 @@ def main(argv=None) -> list[dict]:
                            "seconds": round(seconds, 3), "bleu": round(bleu, 2), "tokens": tokens,
                            "load_average_1": round(os.getloadavg()[0], 2),
                            "outputs_sha1": hashlib.sha1("\n".join(o.text for o in outputs).encode()).hexdigest()[:12]}
+                    if name == "nmt":
+                        reference_tokens = [o.tokens for o in outputs]
+                    elif "nmt" in translators:      # sentences translated token for token as nmt does
+                        row["same_as_nmt"] = sum(o.tokens == t for o, t in zip(outputs, reference_tokens))
                     rows.append(row)
                     raw[(name, beam, batch_size)] = seconds
                     print(f"{name:<12} {beam:>4} {batch_size:>5} {n:>5} {row['sentences_per_s']:>8.1f} "

@@ -124,14 +124,16 @@ def toy_pair(toy_transformer, tmp_path_factory):
     return nmt, exported(nmt, tmp_path_factory.mktemp("toy_ct2") / "model")
 
 
-def renormalised_score(translator, source: str, tokens: list[int]) -> float:
+def renormalised_score(translator, source: str, tokens: list[int], renormalise: bool = True) -> float:
     """log P(tokens, eos | source) from nmt's model, pad and bos taken out of
-    every softmax as CTranslate2 takes them out (nmt bars them after it)."""
+    every softmax as CTranslate2 takes them out (nmt bars them after it);
+    renormalise=False: nmt's own score."""
     src = torch.tensor([translator.tokenizer.encode_src(source)])
     with torch.no_grad():
         out, _ = translator.model(src, torch.tensor([[2] + tokens]))
     logits = out.logits[0].float()
-    logits[:, [0, 2]] = float("-inf")
+    if renormalise:
+        logits[:, [0, 2]] = float("-inf")
     labels = tokens + [3]
     return float(logits.log_softmax(-1)[range(len(labels)), labels].sum())
 
@@ -268,10 +270,16 @@ def test_a_small_multi30k_transformer_translates_as_nmt(tmp_path, cache_dir):
     ours, theirs = nmt.translate(sources, beam_size=5, length_penalty=0.0), \
         ct2.translate(sources, beam_size=5, length_penalty=0.0)
     limits = output_limits([len(o.src_pieces) for o in ours], 1.5, 10, None)
-    # equal wherever the search ends before the length limit; at the limit nmt ranks its
-    # hypotheses with the eos it forces there, CTranslate2 without (nmt.deploy.engine)
-    for a, b, limit in zip(ours, theirs, limits):
-        assert a.tokens == b.tokens or len(a.tokens) == len(b.tokens) == limit - 1
+    # Equal, but where the search reaches the length limit (nmt ranks hypotheses with the eos
+    # it forces there, CTranslate2 without), or where two hypotheses are so close that
+    # CTranslate2's softmax without pad and bos orders them otherwise (measured on the trained
+    # model of benchmarks/ctranslate2.md: 996 of 1,000, 3 at the limit, 1 such near-tie):
+    # then each engine's answer is the better one by its own score.
+    for source, a, b, limit in zip(sources, ours, theirs, limits):
+        if a.tokens != b.tokens and not len(a.tokens) == len(b.tokens) == limit - 1:
+            assert renormalised_score(nmt, source, b.tokens) >= renormalised_score(nmt, source, a.tokens) - 1e-4
+            assert renormalised_score(nmt, source, a.tokens, False) >= \
+                renormalised_score(nmt, source, b.tokens, False) - 1e-4
     assert sum(a.tokens == b.tokens for a, b in zip(ours, theirs)) >= 25          # measured: 36 of 100
 
 
@@ -293,4 +301,5 @@ def test_the_benchmark_script_runs_the_three_engines_on_the_same_sentences(toy_t
     for beam in (1, 5):
         assert by[("ct2_float32", beam, 4)]["tokens"] == by[("nmt", beam, 4)]["tokens"]
         assert by[("ct2_float32", beam, 4)]["bleu"] == by[("nmt", beam, 4)]["bleu"]
+        assert by[("ct2_float32", beam, 4)]["same_as_nmt"] == 12
     assert len(saved["ratios"]) == 8 and saved["machine"]["cores_allowed"]

@@ -24,7 +24,8 @@ Search, as CTranslate2 runs it (`translate_batch`):
   rare sentences they find different ones. A sentence whose output reaches
   its own limit is decoded again alone, with that limit.
 - CTranslate2 bars pad and bos before its softmax, nmt after: the same
-  tokens win, scores differ by log(1 - p(pad) - p(bos)) a step.
+  tokens win each greedy step, scores differ by log(1 - p(pad) - p(bos)) a
+  step, and two beam hypotheses within that of each other can swap places.
 Attention (heatmaps, coverage penalty) is the exported layer's
 cross-attention, the mean of its heads (or head 0; nmt.deploy.convert).
 """
