@@ -132,7 +132,6 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
         origin = (offsets + top_index // V).view(-1)                      # (n,)
         tokens = (top_index % V).view(-1)                                 # (n,)
 
-        state = model.decoder.reorder_state(state, origin)
         was_finished = finished[origin]
         lengths = lengths[origin] + (~was_finished).long()
         finished = was_finished | (tokens == eos)
@@ -149,9 +148,10 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
                 break
             keep = (~rows).nonzero().squeeze(1)                           # (n',)
             active, memory = active[keep], memory.index_select(keep)
-            state = model.decoder.reorder_state(state, keep)
             scores, lengths, finished, coverage = scores[keep], lengths[keep], finished[keep], coverage[keep]
             limit, y = limit[keep], y[keep]
+            origin = origin[keep]               # the beams' reorder and the batch's shrinking in one copy
+        state = model.decoder.reorder_state(state, origin)
     else:                                           # the longest limit came before every sentence ended
         for key, value in (("scores", scores), ("lengths", lengths), ("coverage", coverage)):
             final[key][active] = value
