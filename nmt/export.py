@@ -21,10 +21,8 @@ from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, close_stdout, write_stdout
 from nmt.deploy import require_ctranslate2
+from nmt.deploy.layout import QUANTIZATIONS
 from nmt.errors import NmtError
-
-QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "int8_float16", "int8_bfloat16",
-                 "float16", "bfloat16")   # nmt.deploy.convert.QUANTIZATIONS, without importing CTranslate2
 
 
 def parse_args(argv=None):

@@ -51,8 +51,6 @@ from nmt.models.positional.relative import RelativeTerms
 from nmt.models.positional.rotary import RotaryEmbedding
 from nmt.models.positional.sinusoidal import SinusoidalEmbedding, sinusoidal_table
 
-QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "int8_float16", "int8_bfloat16",
-                 "float16", "bfloat16")
 EXPORTABLE_POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 POSITION_ROWS = 1024     # sinusoidal / no positions: longest source or output CTranslate2 can take
 
@@ -144,8 +142,7 @@ def _positional_options(attention) -> dict:
     position = attention.position
     if isinstance(position, RotaryEmbedding):
         return {"rotary_dim": 0, "rotary_interleave": True, "rotary_base": position.base}
-    if not isinstance(position, (RelativeTerms, AttentionPositions)) or \
-            type(position).__name__ not in ("RelativeTerms", "AttentionPositions"):
+    if type(position) not in (RelativeTerms, AttentionPositions):        # ALiBi: check_exportable says so
         raise NmtError(f"cannot export {type(position).__name__} positions to CTranslate2; exportable "
                        "positions are " + ", ".join(EXPORTABLE_POSITIONS))
     return {"relative_position": isinstance(position, RelativeTerms)}

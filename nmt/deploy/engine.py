@@ -75,7 +75,8 @@ class CTranslate2Translator:
         self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
         pieces = self.tokenizer.tgt_pieces(range(self.tokenizer.tgt_vocab_size))
         self.target_ids = {piece: i for i, piece in enumerate(pieces)}
-        self.eos_piece, self.never = pieces[self.tokenizer.eos_id], [[pieces[0]], [pieces[2]]]   # pad, bos
+        self.eos_piece = pieces[self.tokenizer.eos_id]
+        self.never = [[pieces[self.tokenizer.pad_id]], [pieces[self.tokenizer.bos_id]]]   # as nmt's never=(PAD, BOS)
         self.model = None             # no PyTorch model: heatmaps draw what CTranslate2 returned
         self.members = [self]
 

@@ -24,6 +24,8 @@ from pathlib import Path
 from nmt.errors import NmtError
 
 FORMAT = 1
+QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "int8_float16", "int8_bfloat16",
+                 "float16", "bfloat16")     # CTranslate2's weight types (ctranslate2.specs.model_spec)
 METADATA = "nmt_export.json"
 SOURCE_SPM = "source.spm"
 TARGET_SPM = "target.spm"
