@@ -303,3 +303,15 @@ def test_the_benchmark_script_runs_the_three_engines_on_the_same_sentences(toy_t
         assert by[("ct2_float32", beam, 4)]["bleu"] == by[("nmt", beam, 4)]["bleu"]
         assert by[("ct2_float32", beam, 4)]["same_as_nmt"] == 12
     assert len(saved["ratios"]) == 8 and saved["machine"]["cores_allowed"]
+
+
+def test_without_ctranslate2_the_export_says_how_to_install_it(monkeypatch, toy_transformer, tmp_path, capsys):
+    import sys
+
+    from nmt.export import main as export
+
+    monkeypatch.setitem(sys.modules, "ctranslate2", None)          # import ctranslate2 -> ImportError
+    assert export(["--checkpoint", str(toy_transformer), "--output", str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err == ('nmt: error: CTranslate2 is not installed; pip install -e ".[export]" '
+                                       '(or pip install "ctranslate2>=4.5,<5")\n')
+    assert not (tmp_path / "out").exists()
