@@ -109,6 +109,27 @@ def vocabulary_note(models: list[Model]) -> str | None:
             "and their scores are over different numbers of subwords.")
 
 
+def parse_request(body, translator) -> tuple[str, int]:
+    """The text and beam size of a translate request; NmtError with what is wrong."""
+    from nmt.translator import check_text
+    from nmt.viz.attention_data import check_source
+
+    if not isinstance(body, dict):
+        raise NmtError("send a JSON object {text, beam_size}")
+    text, beam = body.get("text"), body.get("beam_size", 1)
+    if text is None:
+        raise NmtError("the source sentence is missing; type or paste one")
+    if not isinstance(text, str):
+        kind = {bool: "true or false", int: "a number", float: "a number", list: "a list",
+                dict: "an object"}.get(type(text), type(text).__name__)
+        raise NmtError(f"text must be a string, not {kind}")
+    if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
+        raise NmtError(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
+    check_text(text, "the source sentence")
+    check_source(translator, text)     # the same message for every model
+    return text, beam
+
+
 def create_app(models: list[Model]):
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
     -> {results: [one per model]} or {error} with status 400."""
@@ -117,8 +138,6 @@ def create_app(models: list[Model]):
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
-    from nmt.translator import check_text
-    from nmt.viz.attention_data import check_source
     from nmt.viz.html_export import render_page
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
@@ -145,20 +164,8 @@ def create_app(models: list[Model]):
             body = await read_json(request)
         except Refused as refused:
             return error(str(refused), refused.status)
-        if not isinstance(body, dict):
-            return error("send a JSON object {text, beam_size}")
-        text, beam = body.get("text"), body.get("beam_size", 1)
-        if text is None:
-            return error("the source sentence is missing; type or paste one")
-        if not isinstance(text, str):
-            kind = {bool: "true or false", int: "a number", float: "a number", list: "a list",
-                    dict: "an object"}.get(type(text), type(text).__name__)
-            return error(f"text must be a string, not {kind}")
-        if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
-            return error(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
         try:
-            check_text(text, "the source sentence")
-            check_source(models[0].translator, text)     # the same message for every model
+            text, beam = parse_request(body, models[0].translator)
         except NmtError as problem:
             return error(str(problem))
         return {"results": await run_in_threadpool(_translate_all, models, text, beam, lock)}

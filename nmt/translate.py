@@ -40,6 +40,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
+    parser.add_argument("--engine", choices=["nmt", "ctranslate2"], default=None,
+                        help="nmt (a .pt checkpoint) or ctranslate2 (a folder written by nmt.export); "
+                             "default: ctranslate2 when --checkpoint is a folder")
     parser.add_argument("--input", help="source file, one sentence a line (default or -: stdin)")
     parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
     parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
@@ -186,7 +189,7 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
         if not single:
             shows = f"mean of {len(translator.members)} models' " + shows
         centers = window = None
-        attention = getattr(translator.model.decoder, "attention", None)
+        attention = getattr(getattr(translator.model, "decoder", None), "attention", None)   # None: CTranslate2
         if single and (layer is not None or head is not None or getattr(attention, "scope", None) == "local_p"):
             layers, centers = layers_and_centers(translator, source, out.tokens)   # a second forward pass
             if centers is not None:
@@ -208,14 +211,37 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
                 raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-@command
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
-    check_files(args)              # before the seconds of importing torch
-    from nmt.translator import Translator, check_coverage_penalty
-    from nmt.scoring import score_translations
+def open_engine(args, Translator):
+    """The translator --engine names (nmt's own, or CTranslate2 over a folder
+    from nmt.export) and the extra arguments its translate() takes."""
+    from nmt.deploy.layout import is_export
 
+    exported = len(args.checkpoint) == 1 and is_export(args.checkpoint[0])
+    if (args.engine or ("ctranslate2" if exported else "nmt")) == "nmt":
+        if exported:
+            raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder from nmt.export; nmt's engine "
+                           "reads a .pt checkpoint (leave out --engine nmt to run it on CTranslate2)")
+        return Translator.from_checkpoints(args.checkpoint, device=args.device, max_len_ratio=args.max_length_ratio,
+                                           max_len_extra=args.max_length_extra), {}
+    from nmt.deploy.engine import CTranslate2Translator
+
+    for option, given in (("several --checkpoint", len(args.checkpoint) > 1),
+                          ("--attention-layer/--attention-head", args.attention_layer is not None
+                           or args.attention_head is not None),
+                          ("--attention-html", args.attention_html)):
+        if given:
+            raise NmtError(f"{option} needs nmt's engine and a .pt checkpoint; CTranslate2 decodes one "
+                           "exported model and returns one layer's attention (--plot-attention draws it)")
+    if not Path(args.checkpoint[0]).is_dir():
+        raise NmtError(f"--engine ctranslate2 reads a folder from nmt.export, not {args.checkpoint[0]}; "
+                       f"python -m nmt.export --checkpoint {args.checkpoint[0]} --output DIR, then --checkpoint DIR")
+    translator = CTranslate2Translator(args.checkpoint[0], device=args.device, max_len_ratio=args.max_length_ratio,
+                                       max_len_extra=args.max_length_extra)
+    return translator, {"attention": bool(args.plot_attention)}
+
+
+def check_search_args(args, check_coverage_penalty) -> None:
+    """The search and picture options, checked together before any input is read."""
     if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
             args.max_length_extra < 0 or args.max_length_ratio == 0 and args.max_length_extra == 0:
         raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
@@ -232,6 +258,17 @@ def main(argv=None) -> int:
                        "give one --checkpoint")
     if args.plot_attention:
         make_folder(args.plot_attention)
+
+
+@command
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
+    check_files(args)              # before the seconds of importing torch
+    from nmt.translator import Translator, check_coverage_penalty
+    from nmt.scoring import score_translations
+
+    check_search_args(args, check_coverage_penalty)
     sources = read_input(args.input)
     references = None
     if args.reference:
@@ -240,15 +277,13 @@ def main(argv=None) -> int:
         if len(references) != len(sources):
             raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
                            f"input has {len(sources)}")
-    translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
-                                             max_len_ratio=args.max_length_ratio,
-                                             max_len_extra=args.max_length_extra)
+    translator, search = open_engine(args, Translator)
     if args.attention_layer is not None or args.attention_head is not None:
         check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
     outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                    batch_size=args.batch_size, length_penalty=args.length_penalty,
                                    min_length=args.min_length,
-                                   coverage_penalty=args.coverage_penalty)
+                                   coverage_penalty=args.coverage_penalty, **search)
     truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
     if truncated:
         log.warning("%d input line(s) longer than the model's %d subwords were truncated "

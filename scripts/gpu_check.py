@@ -40,6 +40,8 @@ NEEDED = [f"{split}.{lang}" for split in ("train", "val", "test_2016_flickr") fo
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    from nmt.cli_checks import finite_float
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "gpu"), help="folder for the JSON and summary")
@@ -48,8 +50,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--device", default="auto", help="auto, cuda or cpu")
     parser.add_argument("--stages", default="environment,tests,train_speed,time_to_quality,decode_speed",
                         help="comma-separated stages to run")
-    parser.add_argument("--target-bleu", type=float, default=35.0, help="time_to_quality's validation target")
-    parser.add_argument("--quality-minutes", type=float, default=5.0, help="time_to_quality's wall-clock cap")
+    parser.add_argument("--target-bleu", type=finite_float, default=35.0, help="time_to_quality's validation target")
+    parser.add_argument("--quality-minutes", type=finite_float, default=5.0, help="time_to_quality's wall-clock cap")
     parser.add_argument("--steps", type=int, default=20, help="timed updates per train_speed row")
     parser.add_argument("--commit", default=None, help="the commit checked (default: git rev-parse HEAD)")
     return parser.parse_args(argv)

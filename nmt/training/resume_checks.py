@@ -103,3 +103,18 @@ def check_resume_model(path, model_cfg) -> None:
         f"{name} {shape(ours)} vs {shape(theirs)}); resume with the checkpoint's model "
         "settings, or choose another hydra.run.dir for a new run"
     )
+
+
+def load_start_weights(model, path, fingerprint: dict, force: bool = False) -> None:
+    """A new run from a checkpoint's weights (an averaged one too), with a
+    fresh optimiser and schedule from step 0: the data must be the checkpoint's
+    (unless `force`) and the weights must fit `model`."""
+    state = load_checkpoint(path)
+    check_fingerprint(state, fingerprint, path, force=force)
+    try:
+        model.load_state_dict(state["model"])
+    except (RuntimeError, ValueError) as error:
+        raise NmtError(
+            f"cannot start from the weights of {path}: it was trained with another model "
+            f"({str(error).splitlines()[0][:120]})"
+        ) from None

@@ -24,7 +24,7 @@ from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.precision import autocast, compile_errors
 from nmt.training.progress import Progress, rng_state, set_rng_state
 from nmt.training.reporting import Reporter, averages, train_scalars
-from nmt.training.resume_checks import require_resume_state
+from nmt.training.resume_checks import load_start_weights, require_resume_state
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, holds_a_run_error
 from nmt.training.settings import TrainSettings
 
@@ -102,18 +102,6 @@ class Trainer:
         set_rng_state(state["rng"])
         log.info("resumed from %s at step %d (epoch %d, batch %d)", path, self.progress.step,
                  self.progress.epoch, self.progress.batch_index)
-
-    def start_from_weights(self, path: Path) -> None:
-        """trainer.resume_weights_only=true: a new run from a checkpoint's weights
-        (an averaged one too), with a fresh optimiser and schedule from step 0."""
-        state = load_checkpoint(path)
-        check_fingerprint(state, self.checkpoint_info["fingerprint"], path, force=self.settings.resume_force)
-        try:
-            self.model.load_state_dict(state["model"])
-        except (RuntimeError, ValueError) as error:
-            raise NmtError(f"cannot start from the weights of {path}: it was trained with another model "
-                           f"({str(error).splitlines()[0][:120]})") from None
-        log.info("started from the weights of %s: a fresh optimiser and schedule from step 0", path)
 
     def save(self, name: str) -> Path:
         return save_checkpoint(self.checkpoint_state(), self.ckpt_dir / name)
@@ -242,8 +230,9 @@ class Trainer:
         resume = find_resume_checkpoint(self.settings.resume, self.run_dir, weights_only)
         if (resume is None or weights_only) and holds_a_run(self.run_dir):   # a new run: never over a run's files
             raise holds_a_run_error(self.run_dir)
-        if weights_only:
-            self.start_from_weights(resume)
+        if weights_only:                       # a fresh optimiser and schedule from step 0
+            load_start_weights(self.model, resume, self.checkpoint_info["fingerprint"], self.settings.resume_force)
+            log.info("started from the weights of %s", resume)
         elif resume is not None:
             self.resume(resume)
         if self.dist.enabled:                  # dropout and sampling differ between ranks

@@ -28,6 +28,8 @@ class TransformerState:
     cross_values:   per layer (B, H, S, Dh), projections of memory, once
     visible:        (B, t) bool, True where a prefix token is not padding
     position:       t, the position of the next token (same for the batch)
+    source:         (B,) long, the memory row (sentence) each row's cross
+                    keys and values were projected from; None: row b from b
     """
 
     keys: List[Tensor]
@@ -36,13 +38,23 @@ class TransformerState:
     cross_values: List[Tensor]
     visible: Tensor
     position: int = 0
+    source: Optional[Tensor] = None
 
     def index_select(self, index: Tensor) -> "TransformerState":
-        """Reorder or repeat along the batch (beam search)."""
+        """Reorder or repeat along the batch (beam search).
+
+        Rows from the same sentence hold identical cross keys and values, so
+        when every row still reads its own sentence (a beam reordered within
+        itself, each step) they are kept as they are, not copied again."""
         pick = lambda xs: [x.index_select(0, index) for x in xs]   # noqa: E731
+        source = torch.arange(self.visible.size(0), device=index.device) if self.source is None else self.source
+        new_source = source.index_select(0, index)                  # (B',)
+        same = torch.equal(new_source, source)
         return TransformerState(
-            pick(self.keys), pick(self.values), pick(self.cross_keys),
-            pick(self.cross_values), self.visible.index_select(0, index), self.position,
+            pick(self.keys), pick(self.values),
+            self.cross_keys if same else pick(self.cross_keys),
+            self.cross_values if same else pick(self.cross_values),
+            self.visible.index_select(0, index), self.position, new_source,
         )
 
 
@@ -219,6 +231,7 @@ class TransformerDecoder(nn.Module):
             cross_values=state.cross_values,
             visible=visible,
             position=state.position + 1,
+            source=state.source,
         )
         shown = self._shown(weights[self.attention_layer])[:, 0]     # (B, S)
         return logits[:, 0], state, shown
