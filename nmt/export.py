@@ -11,15 +11,15 @@ in one line naming the part, before anything is written; DIR appears whole
 or not at all (built in a hidden folder beside it, then renamed).
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("; DIR is written whole or not at all")
+    run_command("nmt.export", "; DIR is written whole or not at all")
 
-import sys
 from pathlib import Path
 
-from nmt.cli_checks import ArgumentParser, close_stdout, write_stdout
+from nmt.cli import command
+from nmt.cli_checks import ArgumentParser, write_stdout
 from nmt.deploy import require_ctranslate2
 from nmt.deploy.layout import QUANTIZATIONS
 from nmt.errors import NmtError
@@ -51,7 +51,7 @@ def export(checkpoint: str, output: Path, quantization: str) -> dict:
     from omegaconf import OmegaConf
 
     from nmt.deploy.convert import check_exportable, export_translator
-    from nmt.training.checkpoints import load_checkpoint
+    from nmt.store.checkpoints import load_checkpoint
     from nmt.translator import Translator
 
     if not Path(checkpoint).is_file():
@@ -61,20 +61,20 @@ def export(checkpoint: str, output: Path, quantization: str) -> dict:
     return export_translator(translator, output, quantization, checkpoint)
 
 
+@command
 def main(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        output = Path(args.output)
-        check_output_folder(output, args.force)
-        export(args.checkpoint, output, args.quantization)
-        size = sum(f.stat().st_size for f in output.iterdir()) / 2**20
-        write_stdout(f"exported {args.checkpoint} to {output} ({args.quantization}, {size:.1f} MiB); "
-                     f"translate with: python -m nmt.translate --checkpoint {output}\n")
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+    output = Path(args.output)
+    check_output_folder(output, args.force)
+    export(args.checkpoint, output, args.quantization)
+    size = sum(f.stat().st_size for f in output.iterdir()) / 2**20
+    write_stdout(f"exported {args.checkpoint} to {output} ({args.quantization}, {size:.1f} MiB); "
+                 f"translate with: python -m nmt.translate --checkpoint {output}\n")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(close_stdout(main()))
+def cli() -> None:
+    """The `nmt-export` console command: what `python -m nmt.export` runs."""
+    from nmt.cli import run_command
+
+    run_command("nmt.export", "; DIR is written whole or not at all")

@@ -178,18 +178,19 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
     make_folder(folder)
     single = len(translator.members) == 1
     zeros = exact_zeros(translator)
-    blocks = getattr(translator.model.decoder, "layers", None)
+    decoder = getattr(translator.model, "decoder", None)           # None: CTranslate2's engine
+    blocks = getattr(decoder, "layers", None)
     for number, (source, out) in enumerate(zip(sources, outputs), 1):
         if not out.tgt_pieces:
             continue
-        weights, shows = out.attention, "attention"
+        weights, shows = out.attention, "attention" if decoder is not None else "attention (CTranslate2)"
         if hasattr(blocks, "__len__") and len(blocks) and hasattr(blocks[0], "cross_attn"):   # Transformer
             L, H = len(blocks), blocks[0].cross_attn.heads
             shows = f"cross-attention, layer {L}/{L}, mean of {H} heads"
         if not single:
             shows = f"mean of {len(translator.members)} models' " + shows
         centers = window = None
-        attention = getattr(getattr(translator.model, "decoder", None), "attention", None)   # None: CTranslate2
+        attention = getattr(decoder, "attention", None)
         if single and (layer is not None or head is not None or getattr(attention, "scope", None) == "local_p"):
             layers, centers = layers_and_centers(translator, source, out.tokens)   # a second forward pass
             if centers is not None:

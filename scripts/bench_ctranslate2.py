@@ -38,6 +38,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_train import git_commit  # noqa: E402
 from compare_joeynmt import MULTI30K  # noqa: E402 - the shared data beside the checkout
 
+from nmt.cli_checks import finite_float  # noqa: E402
+
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -51,7 +53,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batch-sizes", default="1,64", help="sentences per batch")
     parser.add_argument("--limit", type=int, default=1000, help="first N sentences of the split")
     parser.add_argument("--batch1-limit", type=int, default=200, help="first N sentences at batch size 1")
-    parser.add_argument("--length-penalty", type=float, default=1.0, help="Wu et al. alpha, both engines")
+    parser.add_argument("--length-penalty", type=finite_float, default=1.0, help="Wu et al. alpha, both engines")
     parser.add_argument("--engines", default="nmt,ct2_float32,ct2_int8")
     parser.add_argument("--out", default=None, help="JSON file (default benchmarks/bench_ctranslate2_<N>t.json)")
     return parser.parse_args(argv)
@@ -98,7 +100,7 @@ def main(argv=None) -> list[dict]:
     args = parse_args(argv)
     command = "python scripts/bench_ctranslate2.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     torch.set_num_threads(args.threads)
-    from nmt.training.validation import score_translations
+    from nmt.scoring import score_translations
 
     folder = Path(args.data)
     sources = read_lines(folder, f"{args.split}.{args.src_lang}")[: args.limit]
