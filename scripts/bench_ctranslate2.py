@@ -19,7 +19,6 @@ It prints each row, the ratios and the command, and writes JSON (--out).
 """
 
 import argparse
-import gzip
 import hashlib
 import json
 import os
@@ -35,6 +34,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+from bench_decode import read_lines  # noqa: E402 - test_2016_flickr, plain or .gz
 from bench_train import git_commit  # noqa: E402
 from compare_joeynmt import MULTI30K  # noqa: E402 - the shared data beside the checkout
 
@@ -57,16 +57,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--engines", default="nmt,ct2_float32,ct2_int8")
     parser.add_argument("--out", default=None, help="JSON file (default benchmarks/bench_ctranslate2_<N>t.json)")
     return parser.parse_args(argv)
-
-
-def read_lines(folder: Path, stem: str) -> list[str]:
-    for name in (stem, stem + ".gz"):
-        path = folder / name
-        if path.is_file():
-            opener = gzip.open if name.endswith(".gz") else open
-            with opener(path, "rt", encoding="utf-8") as handle:
-                return handle.read().splitlines()
-    sys.exit(f"{folder}/{stem}[.gz] not found; pass --data")
 
 
 def machine() -> dict:
