@@ -70,10 +70,8 @@ def _compare(table: dict, a: str, b: str, key: str, lower_is_better: bool,
         verdict = "equal, no spread" if comparison.gap == 0 else "unequal, no spread (not a test)"
     elif comparison.kind == "too few seeds":
         verdict = "too few seeds to tell"
-    elif clear:
-        verdict = f"{better} {quality} (Welch p = {comparison.p:.3g})"
     else:
-        verdict = f"no finding (Welch p = {comparison.p:.3g})"
+        verdict = f"{f'{better} {quality}' if clear else 'no finding'} (Welch p = {comparison.p:.3g})"
     test = paired.get(a, b) if paired is not None and key == "test_bleu" else None
     extra = ""
     if test:

@@ -26,7 +26,6 @@ from nmt.cli import print_error
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.run_files import holds_a_run, run_traces
-from nmt.store.checkpoints import RESUME_KEYS, load_checkpoint, step_checkpoints
 from nmt.store.metrics_log import parse_record
 
 HYDRA_SUBDIR = ".hydra"
@@ -57,6 +56,8 @@ def holds_a_run_error(run_dir: Path) -> NmtError:
 def resumable_checkpoint(run_dir: Path) -> tuple[Path, int] | None:
     """The run's newest checkpoint that holds optimiser state and progress
     (a step_N.pt or best.pt), with its step; None when there is none."""
+    from nmt.store.checkpoints import RESUME_KEYS, load_checkpoint, step_checkpoints   # torch: only here
+
     folder = Path(run_dir) / "checkpoints"
     best = None
     for path in [*step_checkpoints(folder), folder / "best.pt"]:
