@@ -13,8 +13,8 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
 
     The file keeps its permissions, or gets the umask's for a new one (the
     temporary file is private). A symlink keeps pointing at the new file; a
-    path that is a device or a pipe (/dev/stdout) is written into directly. `durable` also syncs the bytes to disk before
-    the rename. Raises OSError, worded by the caller; a failed write leaves
+    path that is a device or a pipe (/dev/stdout) is written into directly. `durable`
+    also syncs the bytes to disk before the rename. Raises OSError, worded by the caller; a failed write leaves
     the old file as it was and no temporary file behind.
     """
     if os.path.exists(path) and not os.path.isfile(path):

@@ -24,149 +24,31 @@ scores of RUN/metrics.jsonl in the run's trainer.metric (from summary.json or
 first, the later step first among equals.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("; --output is written whole or not at all")
+    run_command("nmt.average", "; --output is written whole or not at all")
 
-import json
-import math
-import sys
 from pathlib import Path
 
-from nmt.data.tokenizer import check_same_vocabulary
-from nmt import signals
-from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output,
-                            close_stdout, positive_int, write_stdout)
-from nmt.errors import NmtError
-from nmt.training.metrics_log import METRICS_FILE, read_records
-from nmt.training.checkpoints import (METRIC_SIGN, best_steps, load_checkpoint, save_checkpoint,
-                                      step_checkpoints, step_of)
+from nmt.cli import command
+from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, positive_int,
+                            write_stdout)
+from nmt.run_files import check_not_run_file
+from nmt.store.averaging import average_checkpoints, run_checkpoints
+from nmt.store.checkpoints import METRIC_SIGN, save_checkpoint, step_of
 
 
-def config_difference(a, b, where: str = "model") -> str | None:
-    """The first place where two nested configs differ, as 'key: A vs B', or None."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
-            if key not in a or key not in b:
-                side = "second" if key not in a else "first"
-                return f"{where}.{key} only in the {side}"
-            found = config_difference(a[key], b[key], f"{where}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            found = config_difference(x, y, f"{where}[{i}]")
-            if found:
-                return found
-        return None
-    return None if a == b else f"{where}: {a!r} vs {b!r}"
-
-
-def check_same_model(first: Path, first_state: dict, other: Path, other_state: dict) -> None:
-    """Refuse two checkpoints whose vocabularies, model configs or tensors differ."""
-    check_same_vocabulary(first, first_state["tokenizer"], other, other_state["tokenizer"], "averaging")
-    difference = config_difference(first_state["config"].get("model"), other_state["config"].get("model"))
-    if difference:
-        raise NmtError(f"checkpoints {first} and {other} have different model configs ({difference[:160]}); "
-                       "average checkpoints of one run")
-    ours, theirs = first_state["model"], other_state["model"]
-    if ours.keys() != theirs.keys() or any(theirs[k].shape != v.shape for k, v in ours.items()):
-        raise NmtError(f"checkpoints {first} and {other} have different model shapes; average "
-                       "checkpoints of one run")
-
-
-def average_checkpoints(paths: list[Path]) -> dict:
-    """The element-wise mean of the checkpoints' weights, as a checkpoint for
-    translation; one checkpoint is in memory beside the running sum."""
-    paths = [Path(p) for p in paths]
-    if not paths:
-        raise NmtError("give at least one checkpoint to average")
-    first = load_checkpoint(paths[0])
-    total = {name: t.double() if t.is_floating_point() else t.clone() for name, t in first["model"].items()}
-    for path in paths[1:]:
-        state = load_checkpoint(path)
-        check_same_model(paths[0], first, path, state)
-        for name, tensor in state["model"].items():
-            if tensor.is_floating_point():
-                total[name] += tensor.double()
-        del state
-    averaged = {name: t.div(len(paths)).to(first["model"][name].dtype) if t.is_floating_point() else t
-                for name, t in total.items()}
-    result = {"config": first["config"], "tokenizer": first["tokenizer"], "model": averaged,
-              "averaged_from": [str(p) for p in paths]}
-    if "samples" in first:                 # the explorer's example sentences
-        result["samples"] = first["samples"]
-    return result
-
-
-def run_metric(run: Path) -> str:
-    """The trainer.metric a run chose best.pt by: summary.json, else .hydra/config.yaml."""
-    summary = run / "summary.json"
-    if summary.is_file():
-        try:
-            metric = str(json.loads(summary.read_text(encoding="utf-8"))["metric"])
-            if metric in METRIC_SIGN:
-                return metric
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-            pass
-    config = run / ".hydra" / "config.yaml"
-    if config.is_file():
-        from omegaconf import OmegaConf
-
-        try:
-            metric = str(OmegaConf.load(config).trainer.metric)
-            if metric in METRIC_SIGN:
-                return metric
-        except Exception:   # noqa: BLE001 - any unreadable config: say so below
-            pass
-    raise NmtError(f"cannot tell which metric {run} validated by (no readable summary.json or "
-                   ".hydra/config.yaml); give --metric bleu|chrf|loss")
-
-
-def run_scores(run: Path, metric: str) -> dict[int, float]:
-    """Validated step -> sign * metric, from RUN/metrics.jsonl (NaN for a record without
-    it). A line that is not a whole record (a write cut by a kill) is left out, as the
-    trainer leaves it out when it resumes."""
-    path = run / METRICS_FILE
-    if not path.is_file():
-        raise NmtError(f"{path} does not exist; --run takes the folder of a run of python -m nmt.train")
-    scores = {}
-    for record in read_records(run):
-        try:
-            value = float(record[metric]) if record.get(metric) is not None else math.nan
-        except (ValueError, TypeError):
-            value = math.nan
-        scores[record["step"]] = METRIC_SIGN[metric] * value
-    return scores
-
-
-def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str | None) -> list[Path]:
-    """The step_N.pt files of a run that --best N or --last N picks."""
-    kept = {step_of(p): p for p in step_checkpoints(run / "checkpoints")}
-    if not kept:
-        raise NmtError(f"{run / 'checkpoints'} holds no step_N.pt (trainer.keep_last=0?); "
-                       "nothing to average")
-    if last is not None:
-        steps = sorted(kept)[-last:]
-    else:
-        scores = run_scores(run, metric or run_metric(run))
-        steps = best_steps({s: v for s, v in scores.items() if s in kept}, best)
-        if not steps:
-            raise NmtError(f"none of the step_N.pt of {run} has a validation record in {run / 'metrics.jsonl'}")
-    if len(steps) < (last or best):
-        print(f"nmt: warning: {run} kept {len(steps)} step checkpoints for this; averaging those",
-              file=sys.stderr)
-    return [kept[s] for s in steps]
-
-
+@command
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.average", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoints", nargs="*", type=Path,
-                        help="checkpoints of one model (config and vocabulary) to average, e.g. RUN/checkpoints/step_*.pt")
+                        help="checkpoints of one model (config and vocabulary) to average, "
+                             "e.g. RUN/checkpoints/step_*.pt")
     parser.add_argument("--output", required=True, type=Path,
                         help="the averaged checkpoint to write (atomically; never one of the inputs)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write --output even over a run's own file (its last.pt, best.pt, ...)")
     parser.add_argument("--run", type=Path, help="a run folder: average its step_N.pt (with --best or --last)")
     pick = parser.add_mutually_exclusive_group()
     pick.add_argument("--best", type=positive_int, metavar="N", help="with --run: the N best-validated")
@@ -180,33 +62,24 @@ def main(argv=None) -> int:
         parser.error("--run takes --best N or --last N, and no checkpoint files beside it")
     if args.run is None and not args.checkpoints:
         parser.error("give the checkpoints to average, or --run RUN with --best N or --last N")
-    try:
-        check_output(args.output)
-        for path in args.checkpoints:
-            check_checkpoint_exists(path)
-        if args.run is not None:
-            args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
-        check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
-        path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
-                               advice="free disk space or choose another --output; nothing was written")
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
-    try:
-        steps = ", ".join(str(step_of(p)) for p in args.checkpoints) if args.run is not None else ""
-        write_stdout(f"averaged {len(args.checkpoints)} checkpoints{f' (steps {steps})' if steps else ''} "
-                     f"into {path}\n")
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+    check_output(args.output)
+    if not args.overwrite:               # a run's last.pt replaced by bare weights cannot continue
+        check_not_run_file("--output", args.output, allow="--overwrite")
+    for path in args.checkpoints:
+        check_checkpoint_exists(path)
+    if args.run is not None:
+        args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
+    check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
+    path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
+                           advice="free disk space or choose another --output; nothing was written")
+    steps = ", ".join(str(step_of(p)) for p in args.checkpoints) if args.run is not None else ""
+    write_stdout(f"averaged {len(args.checkpoints)} checkpoints{f' (steps {steps})' if steps else ''} "
+                 f"into {path}\n")
     return 0
 
 
-def cli() -> int:
-    """The `nmt-average` console command: what `python -m nmt.average` does."""
-    signals.install("; --output is written whole or not at all")
-    return close_stdout(main())
+def cli() -> None:
+    """The `nmt-average` console command: what `python -m nmt.average` runs."""
+    from nmt.cli import run_command
 
-
-if __name__ == "__main__":
-    sys.exit(cli())
+    run_command("nmt.average", "; --output is written whole or not at all")

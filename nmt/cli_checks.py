@@ -140,8 +140,8 @@ def exit_code_of(main) -> int:
 def run_printing_checked(main) -> int:
     """Run `main` (a Hydra entry that only prints, see `hydra_prints`) with its
     standard output kept in memory, then write it checked: a failed write is
-    one line and exit 1 (Hydra's own print was a traceback on a full disk and
-    cut off with exit 0 past a file-size limit). Returns the exit code."""
+    one line and exit 1 (Hydra's own print raises a traceback on a full disk
+    and stops short with exit 0 past a file-size limit). Returns the exit code."""
     real, sys.stdout = sys.stdout, io.StringIO()
     try:
         code = exit_code_of(main)

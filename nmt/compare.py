@@ -9,28 +9,27 @@ Markdown. The row with the best score (higher BLEU or chrF, lower loss) is
 marked; `--sort` puts the rows in that order; `--csv FILE` also writes CSV.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("; --csv is written whole or not at all")
+    run_command("nmt.compare", "; --csv is written whole or not at all")
 
-import argparse
 import csv
 import io
 import json
-import sys
 from pathlib import Path
 
 import yaml
 
 from nmt.atomic import atomic_write
-from nmt import signals
-from nmt.cli_checks import ArgumentParser, check_not_input, close_stdout, write_stdout
+from nmt.cli import command
+from nmt.cli_checks import ArgumentParser, check_not_input, write_stdout
 from nmt.errors import NmtError
-from nmt.training.metrics_log import read_records
+from nmt.file_inputs import refuse_special
+from nmt.store.metrics_log import read_records
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
-# +1: higher is better; as nmt.training.checkpoints.METRIC_SIGN, which needs torch
+# +1: higher is better; as nmt.store.checkpoints.METRIC_SIGN, which needs torch
 DIRECTION = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}
 TEST_KEYS = ("test_bleu", "test_chrf")
 MARK = "*"
@@ -60,6 +59,7 @@ def collect_runs(sweep_dir: Path) -> list[dict]:
 
 
 def _read(path: Path, parse):
+    refuse_special(path, "", "remove it or that run folder")       # a FIFO would hang the read
     try:
         return parse(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -129,6 +129,7 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+@command
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.compare", description=__doc__.split("\n")[0])
     parser.add_argument("sweep_dir", type=Path,
@@ -137,32 +138,25 @@ def main(argv=None) -> int:
     parser.add_argument("--sort", action="store_true",
                         help="rows from the best validation score of the runs' trainer.metric down")
     args = parser.parse_args(argv)
-    try:
-        if args.csv is not None and (args.csv.is_dir() or not args.csv.parent.is_dir()):
-            raise NmtError(f"--csv {args.csv}: give a file in an existing folder")
-        runs = collect_runs(args.sweep_dir)
-        if args.csv is not None:       # a file the table was read from would be lost
-            check_not_input("--csv", args.csv, [("run file", p) for r in runs for p in r["files"]])
-        header, rows, best = table_rows(runs, sort=args.sort)
-        if args.csv is not None:        # whole or not at all, before the table is printed
-            table = io.StringIO(newline="")
-            csv.writer(table).writerows([header] + rows)
-            try:
-                atomic_write(args.csv, table.getvalue().encode("utf-8"))
-            except OSError as error:
-                raise NmtError(f"cannot write {args.csv}: {error.strerror or error}") from None
-        write_stdout(markdown(header, rows) + "\n\n" + best + "\n")
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+    if args.csv is not None and (args.csv.is_dir() or not args.csv.parent.is_dir()):
+        raise NmtError(f"--csv {args.csv}: give a file in an existing folder")
+    runs = collect_runs(args.sweep_dir)
+    if args.csv is not None:       # a file the table was read from would be lost
+        check_not_input("--csv", args.csv, [("run file", p) for r in runs for p in r["files"]])
+    header, rows, best = table_rows(runs, sort=args.sort)
+    if args.csv is not None:        # whole or not at all, before the table is printed
+        table = io.StringIO(newline="")
+        csv.writer(table).writerows([header] + rows)
+        try:
+            atomic_write(args.csv, table.getvalue().encode("utf-8"))
+        except OSError as error:
+            raise NmtError(f"cannot write {args.csv}: {error.strerror or error}") from None
+    write_stdout(markdown(header, rows) + "\n\n" + best + "\n")
     return 0
 
 
-def cli() -> int:
-    """The `nmt-compare` console command: what `python -m nmt.compare` does."""
-    signals.install("; --csv is written whole or not at all")
-    return close_stdout(main())
+def cli() -> None:
+    """The `nmt-compare` console command: what `python -m nmt.compare` runs."""
+    from nmt.cli import run_command
 
-
-if __name__ == "__main__":
-    sys.exit(cli())
+    run_command("nmt.compare", "; --csv is written whole or not at all")

@@ -19,7 +19,7 @@ tests/test_config_schema.py composes every option of every group and fails
 for any leaf that has no rule, so a new key needs one (add it below).
 
 Keys that start with "_" (`_target_`, `_partial_`) name classes, not values.
-Checks across keys are in `nmt.train.check_config`: settings a group option
+Checks across keys are in `nmt.training.config_checks.check_config`: settings a group option
 does not take, combinations that cannot work, and the model built on the
 meta device so that its constructors' checks (heads dividing d_model, ...)
 answer before any data is read (`nmt/models/build.py`, `check_model_config`).
@@ -207,6 +207,7 @@ RULES: dict[str, Rule] = {
     "trainer.seed": Int(low=0),
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint"),
     "trainer.resume_force": Bool(),
+    "trainer.resume_weights_only": Bool(),
     "trainer.grad_clip": Float(low=0, hint="0 turns clipping off"),
     "trainer.accumulate": POSITIVE,
     "trainer.label_smoothing": Float(low=0, high=1, high_open=True, hint="0 turns smoothing off"),

@@ -16,10 +16,10 @@ or method, 413 for a larger body (refused before it is parsed, by its
 Content-Length or as it streams in), 415 for another content type.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("before the explorer was serving")
+    run_command("nmt.explore", "before the explorer was serving")
 
 import argparse
 import json
@@ -28,6 +28,7 @@ import sys
 import threading
 
 from nmt import signals
+from nmt.cli import command
 from nmt.cli_checks import ArgumentParser, check_checkpoint_exists
 from nmt.errors import NmtError
 
@@ -55,12 +56,17 @@ async def read_json(request):
         raise Refused(400, "the Content-Length header is not a number")
     if length is not None and int(length) > MAX_BODY:
         raise Refused(413, f"the request body is {length} bytes; the explorer takes at most {MAX_BODY}")
+    from starlette.requests import ClientDisconnect
+
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise Refused(413, f"the request body is over {MAX_BODY} bytes; the explorer takes at "
-                               f"most {MAX_BODY}")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                raise Refused(413, f"the request body is over {MAX_BODY} bytes; the explorer takes at "
+                                   f"most {MAX_BODY}")
+    except ClientDisconnect:             # the client left (or sent a broken body): nobody to answer
+        raise Refused(400, "the client disconnected before the request body was complete") from None
     try:
         return json.loads(bytes(body))
     except RecursionError:
@@ -73,7 +79,7 @@ class Model:
     """A loaded checkpoint: translator, short name, description, samples."""
 
     def __init__(self, path: str, device: str, name: str | None = None):
-        from nmt.training.checkpoints import load_checkpoint
+        from nmt.store.checkpoints import load_checkpoint
         from nmt.translator import Translator
         from nmt.viz.attention_data import describe
         from nmt.viz.html_export import model_label
@@ -103,6 +109,27 @@ def vocabulary_note(models: list[Model]) -> str | None:
             "and their scores are over different numbers of subwords.")
 
 
+def parse_request(body, translator) -> tuple[str, int]:
+    """The text and beam size of a translate request; NmtError with what is wrong."""
+    from nmt.translator import check_text
+    from nmt.viz.attention_data import check_source
+
+    if not isinstance(body, dict):
+        raise NmtError("send a JSON object {text, beam_size}")
+    text, beam = body.get("text"), body.get("beam_size", 1)
+    if text is None:
+        raise NmtError("the source sentence is missing; type or paste one")
+    if not isinstance(text, str):
+        kind = {bool: "true or false", int: "a number", float: "a number", list: "a list",
+                dict: "an object"}.get(type(text), type(text).__name__)
+        raise NmtError(f"text must be a string, not {kind}")
+    if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
+        raise NmtError(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
+    check_text(text, "the source sentence")
+    check_source(translator, text)     # the same message for every model
+    return text, beam
+
+
 def create_app(models: list[Model]):
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
     -> {results: [one per model]} or {error} with status 400."""
@@ -111,11 +138,11 @@ def create_app(models: list[Model]):
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
-    from nmt.translator import check_text
-    from nmt.viz.attention_data import check_source
     from nmt.viz.html_export import render_page
 
-    app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None)
+    # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
+    app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None,
+                  redirect_slashes=False)
     lock = threading.Lock()          # one translation at a time: the models are shared
     page = render_page({
         "mode": "server", "title": "nmt attention explorer",
@@ -127,8 +154,8 @@ def create_app(models: list[Model]):
     def error(message: str, status: int = 400) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
 
-    @app.get("/", response_class=HTMLResponse)
-    def index():
+    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
+    def index():                     # HEAD: the same headers, no body (uvicorn drops it)
         return page
 
     @app.post("/api/translate")
@@ -137,20 +164,8 @@ def create_app(models: list[Model]):
             body = await read_json(request)
         except Refused as refused:
             return error(str(refused), refused.status)
-        if not isinstance(body, dict):
-            return error("send a JSON object {text, beam_size}")
-        text, beam = body.get("text"), body.get("beam_size", 1)
-        if text is None:
-            return error("the source sentence is missing; type or paste one")
-        if not isinstance(text, str):
-            kind = {bool: "true or false", int: "a number", float: "a number", list: "a list",
-                    dict: "an object"}.get(type(text), type(text).__name__)
-            return error(f"text must be a string, not {kind}")
-        if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
-            return error(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
         try:
-            check_text(text, "the source sentence")
-            check_source(models[0].translator, text)     # the same message for every model
+            text, beam = parse_request(body, models[0].translator)
         except NmtError as problem:
             return error(str(problem))
         return {"results": await run_in_threadpool(_translate_all, models, text, beam, lock)}
@@ -203,21 +218,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+@command
 def main(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        check_port(args.port)
-        for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
-            if path is not None:
-                check_checkpoint_exists(path)
-        from nmt.viz.html_export import model_labels
+    check_port(args.port)
+    for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
+        if path is not None:
+            check_checkpoint_exists(path)
+    from nmt.viz.html_export import model_labels
 
-        paths = [args.checkpoint] + ([args.compare] if args.compare else [])
-        models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
-        app = create_app(models)
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+    paths = [args.checkpoint] + ([args.compare] if args.compare else [])
+    models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
+    app = create_app(models)
     import uvicorn
 
     print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",
@@ -228,11 +240,8 @@ def main(argv=None) -> int:
     return 0
 
 
-def cli() -> int:
-    """The `nmt-explore` console command: what `python -m nmt.explore` does."""
-    signals.install("before the explorer was serving")
-    return main()
+def cli() -> None:
+    """The `nmt-explore` console command: what `python -m nmt.explore` runs."""
+    from nmt.cli import run_command
 
-
-if __name__ == "__main__":
-    sys.exit(cli())
+    run_command("nmt.explore", "before the explorer was serving")

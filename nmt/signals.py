@@ -8,6 +8,13 @@ atomic write in progress (so `--output` and checkpoints stay whole: the old
 file or none) and ends the process at once with 128 + N: 130 for SIGINT,
 143 for SIGTERM, what a shell shows for a process a signal ended.
 
+Before that first statement Python is starting (the interpreter, `site` and
+the `.pth` files of site-packages, the command's module): no Python code of
+ours can catch a signal there, and Python ends the process silently, with
+"Fatal Python error: init_import_site" or with a KeyboardInterrupt
+traceback. scripts/ctrl_c_window.py measures how long that lasts (README,
+"When things go wrong": about 0.05 s on a busy 2-core machine).
+
 It ends the process rather than raising an exception on purpose: a signal
 lands between any two bytecodes, and an exception raised inside, say, numpy's
 import is caught by library code that then leaves the module half built (a

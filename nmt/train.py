@@ -1,12 +1,14 @@
-"""python -m nmt.train [overrides]: config in, trainer out, nothing else."""
+"""python -m nmt.train [overrides]: the config checked, the run folder locked,
+the trainer built and run, and the end-of-run lines printed."""
 
-if __name__ == "__main__":      # first of all: Ctrl-C during the seconds of imports below is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("before training started; no checkpoint was written")
+    run_command("nmt.train", "before training started; no checkpoint was written", entry="run")
 
 import logging
 import os
+import shlex
 import signal
 import sys
 from contextlib import nullcontext
@@ -19,80 +21,20 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nmt import signals
-from nmt.cli_checks import (close_stdout, exit_code_of, guard_stdout_logging, hydra_prints, print_checked,
-                            run_printing_checked)
+from nmt.cli import print_error
+from nmt.cli_checks import (exit_code_of, guard_stdout_logging, hydra_prints, print_checked, run_printing_checked,
+                            write_stdout)
 from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
-from nmt.train_cli import check_overrides, check_paths, help_page
+from nmt.train_cli import check_overrides, help_page
 
 log = logging.getLogger("nmt.train")
+CONTEXT = "before training started; no checkpoint was written"   # what a stop signal's line ends with
 
 
 class JobFailed(CompactHydraException):
     """One job of a --multirun sweep failed: the others still run, and Hydra
     reports this one-line message with the job's overrides at the end."""
-
-
-def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
-    """Mistakes the config alone reveals, found before any data is read: every
-    value against its rule (nmt/config_schema.py), the data settings that need
-    no file, then the model (its parts' settings, their combination, and a
-    build on the meta device) and the trainer settings that depend on it.
-    `choices` is Hydra's runtime.choices, to name options in messages."""
-    from nmt.config_schema import validate
-    from nmt.data.corpora import check_data_config
-    from nmt.training.run_dir import make_folder
-
-    validate(cfg)
-    positional = str(cfg.model.positional.get("kind", "none"))
-    if positional == "learned":
-        table, max_len = int(cfg.model.positional.max_len), int(cfg.data.get("max_len", 100))
-        if table < max_len + 1:             # the decoder reads <s> plus up to max_len subwords
-            raise NmtError(f"model.positional.max_len={table} is shorter than the longest sentence "
-                           f"(data.max_len={max_len} subwords, +1 for <s>); set "
-                           f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}")
-    window = cfg.model.attention.get("max_len")      # luong_location: one score per source position
-    if window is not None and int(window) < int(cfg.data.get("max_len", 100)):
-        max_len = int(cfg.data.get("max_len", 100))
-        raise NmtError(f"model.attention.max_len={window} is shorter than the longest source "
-                       f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
-                       f"or data.max_len={window}")
-    if cfg.model.get("share_embeddings", False) and not cfg.data.get("joint_vocab", True):
-        raise NmtError("model.share_embeddings=true needs one vocabulary for both languages; "
-                       "set data.joint_vocab=true or model.share_embeddings=false")
-    check_data_config(cfg.data)
-    check_paths(cfg)                     # a file that is not there: said before torch is imported
-    from nmt.models.build import check_group_settings, check_model_config
-
-    for group in ("optimizer", "schedule"):
-        check_group_settings(cfg.get(group), group, choices)
-    model = check_model_config(cfg.model, int(cfg.data.get("vocab_size", 8000)), choices)
-    check_training_settings(cfg, model)
-    make_folder(cfg.get("cache_dir", "data"), "cache_dir")   # last: only a run that passed makes it
-
-
-def check_training_settings(cfg: DictConfig, model) -> None:
-    """trainer settings that only work with others: the device, fp16, the
-    coverage penalty's beam, guided alignment's links, layer and head (checked
-    against `model`, built on the meta device). Trainer checks them again."""
-    from nmt.training.device import resolve_device
-    from nmt.training.guided_alignment import GuidedAlignmentLoss
-
-    tc = cfg.trainer
-    device = resolve_device(str(tc.device))
-    if tc.precision == "fp16" and device.type != "cuda":
-        raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
-    beta = tc.get("coverage_penalty", 0.0)
-    if beta and int(tc.val_beam_size) < 2:
-        raise NmtError(f"trainer.coverage_penalty={beta} re-ranks the validation beam's hypotheses; "
-                       "set trainer.val_beam_size to 2 or more")
-    guided = tc.get("guided_alignment") or {}
-    if guided.get("weight", 0.0):
-        if not cfg.data.get("train_alignments"):
-            raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
-                           "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
-                           "FILE writes the toy task's)")
-        GuidedAlignmentLoss(layer=guided.get("layer", -2), head=guided.get("head", 0)).check(model.decoder)
 
 
 _owns_folder = False    # True once this job holds its run folder: only then may it write there
@@ -112,61 +54,95 @@ def _log_to_file(message: str) -> None:
 @hydra.main(config_path=str(CONFIGS), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
     global _owns_folder
-    from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
+    from nmt.training.config_checks import check_config
 
     _owns_folder = False
     guard_stdout_logging()               # a full disk under the console log: one line at the end
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        check_config(cfg, HydraConfig.get().runtime.choices)
+        check_config(cfg, HydraConfig.get().runtime.choices)   # settings and paths before torch loads
+        # heavy imports once the config passed
+        from tqdm.contrib.logging import logging_redirect_tqdm
+
+        from nmt.training.build import build_trainer
+        from nmt.training.resume_checks import check_resume_data, check_resume_model, check_resume_state
+        from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
+
         # A second run on this folder refuses before reading data, and before writing
         # anything there. Under torchrun every rank runs this function; the folder
         # belongs to rank 0.
-        from nmt.training.checkpoints import check_resume_data, check_resume_model
-
-        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir)   # a missing file: one line now
+        weights_only = bool(cfg.trainer.resume_weights_only)
+        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir, weights_only)   # missing: one line
         if resume_from is not None:         # other data: refused before reading it, changing nothing
-            check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.get("resume_force", False)))
+            check_resume_state(resume_from, weights_only)   # weights only (averaged): said before any data
+            check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
             check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
         main_rank = int(os.environ.get("RANK", "0")) == 0
-        lock = RunDirLock(run_dir, fresh=is_fresh(cfg.trainer.resume)) if main_rank else nullcontext()
+        fresh = is_fresh(cfg.trainer.resume) or weights_only     # a new run: never into a run's folder
+        lock = RunDirLock(run_dir, fresh=fresh) if main_rank else nullcontext()
         with lock:
             _owns_folder = main_rank
             if main_rank:
                 write_hydra_record(run_dir, cfg)
-            from nmt.training.trainer import Trainer  # heavy imports after Hydra parsed the command line
-
-            trainer = Trainer(cfg, run_dir)
-            code = trainer.fit()
+            trainer = build_trainer(cfg, run_dir)
+            with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
+                guard_stdout_logging()      # tqdm's handler too: a full disk is one line at the end
+                code = trainer.fit()
     except NmtError as error:
         _log_to_file(str(error))
-        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        print_error(error)
         if HydraConfig.get().mode == RunMode.MULTIRUN:
             raise JobFailed(f"nmt: error: {error}") from None
         sys.exit(1)
     except KeyboardInterrupt:            # Ctrl-C when main() is called without signals.install()
         signals.report(signal.SIGINT, "before training started; no checkpoint was written")
         sys.exit(130)
-    metrics = getattr(trainer, "final_metrics", None)
-    if code or metrics is None:         # 130 after Ctrl-C, 143 after SIGTERM
+    if code or trainer.final_metrics is None:   # 130 after Ctrl-C, 143 after SIGTERM
         sys.exit(code)
-    return float(metrics["bleu"])
+    # rank 0 of a run that finished; a sweep's jobs leave the next commands to its last line
+    if trainer.summary is not None and HydraConfig.get().mode != RunMode.MULTIRUN:
+        example = trainer.valid_pairs[0][0] if trainer.valid_pairs else None
+        write_stdout("\n".join(finish_lines(run_dir, trainer.settings.metric, trainer.summary["best"],
+                                             trainer.progress.step, example)) + "\n", keep_going=True)
+    return float(trainer.final_metrics["bleu"])
 
 
-def cli() -> int:
-    """The `nmt-train` console command, and `python -m nmt.train`: the exit code."""
-    signals.install("before training started; no checkpoint was written")
+def finish_lines(run_dir: Path, metric: str, best: float, step: int, example: str | None) -> list[str]:
+    """The end-of-run summary: the best validation score, where best.pt is, and
+    the next commands with the real paths, quoted for a POSIX shell."""
+    run_dir = Path(run_dir).resolve()
+    best_pt = run_dir / "checkpoints" / "best.pt"
+    if not best_pt.exists():               # no validation scored (a non-finite score)
+        best_pt = best_pt.with_name("last.pt")
+    name = {"bleu": "BLEU", "chrf": "chrF", "loss": "loss"}[metric]
+    checkpoint = shlex.quote(str(best_pt))
+    echo = f"echo {shlex.quote(example)} | " if example else ""
+    return [f"nmt: finished at step {step}; best validation {name} {best:.2f}",
+            f"  {best_pt.stem} checkpoint: {best_pt}",
+            "  next:",
+            f"    {echo}python -m nmt.translate --checkpoint {checkpoint}",
+            f"    tensorboard --logdir {shlex.quote(str(run_dir / 'tensorboard'))}",
+            f"    python -m nmt.explore --checkpoint {checkpoint}"]
+
+
+
+def run() -> int:
+    """What the command does, to its exit code: a misspelt key or option is nmt's
+    one line with the fix, --help is nmt's page, then Hydra runs `main`."""
     try:
         check_overrides(sys.argv[1:])     # a typo: nmt's line with the fix, not Hydra's advice of `+`
     except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        print_error(error)
         return 1
     if any(arg in ("--help", "-h") for arg in sys.argv[1:]):      # nmt's page, not Hydra's stock text
-        return close_stdout(print_checked(help_page()))
-    if hydra_prints(sys.argv[1:]):    # --help, --cfg job, --info: Hydra's print, checked
-        return close_stdout(run_printing_checked(main))
-    return close_stdout(exit_code_of(main))   # standard output's last flush, checked: one line, not exit 120
+        return print_checked(help_page())
+    if hydra_prints(sys.argv[1:]):    # --cfg job, --info: Hydra's print, checked
+        return run_printing_checked(main)
+    return exit_code_of(main)
 
 
-if __name__ == "__main__":
-    sys.exit(cli())
+def cli() -> None:
+    """The `nmt-train` console command: what `python -m nmt.train` runs."""
+    from nmt.cli import run_command
+
+    run_command("nmt.train", CONTEXT, entry="run")

@@ -13,9 +13,9 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from hydra.experimental.callback import Callback
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
-from nmt.cli_checks import check_checkpoint_exists, write_stdout
+from nmt.cli_checks import write_stdout
 from nmt.config_files import CONFIGS, group_options
 from nmt.errors import NmtError
 
@@ -129,31 +129,6 @@ def check_overrides(args: list[str]) -> None:
     plain = OmegaConf.to_container(cfg, resolve=False)
     for override in keys:
         _check_key(plain, override)
-
-
-DATA_FILES = ("train_src", "train_tgt", "valid_src", "valid_tgt", "test_src", "test_tgt", "train_alignments")
-
-
-def _set(value) -> bool:
-    return value is not None and str(value) not in ("", "???", "null")
-
-
-def check_paths(cfg: DictConfig) -> None:
-    """Files the config names that are not there, before torch is imported:
-    trainer.resume=PATH (naming the checkpoints its folder holds), the data
-    files of data=files, and Multi30k's data.path."""
-    resume = cfg.trainer.get("resume")
-    if _set(resume) and resume is not False and str(resume) != "auto":
-        check_checkpoint_exists(str(resume), f"trainer.resume={resume}: no such checkpoint file")
-    data = cfg.data
-    if data.get("kind") == "files":
-        for key in DATA_FILES:
-            path = data.get(key)
-            if _set(path) and not Path(str(path)).exists():
-                raise NmtError(f"{path}: no such file; check the data paths in the config (data.{key})")
-    if data.get("kind") == "multi30k" and _set(data.get("path")) and not Path(str(data.path)).is_dir():
-        raise NmtError(f"data.path={data.path}: no such folder; give the folder of the Multi30k files "
-                       "(train.de, val.de, test_2016_flickr.de, ...), or data.path=null for the hub copy")
 
 
 # -- python -m nmt.train --help --------------------------------------------------

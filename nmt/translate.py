@@ -6,10 +6,10 @@ whatever the locale; --output is replaced atomically, so a failed run leaves
 an existing file as it was.
 """
 
-if __name__ == "__main__":      # first of all: Ctrl-C while torch loads is one line too
-    from nmt import signals
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
 
-    signals.install("; an --output file is written whole or not at all")
+    run_command("nmt.translate", "; an --output file is written whole or not at all")
 
 import argparse
 import logging
@@ -18,10 +18,12 @@ import sys
 from pathlib import Path
 
 from nmt.atomic import atomic_write
-from nmt import signals
-from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output,
-                            close_stdout, finite_float, write_stdout)
+from nmt.cli import command
+from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, finite_float,
+                            write_stdout)
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
+from nmt.run_files import check_not_run_file
 
 log = logging.getLogger("nmt.translate")
 
@@ -38,7 +40,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
-    parser.add_argument("--input", help="source file, one sentence a line (default: stdin)")
+    parser.add_argument("--engine", choices=["nmt", "ctranslate2"], default=None,
+                        help="nmt (a .pt checkpoint) or ctranslate2 (a folder written by nmt.export); "
+                             "default: ctranslate2 when --checkpoint is a folder")
+    parser.add_argument("--input", help="source file, one sentence a line (default or -: stdin)")
     parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
     parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
     parser.add_argument("--nbest", type=positive_int, default=1,
@@ -72,8 +77,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def read_input(path: str | None) -> list[str]:
-    """Lines of a file or stdin as text; invalid UTF-8 names its line."""
-    if path is not None:
+    """Lines of a file or stdin (None or "-") as text; invalid UTF-8 names its line."""
+    if path is not None and path != "-":
         from nmt.data.readers import read_lines
         return read_lines(path)
     if sys.stdin is None:                # started with `<&-`
@@ -115,15 +120,21 @@ def check_files(args) -> None:
     """Every file this run reads exists; every file it writes is writable and
     none of them a file it reads (through another spelling or a link too);
     before anything is read or written."""
-    inputs = [("--input", args.input), ("--reference", args.reference)]
+    inputs = [("--input", None if args.input == "-" else args.input), ("--reference", args.reference)]
     for option, path in inputs:
         if path is not None and not Path(path).exists():
             raise NmtError(f"{option} {path}: no such file")
+        if path is not None:                # a FIFO or a device would hang the read
+            stdin = " (for standard input leave out --input, or give --input -)" if option == "--input" else ""
+            if Path(path).is_dir():
+                raise NmtError(f"{option} {path} is a directory; give a text file{stdin}")
+            refuse_special(path, option, f"give a text file{stdin}")
     inputs += [("--checkpoint", path) for path in args.checkpoint]
     for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):
         if path is not None:
             check_output(path, option)
             check_not_input(option, path, inputs)
+            check_not_run_file(option, path)
     if args.output and args.attention_html:
         check_not_input("--attention-html", args.attention_html, [("--output", args.output)])
     for path in args.checkpoint:         # last: what is written, and the other inputs, are said first
@@ -167,18 +178,19 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
     make_folder(folder)
     single = len(translator.members) == 1
     zeros = exact_zeros(translator)
-    blocks = getattr(translator.model.decoder, "layers", None)
+    decoder = getattr(translator.model, "decoder", None)           # None: CTranslate2's engine
+    blocks = getattr(decoder, "layers", None)
     for number, (source, out) in enumerate(zip(sources, outputs), 1):
         if not out.tgt_pieces:
             continue
-        weights, shows = out.attention, "attention"
+        weights, shows = out.attention, "attention" if decoder is not None else "attention (CTranslate2)"
         if hasattr(blocks, "__len__") and len(blocks) and hasattr(blocks[0], "cross_attn"):   # Transformer
             L, H = len(blocks), blocks[0].cross_attn.heads
             shows = f"cross-attention, layer {L}/{L}, mean of {H} heads"
         if not single:
             shows = f"mean of {len(translator.members)} models' " + shows
         centers = window = None
-        attention = getattr(translator.model.decoder, "attention", None)
+        attention = getattr(decoder, "attention", None)
         if single and (layer is not None or head is not None or getattr(attention, "scope", None) == "local_p"):
             layers, centers = layers_and_centers(translator, source, out.tokens)   # a second forward pass
             if centers is not None:
@@ -200,84 +212,104 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
                 raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
+def open_engine(args, Translator):
+    """The translator --engine names (nmt's own, or CTranslate2 over a folder
+    from nmt.export) and the extra arguments its translate() takes."""
+    from nmt.deploy.layout import is_export
+
+    exported = len(args.checkpoint) == 1 and is_export(args.checkpoint[0])
+    if (args.engine or ("ctranslate2" if exported else "nmt")) == "nmt":
+        if exported:
+            raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder from nmt.export; nmt's engine "
+                           "reads a .pt checkpoint (leave out --engine nmt to run it on CTranslate2)")
+        return Translator.from_checkpoints(args.checkpoint, device=args.device, max_len_ratio=args.max_length_ratio,
+                                           max_len_extra=args.max_length_extra), {}
+    from nmt.deploy.engine import CTranslate2Translator
+
+    for option, given in (("several --checkpoint", len(args.checkpoint) > 1),
+                          ("--attention-layer/--attention-head", args.attention_layer is not None
+                           or args.attention_head is not None),
+                          ("--attention-html", args.attention_html)):
+        if given:
+            raise NmtError(f"{option} needs nmt's engine and a .pt checkpoint; CTranslate2 decodes one "
+                           "exported model and returns one layer's attention (--plot-attention draws it)")
+    if not Path(args.checkpoint[0]).is_dir():
+        raise NmtError(f"--engine ctranslate2 reads a folder from nmt.export, not {args.checkpoint[0]}; "
+                       f"python -m nmt.export --checkpoint {args.checkpoint[0]} --output DIR, then --checkpoint DIR")
+    translator = CTranslate2Translator(args.checkpoint[0], device=args.device, max_len_ratio=args.max_length_ratio,
+                                       max_len_extra=args.max_length_extra)
+    return translator, {"attention": bool(args.plot_attention)}
+
+
+def check_search_args(args, check_coverage_penalty) -> None:
+    """The search and picture options, checked together before any input is read."""
+    if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
+            args.max_length_extra < 0 or args.max_length_ratio == 0 and args.max_length_extra == 0:
+        raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
+    if args.min_length < 0:
+        raise NmtError(f"--min-length {args.min_length} must be >= 0")
+    check_coverage_penalty(args.coverage_penalty, args.beam_size, "--coverage-penalty ", "--beam-size")
+    for option, value in (("--attention-layer", args.attention_layer),
+                          ("--attention-head", args.attention_head)):
+        if value is not None and not args.plot_attention:
+            raise NmtError(f"{option} chooses what --plot-attention draws; add --plot-attention DIR "
+                           "(--attention-html shows every layer and head)")
+    if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
+        raise NmtError("--attention-layer/--attention-head draw one model's layers; "
+                       "give one --checkpoint")
+    if args.plot_attention:
+        make_folder(args.plot_attention)
+
+
+@command
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
-    try:
-        check_files(args)              # before the seconds of importing torch
-        from nmt.translator import Translator
-        from nmt.training.validation import score_translations
+    check_files(args)              # before the seconds of importing torch
+    from nmt.translator import Translator, check_coverage_penalty
+    from nmt.scoring import score_translations
 
-        if not math.isfinite(args.max_length_ratio) or args.max_length_ratio < 0 or \
-                args.max_length_extra < 0 or args.max_length_ratio == 0 and args.max_length_extra == 0:
-            raise NmtError("--max-length-ratio and --max-length-extra must be finite, >= 0 and not both 0")
-        if args.min_length < 0:
-            raise NmtError(f"--min-length {args.min_length} must be >= 0")
-        if not 0 <= args.coverage_penalty < math.inf:
-            raise NmtError(f"--coverage-penalty {args.coverage_penalty} must be a finite number >= 0")
-        if args.coverage_penalty and args.beam_size == 1:
-            raise NmtError("--coverage-penalty re-ranks the beam's hypotheses; use --beam-size 2 or more")
-        for option, value in (("--attention-layer", args.attention_layer),
-                              ("--attention-head", args.attention_head)):
-            if value is not None and not args.plot_attention:
-                raise NmtError(f"{option} chooses what --plot-attention draws; add --plot-attention DIR "
-                               "(--attention-html shows every layer and head)")
-        if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
-            raise NmtError("--attention-layer/--attention-head draw one model's layers; "
-                           "give one --checkpoint")
-        if args.plot_attention:
-            make_folder(args.plot_attention)
-        sources = read_input(args.input)
-        references = None
-        if args.reference:
-            from nmt.data.readers import read_lines
-            references = read_lines(args.reference)
-            if len(references) != len(sources):
-                raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
-                               f"input has {len(sources)}")
-        translator = Translator.from_checkpoints(args.checkpoint, device=args.device,
-                                                 max_len_ratio=args.max_length_ratio,
-                                                 max_len_extra=args.max_length_extra)
-        if args.attention_layer is not None or args.attention_head is not None:
-            check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
-        outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
-                                       batch_size=args.batch_size, length_penalty=args.length_penalty,
-                                       min_length=args.min_length,
-                                       coverage_penalty=args.coverage_penalty)
-        truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
-        if truncated:
-            log.warning("%d input line(s) longer than the model's %d subwords were truncated "
-                        "(first: line %d)", len(truncated), translator.max_src_len, truncated[0])
-        if args.nbest > 1:
-            lines = [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(outputs)
-                     for text, score in (o.nbest or [("", 0.0)])]
-        else:
-            lines = [o.text for o in outputs]
-        write_output(lines, args.output)
-        if args.plot_attention:
-            plot_attention(translator, sources, outputs, args.plot_attention,
-                           args.attention_layer, args.attention_head, args.dpi)
-        if args.attention_html:
-            from nmt.viz.html_export import write_attention_html
-            write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
-                                 beam_size=args.beam_size)
-        if references is not None:
-            bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
-            print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("nmt: error: interrupted", file=sys.stderr)
-        return 130
+    check_search_args(args, check_coverage_penalty)
+    sources = read_input(args.input)
+    references = None
+    if args.reference:
+        from nmt.data.readers import read_lines
+        references = read_lines(args.reference)
+        if len(references) != len(sources):
+            raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
+                           f"input has {len(sources)}")
+    translator, search = open_engine(args, Translator)
+    if args.attention_layer is not None or args.attention_head is not None:
+        check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
+    outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
+                                   batch_size=args.batch_size, length_penalty=args.length_penalty,
+                                   min_length=args.min_length,
+                                   coverage_penalty=args.coverage_penalty, **search)
+    truncated = [i + 1 for i, o in enumerate(outputs) if o.truncated]
+    if truncated:
+        log.warning("%d input line(s) longer than the model's %d subwords were truncated "
+                    "(first: line %d)", len(truncated), translator.max_src_len, truncated[0])
+    if args.nbest > 1:
+        lines = [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(outputs)
+                 for text, score in (o.nbest or [("", 0.0)])]
+    else:
+        lines = [o.text for o in outputs]
+    write_output(lines, args.output)
+    if args.plot_attention:
+        plot_attention(translator, sources, outputs, args.plot_attention,
+                       args.attention_layer, args.attention_head, args.dpi)
+    if args.attention_html:
+        from nmt.viz.html_export import write_attention_html
+        write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
+                             beam_size=args.beam_size)
+    if references is not None:
+        bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
+        print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)
     return 0
 
 
-def cli() -> int:
-    """The `nmt-translate` console command: what `python -m nmt.translate` does."""
-    signals.install("; an --output file is written whole or not at all")
-    return close_stdout(main())
+def cli() -> None:
+    """The `nmt-translate` console command: what `python -m nmt.translate` runs."""
+    from nmt.cli import run_command
 
-
-if __name__ == "__main__":
-    sys.exit(cli())
+    run_command("nmt.translate", "; an --output file is written whole or not at all")

@@ -17,14 +17,15 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from nmt.data.tokenizer import Tokenizer, check_same_vocabulary
+from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.beam import beam_search
 from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
+from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits
 from nmt.errors import NmtError
 from nmt.models.build import build_model
-from nmt.training.checkpoints import load_checkpoint
-from nmt.training.device import resolve_device
+from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
+from nmt.device import resolve_device
 
 BOS, EOS, PAD = 2, 3, 0
 
@@ -32,11 +33,23 @@ BOS, EOS, PAD = 2, 3, 0
 def length_limits(config) -> dict:
     """The longest source and output a model built from `config` can take:
     data.max_len, and a learned position table's size where there is one."""
-    max_src_len = int(config.data.get("max_len", 256))
+    max_src_len = int(config.data.max_len)
     table = config.model.positional.get("max_len") if config.model.positional.get("kind") == "learned" else None
     if table:
         max_src_len = min(max_src_len, int(table))
     return {"max_src_len": max_src_len, "max_tgt_len": int(table) if table else None}
+
+
+def check_coverage_penalty(beta, beam_size, penalty: str = "coverage_penalty=",
+                           beam: str = "beam_size") -> None:
+    """The coverage penalty's rule, for every way in (Python API, nmt.translate,
+    nmt.train's validation beam): beta a finite number >= 0, and with beta > 0
+    a beam of 2 or more, since the penalty re-ranks a beam's hypotheses.
+    `penalty` and `beam` name the two settings as the user wrote them."""
+    if not (beta >= 0 and beta != float("inf")):
+        raise NmtError(f"{penalty}{beta} must be a finite number >= 0")
+    if beta and beam_size < 2:
+        raise NmtError(f"{penalty}{beta} re-ranks the beam's hypotheses; set {beam} to 2 or more")
 
 
 def check_text(text, where: str) -> str:
@@ -93,7 +106,9 @@ class Translator:
     """Greedy or beam search over a trained model; the CLI is a thin layer over it."""
 
     def __init__(self, model, tokenizer: Tokenizer, device: torch.device, max_src_len: int = 256,
-                 max_len_ratio: float = 1.5, max_len_extra: int = 10, max_tgt_len: int | None = None):
+                 max_len_ratio: float = MAX_LEN_RATIO, max_len_extra: int = MAX_LEN_EXTRA,
+                 max_tgt_len: int | None = None):
+        check_search_limits(max_src_len, max_len_ratio, max_len_extra, max_tgt_len)   # before any decoding
         self.model = model.to(device).eval()
         self.tokenizer, self.device = tokenizer, device
         self.max_src_len, self.max_tgt_len = max_src_len, max_tgt_len
@@ -167,12 +182,11 @@ class Translator:
         0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1."""
         sentences = _check_sentences(sentences)
         _check_search(beam_size, nbest, batch_size, min_length, length_penalty)
+        check_search_limits(self.max_src_len, self.max_len_ratio, self.max_len_extra, self.max_tgt_len,
+                            min_length)
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
-        if not (coverage_penalty >= 0 and coverage_penalty != float("inf")):
-            raise NmtError(f"the coverage penalty beta={coverage_penalty} must be a finite number >= 0")
-        if coverage_penalty and beam_size == 1:
-            raise NmtError("the coverage penalty re-ranks a beam's hypotheses; use a beam size > 1")
+        check_coverage_penalty(coverage_penalty, beam_size)
         results: list[Translation | None] = [None] * len(sentences)
         order = sorted((i for i, s in enumerate(sentences) if s.strip()),
                        key=lambda i: len(sentences[i]))

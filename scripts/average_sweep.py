@@ -55,9 +55,9 @@ def main(argv=None) -> dict:
     args = parse_args(argv)
     import torch
 
-    from nmt.average import average_checkpoints, run_checkpoints
+    from nmt.store.averaging import average_checkpoints, run_checkpoints
     from nmt.errors import NmtError
-    from nmt.training.checkpoints import save_checkpoint, step_of
+    from nmt.store.checkpoints import save_checkpoint, step_of
 
     if args.core is not None:
         os.sched_setaffinity(0, {args.core})

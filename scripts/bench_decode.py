@@ -54,7 +54,7 @@ def main(argv=None) -> list[dict]:
     args = parse_args(argv)
     command = "python scripts/bench_decode.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     from bench_train import git_commit
-    from nmt.training.validation import score_translations
+    from nmt.scoring import score_translations
     from nmt.translator import Translator
 
     folder = Path(args.data)

@@ -60,7 +60,7 @@ def rss_kib() -> int:
 def child(args) -> None:
     """One measurement in this fresh process; prints one JSON line."""
     from nmt.data.batching import TokenBatcher
-    from nmt.data.pipeline import encode_train
+    from nmt.data.examples import encode_train
     from nmt.data.readers import read_parallel
     from nmt.data.streaming import StreamingBatcher, fingerprint, iter_lines
     from nmt.data.tokenizer import Tokenizer
@@ -79,8 +79,8 @@ def child(args) -> None:
         for batch in batcher.batches(0):
             batches, tokens, pairs = batches + 1, tokens + batch.n_tgt_tokens, pairs + len(batch)
     elif args.phase == "in_memory":
-        examples, _, _ = encode_train(read_parallel(src, tgt), tokenizer, args.max_len)
-        for batch in TokenBatcher(examples, args.batch_tokens, shuffle=True, seed=1).batches(0):
+        encoded = encode_train(read_parallel(src, tgt), tokenizer, args.max_len)
+        for batch in TokenBatcher(encoded.examples, args.batch_tokens, shuffle=True, seed=1).batches(0):
             batches, tokens, pairs = batches + 1, tokens + batch.n_tgt_tokens, pairs + len(batch)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss          # KiB on Linux
     print(json.dumps({"phase": args.phase, "after_imports_mib": after_imports / 1024,

@@ -3,7 +3,7 @@
     python scripts/bench_train.py --preset transformer_small --steps 30 --warmup 5 data.path=../shared/data/multi30k
 
 Builds the config, data and model exactly as `python -m nmt.train
-experiment=PRESET [overrides]` does (it constructs nmt.training.trainer.Trainer
+experiment=PRESET [overrides]` does (it builds the Trainer with nmt.training.build.build_trainer
 and calls its `train_update`), runs W warm-up updates, then times N updates
 over the batches the run would see first, and prints:
 
@@ -116,10 +116,10 @@ def main(argv=None) -> dict:
         torch.set_num_threads(args.threads)
     command = "python scripts/bench_train.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     from nmt.models.build import count_parameters
-    from nmt.training.trainer import Trainer
+    from nmt.training.build import build_trainer
 
     cfg = compose_config(args.preset, args.overrides)
-    trainer = Trainer(cfg, Path(tempfile.mkdtemp(prefix="bench_train_")))
+    trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="bench_train_")))
     trainer.model.train()
     accumulate = max(1, int(cfg.trainer.accumulate))
     needed = (args.warmup + args.steps + args.profile_steps) * accumulate

@@ -29,7 +29,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -227,7 +226,7 @@ def train_joey(python: Path, preset: str, work: Path, spm_path: Path, vocab_path
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
     command = [str(python), "-m", "joeynmt", "train", str(path), "--skip-test"]
-    result = run(command, env=env, cwd=work)
+    run(command, env=env, cwd=work)
     log = (Path(config["model_dir"]) / "train.log").read_text()
     speed, seconds, params = joey_speed(log, warmup, steps)
     return {"tgt_tokens_per_s": round(speed, 1), "seconds": round(seconds, 2), "parameters": params,

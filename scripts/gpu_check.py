@@ -40,6 +40,8 @@ NEEDED = [f"{split}.{lang}" for split in ("train", "val", "test_2016_flickr") fo
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    from nmt.cli_checks import finite_float
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "gpu"), help="folder for the JSON and summary")
@@ -48,8 +50,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--device", default="auto", help="auto, cuda or cpu")
     parser.add_argument("--stages", default="environment,tests,train_speed,time_to_quality,decode_speed",
                         help="comma-separated stages to run")
-    parser.add_argument("--target-bleu", type=float, default=35.0, help="time_to_quality's validation target")
-    parser.add_argument("--quality-minutes", type=float, default=5.0, help="time_to_quality's wall-clock cap")
+    parser.add_argument("--target-bleu", type=finite_float, default=35.0, help="time_to_quality's validation target")
+    parser.add_argument("--quality-minutes", type=finite_float, default=5.0, help="time_to_quality's wall-clock cap")
     parser.add_argument("--steps", type=int, default=20, help="timed updates per train_speed row")
     parser.add_argument("--commit", default=None, help="the commit checked (default: git rev-parse HEAD)")
     return parser.parse_args(argv)
@@ -119,12 +121,15 @@ def measure_training(overrides: list[str], device, steps: int, warmup: int, cach
     import torch
     from hydra import compose, initialize_config_dir
 
-    from nmt.training.trainer import Trainer
+    from nmt.config_files import CONFIGS
+    from nmt.training.build import build_trainer
+    from nmt.training.config_checks import check_config
 
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("config", overrides=[*overrides, f"trainer.device={device}", f"cache_dir={cache}",
                                            "trainer.heatmap_sentences=0"])
-    trainer = Trainer(cfg, Path(tempfile.mkdtemp(prefix="gpu_check_train_")))
+    check_config(cfg)
+    trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="gpu_check_train_")))
     trainer.model.train()
     batches = []
     while len(batches) < warmup + steps:
@@ -165,7 +170,7 @@ def train_speed(args, data, device, cache) -> list[dict]:
 
 def time_to_quality(args, data, device, cache, run_dir: Path) -> dict:
     """Train the real command line, stop it with SIGINT at the target, score best.pt on test."""
-    overrides = (["experiment=quickstart", "trainer.val_every=50", "trainer.max_steps=100000"] if args.tiny else
+    overrides = (["experiment=quickstart", "trainer.val_every=25", "trainer.max_steps=100000"] if args.tiny else
                  ["experiment=transformer_small", f"data.path={data}", "trainer.precision=bf16",
                   "trainer.val_every=250", "trainer.max_steps=100000"])
     command = [sys.executable, "-m", "nmt.train", *overrides, f"trainer.device={device}",
@@ -191,7 +196,7 @@ def time_to_quality(args, data, device, cache, run_dir: Path) -> dict:
               "curve": [{"step": r["step"], "bleu": round(r["bleu"], 2)} for r in records if "bleu" in r]}
     best = run_dir / "checkpoints" / "best.pt"
     if best.exists():
-        from nmt.training.validation import score_translations
+        from nmt.scoring import score_translations
         from nmt.translator import Translator
 
         sources, references = test_pairs(args, data)
@@ -221,7 +226,7 @@ def find_file(folder: Path, name: str) -> Path:
 def decode_speed(args, data, device, checkpoint: Path) -> list[dict]:
     import torch
 
-    from nmt.training.validation import score_translations
+    from nmt.scoring import score_translations
     from nmt.translator import Translator
 
     sources, references = test_pairs(args, data)
@@ -290,7 +295,7 @@ def main(argv=None) -> int:
     data = None if args.tiny else find_data(args.data)
     import torch
 
-    from nmt.training.device import resolve_device
+    from nmt.device import resolve_device
 
     device = resolve_device(args.device)
     out = Path(args.out)

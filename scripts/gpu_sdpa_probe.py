@@ -4,7 +4,7 @@
 
 Builds transformer_small as `python -m nmt.train` does and, for each set of
 F.scaled_dot_product_attention backends the model may use
-(nmt.models.transformer_attention.FUSED_BACKENDS), times 15 updates over
+(nmt.models.transformer.attention.FUSED_BACKENDS), times 15 updates over
 batches of shapes not seen before and then the same 15 again, in bf16 and
 fp32; then a torch.profiler table of 3 bf16 updates with cuDNN allowed.
 cuDNN's attention builds a plan for each new batch shape: benchmarks/gpu/README.md.
@@ -19,8 +19,10 @@ from hydra import compose, initialize_config_dir
 from torch.nn.attention import SDPBackend
 from torch.profiler import ProfilerActivity, profile
 
-import nmt.models.transformer_attention as transformer_attention
-from nmt.training.trainer import Trainer
+import nmt.models.transformer.attention as transformer_attention
+from nmt.config_files import CONFIGS
+from nmt.training.build import build_trainer
+from nmt.training.config_checks import check_config
 
 ROOT = Path(__file__).resolve().parent.parent
 B = SDPBackend
@@ -29,15 +31,16 @@ VARIANTS = {"cuDNN, flash, efficient, math": [B.CUDNN_ATTENTION, B.FLASH_ATTENTI
             "efficient": [B.EFFICIENT_ATTENTION], "cuDNN": [B.CUDNN_ATTENTION], "math": [B.MATH]}
 
 
-def build(precision: str) -> Trainer:
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+def build(precision: str):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("config", overrides=["experiment=transformer_small", f"data.path={ROOT / 'data/multi30k'}",
                                            f"trainer.precision={precision}", "trainer.device=cuda",
                                            "cache_dir=/tmp/gpu_sdpa_probe", "trainer.heatmap_sentences=0"])
-    return Trainer(cfg, Path(tempfile.mkdtemp()))
+    check_config(cfg)
+    return build_trainer(cfg, Path(tempfile.mkdtemp()))
 
 
-def seconds(trainer: Trainer, batches) -> float:
+def seconds(trainer, batches) -> float:
     torch.cuda.synchronize()
     started = time.perf_counter()
     for batch in batches:

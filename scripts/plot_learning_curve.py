@@ -19,7 +19,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from nmt.training.metrics_log import read_records
+from nmt.store.metrics_log import read_records
 
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 VALIDATION = re.compile(r"validation step (\d+) ")

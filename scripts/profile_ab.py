@@ -370,7 +370,7 @@ def bench_dropout_bool(rounds: int) -> None:
 def bench_kv_fused(rounds: int) -> None:
     """Keys and values of every attention of transformer_small from one matrix
     product (w_k and w_v stacked) against two (now)."""
-    from nmt.models.transformer_attention import MultiHeadAttention as Attention
+    from nmt.models.transformer.attention import MultiHeadAttention as Attention
 
     def stacked(self, x, positions=None):
         weight = torch.cat([self.w_k.weight, self.w_v.weight])             # (2D, Dkv)
@@ -420,7 +420,7 @@ def bench_attention_dropout(rounds: int) -> None:
     F.scaled_dot_product_attention with dropout_p = 0.1, which only its math path can do:
     bmm, softmax, a Bernoulli mask) against none (dropout_p = 0: the fused CPU kernel,
     flash attention); every other dropout as it is."""
-    from nmt.models.transformer_attention import MultiHeadAttention as Attention
+    from nmt.models.transformer.attention import MultiHeadAttention as Attention
 
     model, (src, tgt) = training_model("transformer_small"), random_batch()
     attentions = [m for m in model.modules() if isinstance(m, Attention)]

@@ -48,7 +48,7 @@ from bench_train import git_commit  # noqa: E402
 from compare_joeynmt import MULTI30K  # noqa: E402
 from time_to_quality import machine as ttq_machine, run_pairs  # noqa: E402
 from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
-from nmt.training.metrics_log import read_records  # noqa: E402
+from nmt.store.metrics_log import read_records  # noqa: E402
 from nmt.training.precision import NATIVE_BF16_FLAGS, cpu_flags, read_cpuinfo  # noqa: E402
 
 CHECKPOINTS = ("best.pt", "averaged.pt", "averaged_best.pt")
@@ -116,8 +116,8 @@ def one_core_env() -> dict:
 
 def test_scores(checkpoint: Path, pairs: list[tuple[str, str]], beam_size: int) -> dict:
     """BLEU, chrF, signature, the steps the checkpoint holds and seconds to translate."""
-    from nmt.training.checkpoints import load_checkpoint
-    from nmt.training.validation import score_translations
+    from nmt.store.checkpoints import load_checkpoint
+    from nmt.scoring import score_translations
     from nmt.translator import Translator
 
     translator = Translator.from_checkpoint(checkpoint, device="cpu")

@@ -101,7 +101,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import compare_joeynmt as joey  # noqa: E402 - JoeyNMT's venv, the shared data and its config
 from bench_train import git_commit  # noqa: E402
 from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
-from nmt.training.metrics_log import read_records  # noqa: E402
+from nmt.store.metrics_log import read_records  # noqa: E402
 from nmt.training.precision import read_cpuinfo  # noqa: E402
 from plot_learning_curve import STAMP, VALIDATION  # noqa: E402 - nmt's train.log lines
 
@@ -274,7 +274,7 @@ def validation_pairs(run_dir: Path, val_sentences: int | None) -> list[tuple[str
 def score_checkpoint(path: Path, pairs: list[tuple[str, str]]) -> tuple[float, str]:
     """(BLEU, signature) of one checkpoint, as nmt's validation scores: greedy search with
     the checkpoint's length limits, sacreBLEU on the detokenised output."""
-    from nmt.training.validation import score_translations
+    from nmt.scoring import score_translations
     from nmt.translator import Translator
 
     outputs = Translator.from_checkpoint(path, device="cpu").translate([src for src, _ in pairs], beam_size=1)
@@ -295,7 +295,7 @@ def saved_checkpoints(run_dir: Path, start: datetime, minutes: float) -> list[Sa
     """nmt's step_N.pt written within the budget, in step order."""
     import torch
 
-    from nmt.training.checkpoints import step_checkpoints
+    from nmt.store.checkpoints import step_checkpoints
 
     saved = []
     for path in step_checkpoints(run_dir / "checkpoints"):

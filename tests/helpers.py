@@ -22,10 +22,13 @@ def make_config(*overrides: str, cache_dir=None):
 
 
 def train(run_dir, *overrides: str, cache_dir=None):
-    """Train in-process; returns the Trainer after fit()."""
-    from nmt.training.trainer import Trainer
+    """Check the config and train in-process, as nmt.train does; returns the Trainer after fit()."""
+    from nmt.training.build import build_trainer
+    from nmt.training.config_checks import check_config
 
-    trainer = Trainer(make_config(*overrides, cache_dir=cache_dir), Path(run_dir))
+    cfg = make_config(*overrides, cache_dir=cache_dir)
+    check_config(cfg)
+    trainer = build_trainer(cfg, Path(run_dir))
     trainer.fit()
     return trainer
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from nmt.models.decoders.transformer import TransformerDecoder
-from nmt.models.encoders.transformer import TransformerEncoder
+from nmt.models.transformer.decoder import TransformerDecoder
+from nmt.models.transformer.encoder import TransformerEncoder
 from nmt.models.memory import Memory
 from tests.helpers import train
 

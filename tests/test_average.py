@@ -6,7 +6,8 @@ import json
 import pytest
 import torch
 
-from nmt.average import config_difference, main
+from nmt.average import main
+from nmt.store.averaging import config_difference
 from nmt.data.tokenizer import Tokenizer
 from nmt.data.toy import make_toy_corpus
 from tests.helpers import one_thread  # noqa: F401 - a fixture

@@ -369,7 +369,7 @@ def test_time_to_quality_scores_a_checkpoint_as_nmt_validates(tmp_path, cache_di
     (tmp_path / ".hydra").mkdir()
     from omegaconf import OmegaConf
 
-    OmegaConf.save(trainer.cfg, tmp_path / ".hydra" / "config.yaml")
+    OmegaConf.save(OmegaConf.create(trainer.checkpoint_info["config"]), tmp_path / ".hydra" / "config.yaml")
     pairs = ttq.validation_pairs(tmp_path, 20)
     assert pairs == trainer.valid_pairs
     bleu, signature = ttq.score_checkpoint(tmp_path / "checkpoints" / "step_6.pt", pairs)

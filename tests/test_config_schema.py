@@ -329,7 +329,7 @@ NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine w
 
 @pytest.mark.parametrize("data, overrides, message", [
     ("toy", ["experiment=quickstart", "trainer.coverage_penalty=0.2", "trainer.val_beam_size=1"],
-     "trainer.coverage_penalty=0.2 re-ranks the validation beam's hypotheses; set trainer.val_beam_size "
+     "trainer.coverage_penalty=0.2 re-ranks the beam's hypotheses; set trainer.val_beam_size "
      "to 2 or more"),
     ("toy", ["experiment=quickstart", "trainer.guided_alignment.weight=1"],
      "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of word links 'i-j' per "

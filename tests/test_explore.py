@@ -127,7 +127,7 @@ def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
 
 def test_samples_come_from_the_checkpoint_or_none(toy_checkpoint, tmp_path):
     from nmt.explore import Model
-    from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+    from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 
     assert 1 <= len(Model(str(toy_checkpoint), "cpu").samples) <= 20
     state = load_checkpoint(toy_checkpoint)
@@ -280,3 +280,54 @@ def test_a_picked_validation_sentence_shows_its_reference_and_the_note(tmp_path)
         browser.close()
     assert first == "Reference: a dog" and note == "These models use different target vocabularies"
     assert second_hidden and typed_hidden
+
+
+def test_a_checkpoint_carries_its_samples_references_for_the_explorer(toy_checkpoint):
+    import torch
+
+    state = torch.load(toy_checkpoint, weights_only=True)
+    assert len(state["sample_references"]) == len(state["samples"]) > 0
+    # the toy task's reference is the date in digits, e.g. "22.03.2047"
+    assert all(any(ch.isdigit() for ch in ref) for ref in state["sample_references"])
+
+
+def raw_request(url: str, data: bytes, hang_up: bool = False) -> bytes:
+    """Send `data` as it is to the explorer; its whole answer, or b"" after hanging up at once."""
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+        connection.sendall(data)
+        if hang_up:
+            return b""
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+        return answer
+
+
+def test_a_client_that_hangs_up_mid_request_leaves_no_traceback(explorer):
+    # was: "Exception in ASGI application" and 58 lines of ClientDisconnect traceback per request
+    head = b"POST /api/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    raw_request(explorer, head + b'Content-Length: 100\r\n\r\n{"text": "mon', hang_up=True)
+    raw_request(explorer, head + b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"tex\r\nZZ\r\n", hang_up=True)
+    time.sleep(1.0)
+    status, _ = post(explorer, json.dumps({"text": DATE}).encode())     # still serving
+    assert status == 200
+    log = SERVER_LOG["path"].read_text()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log
+
+
+def test_head_answers_like_get_without_a_body(explorer):
+    request = "{} / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    head = raw_request(explorer, request.format("HEAD").encode())
+    get = raw_request(explorer, request.format("GET").encode())
+    head_lines, _, head_body = head.partition(b"\r\n\r\n")
+    get_lines, _, get_body = get.partition(b"\r\n\r\n")
+    assert head_lines.startswith(b"HTTP/1.1 200 ") and head_body == b""      # was 405 with a JSON body
+    assert fields(head_lines) == fields(get_lines)
+    assert int(fields(get_lines)[b"content-length"]) == len(get_body)
+
+
+def fields(head: bytes) -> dict:
+    """The header fields of an answer's head, but its date."""
+    pairs = (line.partition(b": ") for line in head.split(b"\r\n")[1:])
+    return {key.lower(): value for key, _, value in pairs if key.lower() != b"date"}

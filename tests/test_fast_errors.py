@@ -9,7 +9,6 @@ import pytest
 
 from nmt.cli_checks import check_checkpoint_exists
 from nmt.errors import NmtError
-from tests.helpers import ROOT
 
 
 def run_with_importtime(module: str, *args: str, cwd) -> tuple[int, str, list[str]]:

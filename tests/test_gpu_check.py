@@ -10,7 +10,7 @@ from tests.helpers import ROOT
 
 def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
     command = [sys.executable, "scripts/gpu_check.py", "--tiny", "--device", "cpu", "--out", str(tmp_path),
-               "--quality-minutes", "1", "--target-bleu", "40"]
+               "--quality-minutes", "4", "--target-bleu", "5"]   # stopped at the target: seconds when idle
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((tmp_path / "gpu_check.json").read_text())
@@ -19,7 +19,7 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
     assert [row["precision"] for row in report["train_speed"]] == ["fp32", "bf16"]
     assert all(row["tgt_tokens_per_s"] > 0 for row in report["train_speed"])
     quality = report["time_to_quality"]
-    assert quality["reached"]["bleu"] >= 40 and quality["exit"] == 130        # stopped by SIGINT at the target
+    assert quality["reached"]["bleu"] >= 5 and quality["exit"] == 130          # stopped by SIGINT at the target
     assert quality["test_bleu_greedy"] > 0
     assert [(r["beam"], r["batch_size"]) for r in report["decode_speed"]] == [(1, 1), (1, 60), (5, 1), (5, 60)]
     summary = (tmp_path / "gpu_check.md").read_text()

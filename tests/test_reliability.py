@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from nmt.data.readers import read_lines
 from nmt.errors import NmtError
-from nmt.training.checkpoints import load_checkpoint, save_checkpoint
+from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 from nmt.translate import main as translate_main
 from nmt.translate import read_input
 from nmt.translator import Translator
@@ -49,7 +49,7 @@ def test_truncated_checkpoint(tmp_path, toy_checkpoint):
     assert done.returncode == 1 and done.stdout == b""
     line = error_line(done.stderr.decode())
     assert line.startswith(f"nmt: error: checkpoint {path} is truncated or not a checkpoint (")
-    assert line.endswith("); use another one, e.g. last.pt or best.pt")
+    assert line.endswith("); no other checkpoint is beside it; use a copy or train again")
 
 
 def edited(tmp_path, toy_checkpoint, edit):

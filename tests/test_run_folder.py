@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from nmt.training.checkpoints import load_checkpoint
+from nmt.store.checkpoints import load_checkpoint
 from nmt.training.run_dir import drop_metrics_after, find_resume_checkpoint
 from tests.helpers import ROOT, run_cli
 

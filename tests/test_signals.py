@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from nmt.training.checkpoints import load_checkpoint
+from nmt.store.checkpoints import load_checkpoint
 from tests.helpers import ROOT
 
 ENV = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")

@@ -11,7 +11,7 @@ from nmt.errors import NmtError
 from nmt.study.__main__ import parse_args
 from nmt.study.configs import FAMILIES, select, study_configs
 from nmt.study.metrics import entropy, steps_to_target
-from nmt.study.report import aggregate, clearly_different, seed_spread
+from nmt.study.tables import aggregate, clearly_different, seed_spread
 from tests.helpers import run_cli
 
 
@@ -96,7 +96,7 @@ def test_seed_spread_pools_the_variances():
 
 
 def test_welch_t_test_by_hand():
-    from nmt.study.report import t_975
+    from nmt.study.tables import t_975
 
     def entry(values):
         return {"values": {"x": values}}

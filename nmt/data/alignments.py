@@ -20,16 +20,25 @@ Every reading error (line count, a malformed link, an index beyond the
 sentence) is one NmtError naming the file and line.
 """
 
-import argparse
-import sys
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
+
+    run_command("nmt.data.alignments", "; the output file is written whole or not at all")
+
 from pathlib import Path
 
 import numpy as np
+from omegaconf import OmegaConf
 
 from nmt.atomic import atomic_write
-from nmt.cli_checks import ArgumentParser
+from nmt.cli import command
+from nmt.cli_checks import ArgumentParser, write_stdout
 from nmt.config_files import CONFIGS
+from nmt.data.examples import EncodedPairs, Pairs
+from nmt.data.readers import read_lines
+from nmt.data.toy import make_toy_corpus, toy_alignment
 from nmt.errors import NmtError
+from nmt.run_files import check_not_run_file
 
 Links = list[tuple[int, int]]          # (source word, target word)
 SubwordGuide = list[tuple[int, int, float]]   # (target subword, source subword, weight)
@@ -49,8 +58,6 @@ def parse_links(line: str, where: str) -> Links:
 
 def read_alignment_file(path) -> list[str]:
     """The lines of an alignment file: UTF-8, plain or .gz (nmt.data.readers.read_lines)."""
-    from nmt.data.readers import read_lines
-
     if not Path(path).exists():
         raise NmtError(f"data.train_alignments={path}: no such file (write one with "
                        "python -m nmt.data.alignments toy FILE, or an aligner such as eflomal)")
@@ -112,19 +119,13 @@ def guide_matrix(guide: SubwordGuide, T: int, S: int) -> np.ndarray:
     return matrix
 
 
-def train_guides(path, pairs: list[tuple[str, str]], tokenizer, max_len: int) -> list[SubwordGuide]:
-    """The subword guide of every training example nmt keeps, in the order of
-    pipeline.encode_train: pairs with an empty side or longer than `max_len`
-    subwords are dropped together with their alignment line."""
-    from nmt.data.pipeline import _drop_empty, encode_train
-
+def train_guides(path, pairs: Pairs, encoded: EncodedPairs, tokenizer) -> list[SubwordGuide]:
+    """The subword guide of every example in `encoded` (encode_train of `pairs`),
+    in its order: the lines of pairs it dropped are dropped with them."""
+    links_of = read_alignments(path, pairs)
     guides = []
-    for number, (pair, links) in enumerate(zip(pairs, read_alignments(path, pairs)), 1):
-        kept, _ = _drop_empty([pair], source_only=False)
-        examples, _, _ = encode_train(kept, tokenizer, max_len)
-        if not examples:
-            continue
-        src_ids, tgt_ids = examples[0]
+    for index, (src_ids, tgt_ids) in zip(encoded.kept, encoded.examples):
+        number, pair, links = index + 1, pairs[index], links_of[index]
         src_words = word_of_pieces(tokenizer.src_pieces(src_ids))
         tgt_words = word_of_pieces(tokenizer.tgt_pieces(tgt_ids))
         for side, words, text in (("source", src_words, pair[0]), ("target", tgt_words, pair[1])):
@@ -139,19 +140,28 @@ def train_guides(path, pairs: list[tuple[str, str]], tokenizer, max_len: int) ->
 def toy_pharaoh(pairs: list[tuple[str, str]]) -> list[str]:
     """The toy task's true word alignment (nmt.data.toy.toy_alignment) of
     each pair as a Pharaoh line 'i-j ...' (source i, target j)."""
-    from nmt.data.toy import toy_alignment
-
     return [" ".join(f"{i}-{j}" for j, i in enumerate(toy_alignment(src, tgt))) for src, tgt in pairs]
 
 
-def _toy_defaults() -> dict:
-    from omegaconf import OmegaConf
+def write_toy_alignments(output, n_train: int, n_valid: int, n_test: int, seed: int) -> int:
+    """Write the toy corpus's training links (one Pharaoh line per pair) to
+    `output`, whole or not at all; returns the number of lines."""
+    lines = toy_pharaoh(make_toy_corpus(n_train, n_valid, n_test, seed).train)
+    try:
+        atomic_write(output, "".join(line + "\n" for line in lines).encode("utf-8"))
+    except OSError as error:
+        raise NmtError(f"cannot write {output}: {error.strerror or error}") from None
+    return len(lines)
 
+
+def toy_defaults() -> dict:
+    """The packaged configs' data/toy.yaml: the sizes and seed of data=toy."""
     return dict(OmegaConf.load(CONFIGS / "data" / "toy.yaml"))
 
 
+@command
 def main(argv=None) -> int:
-    defaults = _toy_defaults()
+    defaults = toy_defaults()
     parser = ArgumentParser(
         prog="python -m nmt.data.alignments",
         description="Write the toy task's true word alignments of its training pairs as a Pharaoh "
@@ -162,21 +172,7 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{key.replace('_', '-')}", type=int, default=int(defaults[key]),
                             help=f"data.{key} (default {defaults[key]}, as configs/data/toy.yaml)")
     args = parser.parse_args(argv)
-    try:
-        from nmt.data.toy import make_toy_corpus
-
-        corpus = make_toy_corpus(args.n_train, args.n_valid, args.n_test, args.seed)
-        lines = toy_pharaoh(corpus.train)
-        atomic_write(args.output, "".join(line + "\n" for line in lines).encode("utf-8"))
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
-    except OSError as error:
-        print(f"nmt: error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    print(f"wrote {len(lines)} lines to {args.output}")
+    check_not_run_file("output", args.output)
+    n_lines = write_toy_alignments(args.output, args.n_train, args.n_valid, args.n_test, args.seed)
+    write_stdout(f"wrote {n_lines} lines to {args.output}\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

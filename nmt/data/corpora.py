@@ -7,15 +7,14 @@ folder or Hugging Face hub), any line-aligned files, or the toy task.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from nmt.data.examples import Corpus
 from nmt.data.readers import read_parallel
+from nmt.data.toy import check_toy_sizes, make_toy_corpus
 from nmt.errors import NmtError
-
-Pairs = list[tuple[str, str]]
 
 MULTI30K_LANGUAGES = ("cs", "de", "en", "fr")
 MULTI30K_FILES = {"train": "train", "valid": "val", "test": "test_2016_flickr"}   # task 1, 2016 test
@@ -25,15 +24,6 @@ DEFAULT_HUB_ID = "bentrevett/multi30k"
 HUB_LANGUAGES = {"bentrevett/multi30k": ("de", "en")}
 HUB_SPLITS = {"train": ("train",), "valid": ("validation", "valid", "val", "dev"), "test": ("test",)}
 LOCAL_HINT = "download Multi30k task 1 and set data.path=/path/to/multi30k"
-
-
-@dataclass
-class Corpus:
-    """Train, validation and test pairs of raw (untokenised) sentences."""
-    train: Pairs
-    valid: Pairs
-    test: Pairs = field(default_factory=list)
-    name: str = "corpus"
 
 
 # -- Multi30k ------------------------------------------------------------------
@@ -161,10 +151,7 @@ def _files_from_cfg(cfg: Mapping, cache_dir) -> Corpus:
 
 
 def _toy_from_cfg(cfg: Mapping, cache_dir) -> Corpus:
-    from nmt.data.toy import make_toy_corpus     # toy.py imports Corpus from here
-
-    return make_toy_corpus(int(cfg.get("n_train", 5000)), int(cfg.get("n_valid", 200)),
-                           int(cfg.get("n_test", 200)), int(cfg.get("seed", 0)))
+    return make_toy_corpus(*(int(_need(cfg, key)) for key in ("n_train", "n_valid", "n_test", "seed")))
 
 
 LOADERS = {"multi30k": _multi30k_from_cfg, "files": _files_from_cfg, "toy": _toy_from_cfg}
@@ -194,9 +181,7 @@ def check_data_config(cfg) -> dict:
     if kind == "multi30k":
         _check_languages(str(_need(cfg, "src_lang")), str(_need(cfg, "tgt_lang")))
     if kind == "toy":
-        from nmt.data.toy import check_toy_sizes     # toy.py imports Corpus from here
-
-        check_toy_sizes(cfg.get("n_train", 5000), cfg.get("n_valid", 200), cfg.get("n_test", 200))
+        check_toy_sizes(*(_need(cfg, key) for key in ("n_train", "n_valid", "n_test")))
     return cfg
 
 

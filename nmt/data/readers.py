@@ -9,6 +9,7 @@ import zlib
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 
 BOM = "\ufeff"
 
@@ -18,6 +19,7 @@ def _read_bytes(path: Path) -> bytes:
         raise NmtError(f"{path}: no such file; check the data paths in the config")
     if path.is_dir():
         raise NmtError(f"{path} is a directory; expected a text file with one sentence a line")
+    refuse_special(path, "", "expected a text file with one sentence a line")
     try:
         if path.name.endswith(".gz"):
             with gzip.open(path, "rb") as handle:

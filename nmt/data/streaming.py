@@ -33,10 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from nmt.data.batching import Batch, TokenBatcher, make_batch
-from nmt.data.pipeline import PreparedData, _drop_empty, _positive_int
+from nmt.data.examples import PreparedData, drop_empty, positive_setting
 from nmt.data.readers import BOM, read_parallel
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 
 log = logging.getLogger("nmt.data")
 BLOCKS_PER_BUFFER = 16       # a buffer draws its pairs from this many random blocks
@@ -48,6 +49,7 @@ def _check_plain_file(path: Path) -> Path:
         raise NmtError(f"{path}: no such file; check the data paths in the config")
     if path.is_dir():
         raise NmtError(f"{path} is a directory; expected a text file with one sentence a line")
+    refuse_special(path, "", "data.streaming reads a text file with one sentence a line, twice")
     if path.name.endswith(".gz"):
         raise NmtError(f"{path}: data.streaming reads plain text files; decompress it "
                        f"(gunzip -k {path}) and point the config at the result")
@@ -188,19 +190,19 @@ def prepare_streaming(cfg: dict, cache_dir, seed: int) -> PreparedData:
     for key in ("train_src", "train_tgt", "valid_src", "valid_tgt"):
         if cfg.get(key) is None:
             raise NmtError(f"data.{key} is not set; add data.{key}=... to the command line")
-    max_len = _positive_int(cfg, "max_len", 100)
-    batch_tokens = _positive_int(cfg, "batch_tokens", 4096)
-    vocab_size = _positive_int(cfg, "vocab_size", 8000)
-    buffer_pairs = _positive_int(cfg, "buffer_pairs", 100_000)
-    sample = _positive_int(cfg, "spm_sentences", 1_000_000)
+    max_len = positive_setting(cfg, "max_len")
+    batch_tokens = positive_setting(cfg, "batch_tokens")
+    vocab_size = positive_setting(cfg, "vocab_size")
+    buffer_pairs = positive_setting(cfg, "buffer_pairs")
+    sample = positive_setting(cfg, "spm_sentences")
     src_path, tgt_path = _check_plain_file(cfg["train_src"]), _check_plain_file(cfg["train_tgt"])
 
-    valid, valid_empty = _drop_empty(read_parallel(cfg["valid_src"], cfg["valid_tgt"]), source_only=True)
+    valid, valid_empty = drop_empty(read_parallel(cfg["valid_src"], cfg["valid_tgt"]), source_only=True)
     test = []
     if cfg.get("test_src") is not None or cfg.get("test_tgt") is not None:
         if cfg.get("test_src") is None or cfg.get("test_tgt") is None:
             raise NmtError("set both data.test_src and data.test_tgt, or neither")
-        test, _ = _drop_empty(read_parallel(cfg["test_src"], cfg["test_tgt"]), source_only=True)
+        test, _ = drop_empty(read_parallel(cfg["test_src"], cfg["test_tgt"]), source_only=True)
     if not valid:
         raise NmtError(f"{cfg['valid_src']}: the validation set has no non-empty source line; check its files")
 

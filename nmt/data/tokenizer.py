@@ -34,6 +34,7 @@ import sentencepiece as spm
 
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 MODEL_TYPES = ("unigram", "bpe")
@@ -198,6 +199,8 @@ class Tokenizer:
         protos, reused = {}, True
         for side, sentences in sides.items():
             path = folder / f"{key}.{side}.model" if folder else None
+            if path is not None:            # a FIFO there: read or written, it would wait forever
+                refuse_special(path, "the vocabulary cache", "remove it or choose another cache_dir")
             if path is not None and path.is_file():
                 protos[side] = path.read_bytes()
                 continue
@@ -251,18 +254,3 @@ class Tokenizer:
             raise NmtError("the checkpoint holds no sentencepiece models ('src' and 'tgt'); "
                            "it was not written by nmt's trainer")
         return cls(protos["src"], protos["tgt"])
-
-
-def check_same_vocabulary(first, first_protos: dict, other, other_protos: dict, needed_by: str) -> None:
-    """One NmtError line when two checkpoints' sentencepiece models differ.
-
-    `first`/`other` name the checkpoints, `*_protos` are their
-    `Tokenizer.to_bytes()`; `needed_by` says what needs one vocabulary
-    ("an ensemble", "averaging"). Equal protos mean equal subword ids.
-    """
-    sides = [name for side, name in (("src", "source"), ("tgt", "target"))
-             if first_protos.get(side) != other_protos.get(side)]
-    if sides:
-        raise NmtError(f"checkpoints {first} and {other} use different vocabularies (their "
-                       f"{' and '.join(sides)} sentencepiece models differ); {needed_by} needs models "
-                       "trained with the same sentencepiece model")

@@ -21,7 +21,7 @@ comes from the first word of the field it opens (the month, then the day).
 import calendar
 import random
 
-from nmt.data.corpora import Corpus
+from nmt.data.examples import Corpus
 from nmt.errors import NmtError
 
 UNITS = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]

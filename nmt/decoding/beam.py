@@ -33,6 +33,39 @@ def coverage_penalty(coverage: Tensor, mask: Tensor, beta: float) -> Tensor:
     return beta * capped.masked_fill(~mask, 0.0).sum(-1)
 
 
+def _in_slots(N: int, active: Tensor, origin: Tensor, tokens: Tensor, weights: Tensor, eos: int):
+    """One step's (origin, tokens, weights) over all N beam slots: the active
+    slots' as decoded (origin as slots), an ended sentence's slots extended
+    by eos from themselves with zero attention, so `backtrack` follows them."""
+    slot_origin = torch.arange(N, device=active.device)
+    slot_origin[active] = active[origin]
+    slot_tokens = torch.full((N,), eos, dtype=tokens.dtype, device=tokens.device)
+    slot_tokens[active] = tokens
+    slot_weights = weights.new_zeros(N, weights.size(1))
+    slot_weights[active] = weights
+    return slot_origin, slot_tokens, slot_weights
+
+
+def backtrack(steps: list) -> tuple[Tensor, Tensor]:
+    """Each final beam's tokens (N, T) and attention (N, T, S), followed back
+    through the steps' (origin, tokens, weights): at step t beam i extends
+    beam origin[i] of step t - 1 by tokens[i], with the attention weights[origin[i]]
+    its parent's decoder step reported. The search keeps only these
+    back-pointers, so no step copies the histories."""
+    origin, tokens, weights = steps[-1]
+    N, S = weights.shape
+    history = torch.empty(N, len(steps), dtype=torch.long, device=tokens.device)
+    attention = torch.empty(N, len(steps), S, device=weights.device)
+    rows = torch.arange(N, device=tokens.device)                          # (N,) beam at step t
+    for t in range(len(steps) - 1, -1, -1):
+        origin, tokens, weights = steps[t]
+        parent = origin[rows]
+        history[:, t] = tokens[rows]
+        attention[:, t] = weights[parent]
+        rows = parent
+    return history, attention
+
+
 @torch.no_grad()
 def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbest: int = 1,
                 alpha: float = 1.0, max_len_ratio: float = 1.5,
@@ -64,6 +97,7 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     memory = memory.index_select(expand)
     state = model.decoder.reorder_state(state, expand)
     limit = max_output_length(src_len, max_len_ratio, max_len_extra, max_len_cap)[expand]  # (B*W,)
+    source_mask = memory.mask[:, 0]                                       # (B*W, S)
 
     scores = torch.zeros(B, W, device=src.device)
     scores[:, 1:] = float("-inf")              # all beams start identical: keep one
@@ -71,13 +105,16 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     y = torch.full((B * W,), bos, dtype=torch.long, device=src.device)
     finished = torch.zeros(B * W, dtype=torch.bool, device=src.device)
     lengths = torch.zeros(B * W, dtype=torch.long, device=src.device)
-    history = torch.empty(B * W, 0, dtype=torch.long, device=src.device)  # (B*W, t)
-    attention = torch.empty(B * W, 0, S, device=src.device)               # (B*W, t, S)
+    steps = []                          # per step: (origin (B*W,), tokens (B*W,), weights (B*W, S))
     coverage = torch.zeros(B * W, S, device=src.device)                   # (B*W, S) sum_t a_t
-    offsets = (torch.arange(B, device=src.device) * W)[:, None]           # (B, 1)
+    # A sentence whose W beams have all ended leaves the batch: `active` are the
+    # beam slots b*W + w still decoded, `final` what the others ended with.
+    active = torch.arange(B * W, device=src.device)                       # (n,)
+    final = {"scores": scores.clone(), "lengths": lengths.clone(), "coverage": coverage.clone()}
 
     for t in range(int(limit.max())):
-        logits, state, weights = model.decoder.step(y, state, memory)    # (B*W, V), (B*W, S)
+        n_sent = active.numel() // W
+        logits, state, weights = model.decoder.step(y, state, memory)    # (n, V), (n, S)
         log_probs = logits.float().log_softmax(-1)
         V = log_probs.size(-1)
         eos_score = log_probs[:, eos].clone()
@@ -89,26 +126,41 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
         log_probs[at_limit, eos] = eos_score[at_limit]
         log_probs[finished] = float("-inf")                  # done beams only carry on
         log_probs[finished, eos] = 0.0
-        candidates = (scores[:, None] + log_probs).view(B, W * V)         # (B, W*V)
-        top_scores, top_index = candidates.topk(W, dim=-1)                # (B, W)
-        origin = (offsets + top_index // V).view(-1)                      # (B*W,)
-        tokens = (top_index % V).view(-1)                                 # (B*W,)
+        candidates = (scores[:, None] + log_probs).view(n_sent, W * V)    # (n/W, W*V)
+        top_scores, top_index = candidates.topk(W, dim=-1)                # (n/W, W)
+        offsets = (torch.arange(n_sent, device=src.device) * W)[:, None]  # (n/W, 1)
+        origin = (offsets + top_index // V).view(-1)                      # (n,)
+        tokens = (top_index % V).view(-1)                                 # (n,)
 
-        state = model.decoder.reorder_state(state, origin)
         was_finished = finished[origin]
         lengths = lengths[origin] + (~was_finished).long()
         finished = was_finished | (tokens == eos)
         scores = top_scores.view(-1)
-        history = torch.cat([history[origin], tokens[:, None]], 1)
-        attention = torch.cat([attention[origin], weights.float()[origin][:, None]], 1)
+        steps.append(_in_slots(B * W, active, origin, tokens, weights.float(), eos))
         coverage = coverage[origin] + weights.float()[origin].masked_fill(was_finished[:, None], 0.0)
         y = tokens
-        if bool(finished.all()):
-            break
+        done = finished.view(n_sent, W).all(-1)                           # (n/W,) sentences ended
+        if bool(done.any()):
+            rows = done.repeat_interleave(W)                              # (n,)
+            for key, value in (("scores", scores), ("lengths", lengths), ("coverage", coverage)):
+                final[key][active[rows]] = value[rows]
+            if bool(done.all()):
+                break
+            keep = (~rows).nonzero().squeeze(1)                           # (n',)
+            active, memory = active[keep], memory.index_select(keep)
+            scores, lengths, finished, coverage = scores[keep], lengths[keep], finished[keep], coverage[keep]
+            limit, y = limit[keep], y[keep]
+            origin = origin[keep]               # the beams' reorder and the batch's shrinking in one copy
+        state = model.decoder.reorder_state(state, origin)
+    else:                                           # the longest limit came before every sentence ended
+        for key, value in (("scores", scores), ("lengths", lengths), ("coverage", coverage)):
+            final[key][active] = value
+    scores, lengths, coverage = final["scores"], final["lengths"], final["coverage"]
 
     normalised = scores / length_penalty(lengths, alpha)                  # (B*W,)
-    normalised = (normalised + coverage_penalty(coverage, memory.mask[:, 0], beta)).view(B, W)
+    normalised = (normalised + coverage_penalty(coverage, source_mask, beta)).view(B, W)
     order = normalised.argsort(dim=-1, descending=True)
+    history, attention = backtrack(steps)
     history, attention, lengths = history.tolist(), attention.cpu(), lengths.tolist()
     results = []
     for b in range(B):

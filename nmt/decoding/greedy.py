@@ -35,24 +35,37 @@ def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float =
     y = torch.full((B,), bos, dtype=torch.long, device=src.device)
     done = torch.zeros(B, dtype=torch.bool, device=src.device)
     scores = torch.zeros(B, device=src.device)
-    tokens, weights = [], []
+    final = torch.zeros(B, device=src.device)                       # (B,) scores of ended sentences
+    active = torch.arange(B, device=src.device)     # the sentences still decoded; ended ones leave the batch
+    tokens, weights = [], []                        # per step, over all B: eos and zeros once ended
     for t in range(int(limit.max())):
-        logits, state, w = model.decoder.step(y, state, memory)   # (B, V), (B, S)
+        logits, state, w = model.decoder.step(y, state, memory)   # (n, V), (n, S)
         log_probs = logits.float().log_softmax(-1)
-        eos_score = log_probs[:, eos].clone()                       # (B,)
+        eos_score = log_probs[:, eos].clone()                       # (n,)
         log_probs[:, list(never)] = float("-inf")                  # e.g. pad and bos: never an output
         if t < min_len:
             log_probs[:, eos] = float("-inf")
-        y = log_probs.argmax(-1)                                    # (B,)
+        y = log_probs.argmax(-1)                                    # (n,)
         at_limit = t + 1 >= limit
         y = torch.where(at_limit, torch.full_like(y, eos), y)      # force eos at the limit
         step_score = torch.where(at_limit, eos_score, log_probs.gather(1, y[:, None])[:, 0])
-        scores += torch.where(done, torch.zeros_like(step_score), step_score)
-        tokens.append(torch.where(done, torch.full_like(y, eos), y))
-        weights.append(w)
-        done |= y == eos
-        if bool(done.all()):
-            break
+        scores += step_score
+        step_tokens = torch.full((B,), eos, dtype=torch.long, device=src.device)
+        step_tokens[active] = y
+        step_weights = w.new_zeros(B, w.size(1))
+        step_weights[active] = w
+        tokens.append(step_tokens)
+        weights.append(step_weights)
+        done = y == eos                                             # (n,)
+        if bool(done.any()):
+            final[active[done]] = scores[done]
+            if bool(done.all()):
+                break
+            keep = (~done).nonzero().squeeze(1)                     # (n',)
+            active, memory, limit = active[keep], memory.index_select(keep), limit[keep]
+            state = model.decoder.reorder_state(state, keep)
+            scores, y = scores[keep], y[keep]
+    scores = final
     tokens_bt = torch.stack(tokens, 1).tolist()                    # (B, T)
     weights_bts = torch.stack(weights, 1).float().cpu()             # (B, T, S)
     out = []

@@ -13,8 +13,8 @@ from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 from nmt.models.seq2seq import Seq2Seq
 
-TRANSFORMER_DECODER = "nmt.models.decoders.transformer.TransformerDecoder"
-TRANSFORMER_ENCODER = "nmt.models.encoders.transformer.TransformerEncoder"
+TRANSFORMER_DECODER = "nmt.models.transformer.decoder.TransformerDecoder"
+TRANSFORMER_ENCODER = "nmt.models.transformer.encoder.TransformerEncoder"
 # A Transformer decoder reads the memory through cross-attention; these
 # bridges have nothing to start, so only they may be combined with it.
 BRIDGES_WITHOUT_EFFECT = ("nmt.models.bridges.LastBridge", "nmt.models.bridges.ZeroBridge")

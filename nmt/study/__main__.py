@@ -15,6 +15,11 @@ cost are printed. `study.KEY=VALUE` arguments are accepted for the options
 every training run.
 """
 
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
+
+    run_command("nmt.study.__main__", "; finished runs keep their records")
+
 import argparse
 import datetime
 import json
@@ -28,15 +33,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from nmt.cli_checks import ArgumentParser, close_stdout, finite_float, write_stdout
+from nmt.cli import command
+from nmt.cli_checks import ArgumentParser, finite_float, write_stdout
 from nmt.config_files import CONFIGS
+from nmt.data.alignments import toy_defaults, write_toy_alignments
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.study.configs import BUDGETS, CONVERGENCE, PROFILES, select, study_configs
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
            "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
-           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str, "valid_links": str,
+           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str,
+           "valid_links": str,
            "train_links": str, "transformer_budget_steps": int, "only_seeds": str}
 
 
@@ -115,14 +124,7 @@ def parse_args(argv):
         parser.error(f"--data {args.data!r} unknown; choose one of {sorted(PROFILES)}")
     defaults = BUDGETS[args.data]
     if args.convergence:
-        if args.data != "multi30k" or args.budget_minutes or args.budget_steps or args.only:
-            parser.error("--convergence sets the Multi30k rows and budgets itself: give it without --data toy, "
-                         "--budget-* and --only")
-        args.budget_steps = defaults.budget_steps * CONVERGENCE.factor
-        args.transformer_budget_steps = defaults.transformer_steps * CONVERGENCE.factor
-        args.only = ",".join(CONVERGENCE.rows)
-        args.patience = CONVERGENCE.patience if args.patience is None else args.patience
-        args.seeds = CONVERGENCE.seeds if args.seeds is None else args.seeds
+        apply_convergence(args, parser, defaults)
     if not args.budget_minutes and not args.budget_steps:
         args.budget_minutes, args.budget_steps = defaults.budget_minutes, defaults.budget_steps
     for name in ("seeds", "val_every", "val_sentences", "patience", "target_bleu"):
@@ -138,6 +140,18 @@ def parse_args(argv):
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
     args.out = args.out or Path("benchmarks/attention_study") / part
     return args
+
+
+def apply_convergence(args, parser, defaults) -> None:
+    """--convergence: its rows, three times the update budgets, early stopping, its seeds."""
+    if args.data != "multi30k" or args.budget_minutes or args.budget_steps or args.only:
+        parser.error("--convergence sets the Multi30k rows and budgets itself: give it without --data toy, "
+                     "--budget-* and --only")
+    args.budget_steps = defaults.budget_steps * CONVERGENCE.factor
+    args.transformer_budget_steps = defaults.transformer_steps * CONVERGENCE.factor
+    args.only = ",".join(CONVERGENCE.rows)
+    args.patience = CONVERGENCE.patience if args.patience is None else args.patience
+    args.seeds = CONVERGENCE.seeds if args.seeds is None else args.seeds
 
 
 def data_overrides(args) -> list[str]:
@@ -228,6 +242,7 @@ def reference_links(args, test, path: str | None = None, option: str = "--links"
     path = args.links if path is None and option == "--links" else path
     if not path:
         return None, None
+    refuse_special(path, option, "give a text file of word links")     # a FIFO would hang
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
         links = [read_links(line) for line in lines]
@@ -290,8 +305,6 @@ def train_alignments(args) -> Path:
     """The word links of the training pairs, for the guided runs: --train-links,
     or on the toy task its true links (python -m nmt.data.alignments toy FILE,
     at data=toy's sizes and seed)."""
-    from nmt.data.alignments import main as write_alignments
-
     if args.train_links:
         path = Path(args.train_links).resolve()
         if not path.is_file():
@@ -304,8 +317,8 @@ def train_alignments(args) -> Path:
     path = (Path(args.runs_dir) / "toy_train.align").resolve()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        if write_alignments(["toy", str(path)]) != 0:
-            raise NmtError(f"could not write {path}")
+        toy = toy_defaults()
+        write_toy_alignments(path, *(int(toy[key]) for key in ("n_train", "n_valid", "n_test", "seed")))
     return path
 
 
@@ -368,98 +381,100 @@ def load_settings(out: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+@command
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     from nmt.study.runner import record_done, record_path_of
 
-    try:
-        configs = select(study_configs(args.data), args.only)
-        if args.list:
-            write_stdout("".join(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}\n"
-                                 for config in configs))
-            return 0
-        args.out.mkdir(parents=True, exist_ok=True)
-        settings = load_settings(args.out)
-        if args.report_only and not settings:
-            raise NmtError(f"{args.out / 'study.json'} missing: run the study first (without --report-only)")
-        seeds = plan(args, configs)
-        import torch
+    configs = select(study_configs(args.data), args.only)
+    if args.list:
+        write_stdout("".join(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}\n"
+                             for config in configs))
+        return 0
+    for option, path in (("--links", args.links), ("--valid-links", args.valid_links)):
+        if path:                         # read after hours of training: a FIFO or a typo is said now
+            refuse_special(path, option, "give a text file of word links")
+            if not Path(path).is_file():
+                raise NmtError(f"{option} {path}: no such file")
+    args.out.mkdir(parents=True, exist_ok=True)
+    settings = load_settings(args.out)
+    if args.report_only and not settings:
+        raise NmtError(f"{args.out / 'study.json'} missing: run the study first (without --report-only)")
+    seeds = plan(args, configs)
+    import torch
 
-        torch.set_num_threads(args.threads)
-        valid, test = load_pairs(args)
-        from nmt.study.gallery import pick_sentences
+    torch.set_num_threads(args.threads)
+    valid, test = load_pairs(args)
+    from nmt.study.gallery import pick_sentences
 
-        gallery = pick_sentences(valid)
-        if args.git_commit and not args.report_only:
-            from nmt.study.autocommit import work_tree_of
+    gallery = pick_sentences(valid)
+    if args.git_commit and not args.report_only:
+        from nmt.study.autocommit import work_tree_of
 
-            work_tree_of(args.out)      # before any training: a folder outside git is one line now
-        if not args.report_only:
-            # seed-major: every configuration's first seed before any second seed, so a
-            # study stopped early has every row
-            todo = [(c, s) for s in sorted({s for v in seeds.values() for s in v}) for c in configs
-                    if s in seeds[c.name] and not record_done(record_path_of(args.out, c.name, s))]
-            total = sum(len(s) for s in seeds.values())
-            finished = total - len(todo)
-            if args.max_runs is not None:
-                todo = todo[: args.max_runs]
-            records = [r for c in study_configs(args.data) for r in collect_records(args.out, c.name)]
-            minutes, basis = estimate_minutes(args, records)
-            training = [c for c, _ in todo if not c.decode_of]
-            decoding = len(todo) - len(training)
-            cores = min(args.jobs, max(1, len(training)))
-            write_stdout(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
-                  f"already finished (not rerun); {len(training)} runs × {minutes:.2f} minutes on {cores} "
-                  f"core{'s' if cores > 1 else ''} ≈ {len(training) * minutes / cores / 60:.2f} hours "
-                  f"({len(training) * minutes / cores:.0f} minutes; {len(training) * minutes / 60:.2f} CPU-hours; "
-                  f"minutes per run: {basis})"
-                  + (f"; then {decoding} decode-only rows (the test set decoded again from a trained run's "
-                     "checkpoint, no training)" if decoding else "")
-                  + (f"; --max-runs {args.max_runs}: then stop" if args.max_runs is not None else "")
-                  + "\n", keep_going=True)
-            session = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                       "machine": args.machine or default_machine(),
-                       "command": "python -m nmt.study " + shlex.join(argv), "commit": git_commit(),
-                       "jobs": args.jobs, "threads": args.threads, "runs": len(todo)}
-            settings = {**settings, "data": args.data, "data_description": describe(args),
-                        "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,
-                        "cap_minutes": None if args.budget_minutes else BUDGETS[args.data].cap_minutes,
-                        "transformer_budget_steps": args.transformer_budget_steps,
-                        "val_sentences": args.val_sentences, "val_every": args.val_every,
-                        "patience": args.patience, "target_bleu": args.target_bleu,
-                        "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,
-                        "runs_dir": str(args.runs_dir), "links": args.links, "valid_links": args.valid_links,
-                        "train_links": args.train_links,
-                        "data_path": args.data_path,
-                        "sessions": [*settings.get("sessions", []), session]}
-            (args.out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
-            links, _ = reference_links(args, test)
-            valid_links = valid_references(args, valid)
-            if any(c.needs_alignments for c, _ in todo):
-                train_alignments(args)
-            common = common_overrides(args)
-            lock, last_report, done = threading.Lock(), time.monotonic(), 0
-            # decode-only rows after every training, so that the runs they decode are finished
-            phases = [[(c, s) for c, s in todo if not c.decode_of], [(c, s) for c, s in todo if c.decode_of]]
-            for phase in phases:
-                with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                    futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery],
-                                           valid_links):
-                               (c, s) for c, s in phase}
-                    for future in as_completed(futures):
-                        done += 1
-                        config, seed = futures[future]
-                        save_record(args.out, config, seed, future.result(), done, len(todo),
-                                    args.git_commit)
-                        if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
-                            with lock:
-                                rewrite_report(args, settings, configs, seeds, gallery, test)
-                            last_report = time.monotonic()
-        rewrite_report(args, load_settings(args.out) or settings, configs, seeds, gallery, test)
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+        work_tree_of(args.out)      # before any training: a folder outside git is one line
+    if not args.report_only:
+        # seed-major: every configuration's first seed before any second seed, so a
+        # study stopped early has every row
+        todo = [(c, s) for s in sorted({s for v in seeds.values() for s in v}) for c in configs
+                if s in seeds[c.name] and not record_done(record_path_of(args.out, c.name, s))]
+        total = sum(len(s) for s in seeds.values())
+        finished = total - len(todo)
+        if args.max_runs is not None:
+            todo = todo[: args.max_runs]
+        records = [r for c in study_configs(args.data) for r in collect_records(args.out, c.name)]
+        minutes, basis = estimate_minutes(args, records)
+        training = [c for c, _ in todo if not c.decode_of]
+        decoding = len(todo) - len(training)
+        cores = min(args.jobs, max(1, len(training)))
+        write_stdout(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
+              f"already finished (not rerun); {len(training)} runs × {minutes:.2f} minutes on {cores} "
+              f"core{'s' if cores > 1 else ''} ≈ {len(training) * minutes / cores / 60:.2f} hours "
+              f"({len(training) * minutes / cores:.0f} minutes; {len(training) * minutes / 60:.2f} CPU-hours; "
+              f"minutes per run: {basis})"
+              + (f"; then {decoding} decode-only rows (the test set decoded again from a trained run's "
+                 "checkpoint, no training)" if decoding else "")
+              + (f"; --max-runs {args.max_runs}: then stop" if args.max_runs is not None else "")
+              + "\n", keep_going=True)
+        session = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                   "machine": args.machine or default_machine(),
+                   "command": "python -m nmt.study " + shlex.join(argv), "commit": git_commit(),
+                   "jobs": args.jobs, "threads": args.threads, "runs": len(todo)}
+        settings = {**settings, "data": args.data, "data_description": describe(args),
+                    "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,
+                    "cap_minutes": None if args.budget_minutes else BUDGETS[args.data].cap_minutes,
+                    "transformer_budget_steps": args.transformer_budget_steps,
+                    "val_sentences": args.val_sentences, "val_every": args.val_every,
+                    "patience": args.patience, "target_bleu": args.target_bleu,
+                    "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,
+                    "runs_dir": str(args.runs_dir), "links": args.links, "valid_links": args.valid_links,
+                    "train_links": args.train_links,
+                    "data_path": args.data_path,
+                    "sessions": [*settings.get("sessions", []), session]}
+        (args.out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
+        links, _ = reference_links(args, test)
+        valid_links = valid_references(args, valid)
+        if any(c.needs_alignments for c, _ in todo):
+            train_alignments(args)
+        common = common_overrides(args)
+        lock, last_report, done = threading.Lock(), time.monotonic(), 0
+        # decode-only rows after every training, so that the runs they decode are finished
+        phases = [[(c, s) for c, s in todo if not c.decode_of], [(c, s) for c, s in todo if c.decode_of]]
+        for phase in phases:
+            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery],
+                                       valid_links):
+                           (c, s) for c, s in phase}
+                for future in as_completed(futures):
+                    done += 1
+                    config, seed = futures[future]
+                    save_record(args.out, config, seed, future.result(), done, len(todo),
+                                args.git_commit)
+                    if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
+                        with lock:
+                            rewrite_report(args, settings, configs, seeds, gallery, test)
+                        last_report = time.monotonic()
+    rewrite_report(args, load_settings(args.out) or settings, configs, seeds, gallery, test)
     write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
     return 0
 
@@ -468,7 +483,8 @@ def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) ->
     """The report, while the study runs and at its end: every row with records
     (report_configs), so that studies split over processes by --only keep
     each other's rows."""
-    from nmt.study.report import collect, write_report
+    from nmt.study.report import write_report
+    from nmt.study.tables import collect
 
     write_report(args, settings, collect(args.out, report_configs(args, configs), seeds), gallery,
                  [t for _, t in test])
@@ -526,10 +542,8 @@ def describe(args) -> str:
             f"joint vocabulary, batches of {sizes.batch_tokens:,} padded tokens")
 
 
-def cli() -> int:
-    """The `nmt-study` console command: what `python -m nmt.study` does."""
-    return close_stdout(main())
+def cli() -> None:
+    """The `nmt-study` console command: what `python -m nmt.study` runs."""
+    from nmt.cli import run_command
 
-
-if __name__ == "__main__":
-    sys.exit(cli())
+    run_command("nmt.study.__main__", "; finished runs keep their records")

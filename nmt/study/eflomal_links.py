@@ -24,12 +24,17 @@ word j, from 0); --train-out also writes the training pairs' links (for
 guided alignment, data.train_alignments).
 """
 
-import sys
+if __name__ == "__main__":      # first: stop signals are one line while torch loads
+    from nmt.cli import run_command
+
+    run_command("nmt.study.eflomal_links", "; the links files are written whole or not at all")
+
 import tempfile
 import time
 from pathlib import Path
 
-from nmt.cli_checks import ArgumentParser, close_stdout, write_stdout
+from nmt.cli import command
+from nmt.cli_checks import ArgumentParser, write_stdout
 from nmt.errors import NmtError
 from nmt.study.alignment import read_links
 from nmt.study.symmetrise import grow_diag_final_and
@@ -64,6 +69,7 @@ def eflomal_links(pairs: list[tuple[str, str]], iterations_scale: float = 1.0) -
             for f, r, (s, t) in zip(fwd, rev, pairs)]
 
 
+@command
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m nmt.study.eflomal_links",
                                      description=__doc__.split("\n")[0])
@@ -100,16 +106,9 @@ def main(argv=None) -> int:
             by_pair = dict(zip(kept, links))
             atomic_write(args.train_out, "".join(pharaoh(by_pair.get(k, set())) + "\n"
                                                  for k in range(len(train))).encode("utf-8"))
-    except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
     except OSError as error:
-        print(f"nmt: error: {error}", file=sys.stderr)
-        return 1
+        raise NmtError(str(error)) from None
     write_stdout(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} {args.split} pairs aligned in "
                  f"{time.perf_counter() - started:.0f} s; {args.split} links in {args.out}\n", keep_going=True)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(close_stdout(main()))

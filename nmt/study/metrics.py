@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from nmt.scoring import score_translations
+from nmt.store.checkpoints import load_checkpoint
+from nmt.store.metrics_log import read_records
 from nmt.study.alignment import AerCounts, attention_word_links, word_index, words_match
-from nmt.training.checkpoints import load_checkpoint
-from nmt.training.metrics_log import read_records
-from nmt.training.validation import score_translations
 from nmt.translator import Translator
 
 BOS, EOS, PAD = 2, 3, 0
@@ -170,7 +170,7 @@ def alignment_figures(translator: Translator, pairs: list[tuple[str, str]],
 
 
 def read_metrics(run_dir: Path) -> list[dict]:
-    """The run's validation records (nmt.training.metrics_log)."""
+    """The run's validation records (nmt.store.metrics_log)."""
     return read_records(run_dir)
 
 

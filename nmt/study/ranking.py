@@ -6,15 +6,18 @@ tells them apart). Decode-only rows (the same checkpoint decoded with a
 beam) are left out: they decode differently, not a different model.
 
 A rank is only as good as its evidence, so every row says how it stands
-against the first: Welch's t-test over the seeds and, on Multi30k,
-sacreBLEU's paired bootstrap of the first seeds' test outputs. The issue's
+against the first: the gap over the seeds with its 95% interval, Welch's
+exact p and Holm's correction over the table's comparisons
+(nmt.study.statistics). RNN and Transformer models are ranked apart. The
+paired bootstrap of first seeds measures test-set sampling only, so it
+ranks nothing here. The issue's
 rule is that the three configurations ranked first run at least
 `MIN_SEEDS_OF_TOP` seeds; `top_three_line` says whether they do, and the
 `--spread` that would make them.
 """
 
 from nmt.study.configs import StudyConfig, label
-from nmt.study.report import cell, clearly_different
+from nmt.study.tables import against, cell
 
 MIN_SEEDS_OF_TOP = 3
 TOP = 3
@@ -34,48 +37,25 @@ def ranked_names(configs: list[StudyConfig], table: dict, toy: bool) -> list[str
     return sorted(names, key=lambda n: sign * table[n]["stats"][key][0])
 
 
-def paired_against_first(names: list[str], runs: list[dict], references: list[str] | None) -> dict[str, str]:
-    """name -> "difference, p" of its first seed's test output against the first
-    configuration's (sacreBLEU's paired bootstrap); empty without references."""
-    from nmt.study.significance import paired_bootstrap
-
-    first_seed = {r["name"]: r for r in runs if r["eval"] and r["seed"] == r["first_seed"] and r["hypotheses"]}
-    if not references or not names or names[0] not in first_seed:
-        return {}
-    others = [n for n in names[1:] if n in first_seed]
-    found = paired_bootstrap(first_seed[names[0]]["hypotheses"], [first_seed[n]["hypotheses"] for n in others],
-                             references)
-    return {n: f"{r['difference']:+.2f}, p = {r['p_value']:.3f}" for n, r in zip(others, found)}
-
-
-def ranking_table(configs: list[StudyConfig], table: dict, runs: list[dict], toy: bool,
-                  references: list[str] | None = None) -> list[str]:
-    """Markdown lines: rank, configuration, family, seeds, test BLEU, chrF, AER,
-    the gap to the first with Welch's verdict, and (Multi30k) the paired test."""
-    names = ranked_names(configs, table, toy)
+def ranking_table(configs: list[StudyConfig], table: dict, toy: bool, transformers: bool) -> list[str]:
+    """Markdown lines of one architecture's ranking (RNN or Transformer models,
+    never mixed: their budgets and sizes differ): rank, configuration, family,
+    seeds, parameters, test BLEU, chrF, AER, and the gap to the first with its
+    95% interval, Welch's exact p and Holm's reading over the table."""
+    arch = {c.name: c.transformer for c in configs}
+    names = [n for n in ranked_names(configs, table, toy) if arch[n] == transformers]
     if not names:
         return []
     key, _ = rank_key(toy)
-    paired = paired_against_first(names, runs, references) if not toy else {}
-    header = ["rank", "configuration", "family", "seeds", "test BLEU", "chrF", "AER",
-              f"vs first ({'AER' if toy else 'test BLEU'}, Welch over seeds)"]
-    if paired:
-        header.append("paired bootstrap vs first (BLEU difference, p; first seeds)")
+    readings = against(table, names, names[0], key, 3 if toy else 2)
+    header = ["rank", "configuration", "family", "seeds", "parameters", "test BLEU", "chrF", "AER",
+              f"vs first ({'AER' if toy else 'test BLEU'}: gap [95% CI], Welch p, Holm over the table)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    first = table[names[0]]
     for rank, name in enumerate(names, start=1):
         entry = table[name]
-        row = [str(rank), label(name), entry["family"], str(entry["n"]), cell(entry, "test_bleu", "{:.2f}"),
-               cell(entry, "test_chrf", "{:.2f}"), cell(entry, "aer", "{:.3f}")]
-        if rank == 1:
-            row.append("first")
-        else:
-            gap = entry["stats"][key][0] - first["stats"][key][0]
-            verdict = clearly_different(entry, first, key)
-            row.append(f"{gap:+.3g}: " + {True: "clearly behind", False: "within seed spread",
-                                          None: "too few seeds"}[verdict])
-        if paired:
-            row.append("baseline" if rank == 1 else paired.get(name, "–"))
+        row = [str(rank), label(name), entry["family"], str(entry["n"]), cell(entry, "parameters", "{:,.0f}"),
+               cell(entry, "test_bleu", "{:.2f}"), cell(entry, "test_chrf", "{:.2f}"), cell(entry, "aer", "{:.3f}"),
+               "first" if rank == 1 else readings.get(name, "–")]
         lines.append("| " + " | ".join(row) + " |")
     return lines
 

@@ -24,10 +24,11 @@ from pathlib import Path
 from nmt.study.configs import StudyConfig
 
 FAILED = "study_failed.txt"
-# A run whose output, train.log and metrics.jsonl have not grown for this long is taken as
-# hung and stopped. It logs every 50 updates and validates every 200 (seconds to a minute
-# or two apart on a busy core), so a slow machine makes a run slower, not a stopped one.
-STALL_MINUTES = 20.0
+# A run whose folder (its output, train.log, metrics.jsonl and TensorBoard's event files,
+# which the trainer adds to every trainer.log_every updates and flushes at least every two
+# minutes) has not grown for this long is taken as hung and stopped. Validation lines alone
+# are too rare: on a core shared three ways 200 updates took 20 minutes.
+STALL_MINUTES = 30.0
 
 
 def record_path_of(out_dir: Path, name: str, seed: int) -> Path:
@@ -79,11 +80,19 @@ def failure_reason(run_dir: Path) -> str:
     return lines[0] if lines else "failed"
 
 
+def size_of(path: Path) -> int:
+    """Bytes in a file, or in every file under a folder; 0 for what is not there."""
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return path.stat().st_size if path.exists() else 0
+
+
 def run_watched(command: list[str], log_path: Path, env: dict, timeout_s: float | None,
                 stall_s: float, progress: tuple[Path, ...] = ()) -> tuple[int, str]:
     """Run `command` with its output in `log_path`; stop it when neither its output
-    nor the files in `progress` have grown for `stall_s` seconds, or after
-    `timeout_s` (None: no limit). -> (exit status, what happened)."""
+    nor the files in or under `progress` (files or folders) have grown for
+    `stall_s` seconds, or after `timeout_s` (None: no limit). -> (exit status,
+    what happened)."""
     started = time.monotonic()
     watched = (log_path, *progress)
     with open(log_path, "w", encoding="utf-8") as log:
@@ -91,7 +100,7 @@ def run_watched(command: list[str], log_path: Path, env: dict, timeout_s: float 
         size, grew = 0, time.monotonic()
         while process.poll() is None:
             time.sleep(min(5.0, stall_s / 4))
-            now_size = sum(path.stat().st_size for path in watched if path.exists())
+            now_size = sum(size_of(path) for path in watched)
             if now_size != size:
                 size, grew = now_size, time.monotonic()
             stalled = time.monotonic() - grew > stall_s
@@ -119,7 +128,7 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
                MKL_NUM_THREADS=str(threads))
     started = time.perf_counter()
     code, reason = run_watched(command, log_path, env, timeout_s, stall_minutes * 60,
-                               (run_dir / "train.log", run_dir / "metrics.jsonl"))
+                               (run_dir,))
     if code == 0 and status(run_dir) == "finished":
         return True
     tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]

@@ -9,9 +9,12 @@ than fp32. On this project's 2-core AMD EPYC (avx512_bf16) bf16 took 0.56
 time (benchmarks/RESULTS.md §8). Weights, optimizer and loss stay fp32.
 """
 
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import torch
+
+from nmt.errors import NmtError
 
 PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 CHOICES = ("auto", *PRECISIONS)
@@ -44,3 +47,23 @@ def resolve_precision(name: str, device: torch.device, cpuinfo: str | None = Non
         return "fp32"
     flags = cpu_flags(read_cpuinfo() if cpuinfo is None else cpuinfo)
     return "bf16" if flags & set(NATIVE_BF16_FLAGS) else "fp32"
+
+
+def autocast(device: torch.device, precision: str):
+    """The autocast context of a resolved precision (none for fp32)."""
+    dtype = PRECISIONS[precision]
+    return torch.autocast(device.type, dtype=dtype) if dtype else nullcontext()
+
+
+@contextmanager
+def compile_errors(compiled: bool):
+    """trainer.compile=true: torch.compile's own failure (a model or a torch
+    version it cannot compile) becomes one line, not Dynamo's pages."""
+    try:
+        yield
+    except torch._dynamo.exc.TorchDynamoException as error:
+        if not compiled:
+            raise
+        detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        raise NmtError(f"trainer.compile=true: torch {torch.__version__} could not compile this model "
+                       f"({type(error).__name__}: {detail}); train without trainer.compile") from None

@@ -22,21 +22,53 @@ from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
 from nmt.atomic import atomic_write
+from nmt.cli import print_error
 from nmt.errors import NmtError
-from nmt.training.metrics_log import parse_record
+from nmt.file_inputs import refuse_special
+from nmt.run_files import holds_a_run, run_traces
+from nmt.store.metrics_log import parse_record
 
 HYDRA_SUBDIR = ".hydra"
 _held: dict[Path, int] = {}     # lock file -> how many RunDirLocks of this process hold it
 
 
-def holds_a_run(run_dir: Path) -> bool:
-    """True when the folder has a run's checkpoint (one to continue, not to overwrite)."""
-    return (Path(run_dir) / "checkpoints" / "last.pt").exists()
+def holds_a_run_error(run_dir: Path) -> NmtError:
+    """Why a new run may not start in a folder that holds one, and how that run
+    can go on: from its last.pt, or (when last.pt is gone) from the newest
+    checkpoint with optimiser state, named by path."""
+    run_dir = Path(run_dir)
+    if (run_dir / "checkpoints" / "last.pt").exists():
+        return NmtError(f"{run_dir / 'checkpoints'} already holds a run; continue it with "
+                        "trainer.resume=auto or choose another hydra.run.dir")
+    traces = ", ".join(p.name for p in run_traces(run_dir)[:4])
+    start = (f"{run_dir} already holds a run ({traces}) whose checkpoints/last.pt is gone, so "
+             "trainer.resume=auto cannot continue it and a new run would replace its files; ")
+    found = resumable_checkpoint(run_dir)
+    if found is not None:
+        path, step = found
+        return NmtError(start + f"continue it from step {step} with trainer.resume={path} (its optimiser "
+                        "state is there), or choose another hydra.run.dir")
+    return NmtError(start + "none of its checkpoints holds optimiser state to continue from; train "
+                    "on from one's weights with trainer.resume=PATH trainer.resume_weights_only=true "
+                    "in another hydra.run.dir")
 
 
-def _holds_a_run_error(run_dir: Path) -> NmtError:
-    return NmtError(f"{Path(run_dir) / 'checkpoints'} already holds a run; continue it with "
-                    "trainer.resume=auto or choose another hydra.run.dir")
+def resumable_checkpoint(run_dir: Path) -> tuple[Path, int] | None:
+    """The run's newest checkpoint that holds optimiser state and progress
+    (a step_N.pt or best.pt), with its step; None when there is none."""
+    from nmt.store.checkpoints import RESUME_KEYS, load_checkpoint, step_checkpoints   # torch: only here
+
+    folder = Path(run_dir) / "checkpoints"
+    best = None
+    for path in [*step_checkpoints(folder), folder / "best.pt"]:
+        try:
+            state = load_checkpoint(path, mmap=True)
+            step = int(state["progress"]["step"])
+        except (NmtError, KeyError, TypeError, ValueError):
+            continue                    # damaged, or weights only
+        if all(key in state for key in RESUME_KEYS) and (best is None or step > best[1]):
+            best = (path, step)
+    return best
 
 
 def not_a_folder(run_dir: Path) -> Path | None:
@@ -68,10 +100,10 @@ class RunDirLock:
 
     A second run pointed at the same folder refuses at once instead of
     overwriting the first one's checkpoints; with `fresh=True` (no
-    trainer.resume) a folder that already holds a run's last.pt is refused
-    too. A refusal changes nothing in the folder. Re-entrant within a
-    process: `nmt.train` takes it before reading any data and `Trainer.fit`
-    again.
+    trainer.resume, or a start from weights only) a folder that holds any
+    trace of a run (nmt.run_files) is refused too. A refusal changes nothing
+    in the folder. Re-entrant within a process: `nmt.train` takes it before
+    reading any data and `Trainer.fit` again.
     """
 
     def __init__(self, run_dir: Path, fresh: bool = False):
@@ -89,7 +121,7 @@ class RunDirLock:
             _held[key] += 1
             return self
         if self.fresh and holds_a_run(self.run_dir) and not self.path.exists():
-            raise _holds_a_run_error(self.run_dir)      # no lock file to create: no live run either
+            raise holds_a_run_error(self.run_dir)      # no lock file to create: no live run either
         self.run_dir.mkdir(parents=True, exist_ok=True)
         handle = open(self.path, "a+")     # not "w": the holder's pid stays readable
         try:
@@ -101,7 +133,7 @@ class RunDirLock:
         if self.fresh and holds_a_run(self.run_dir):   # busy says more, so it is asked first
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
-            raise _holds_a_run_error(self.run_dir)
+            raise holds_a_run_error(self.run_dir)
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -164,26 +196,49 @@ class RunDirCheck(Callback):
 
 
 def _refuse(message: str) -> None:
-    print(f"nmt: error: {message}", file=sys.stderr, flush=True)
+    print_error(message)
     sys.exit(1)
 
 
-def find_resume_checkpoint(resume, run_dir: Path) -> Path | None:
-    """trainer.resume: null (fresh run), auto, or a checkpoint path.
+def find_resume_checkpoint(resume, run_dir: Path, weights_only: bool = False) -> Path | None:
+    """trainer.resume: null (fresh run), auto, or a checkpoint path;
+    `weights_only` (trainer.resume_weights_only) needs a path.
 
-    auto continues this run folder's own checkpoints/last.pt, or starts fresh
-    when it has none; it never looks in another folder (a checkpoint there
-    may come from other data, another vocabulary or another model).
+    A path continues that checkpoint's run; in a folder that holds a run, only
+    from one of that run's own checkpoints (another run's would replace its
+    files). auto continues this run folder's own checkpoints/last.pt, or
+    starts fresh when the folder holds no run at all; a run whose last.pt is
+    gone is refused, naming the checkpoint it can continue from. It never
+    looks in another folder (a checkpoint there may come from other data,
+    another vocabulary or another model).
     """
+    if weights_only and (is_fresh(resume) or str(resume) == "auto"):
+        raise NmtError("trainer.resume_weights_only=true starts a new run from the weights of a "
+                       "checkpoint; name it with trainer.resume=PATH")
     if resume in (None, "", "null", False):
         return None
     if str(resume) != "auto":
         path = Path(str(resume))
+        refuse_special(path, "trainer.resume=", "give a checkpoint file")
+        if path.is_dir():
+            raise NmtError(f"trainer.resume={resume} is a directory; give the .pt file inside it (a "
+                           "run's is checkpoints/last.pt), or trainer.resume=auto with hydra.run.dir "
+                           "set to the run's folder")
         if not path.is_file():
             raise NmtError(f"trainer.resume={resume}: no such checkpoint file")
+        own = (Path(run_dir) / "checkpoints").resolve()
+        if path.resolve().parent != own and holds_a_run(run_dir) and not weights_only:
+            traces = ", ".join(p.name for p in run_traces(run_dir)[:4])
+            raise NmtError(f"hydra.run.dir={run_dir} holds another run ({traces}); continuing {path} there "
+                           "would replace its files; choose a new hydra.run.dir, or resume one of that "
+                           "run's own checkpoints")
         return path
     own = Path(run_dir) / "checkpoints" / "last.pt"
-    return own if own.is_file() else None
+    if own.is_file():
+        return own
+    if holds_a_run(run_dir):
+        raise holds_a_run_error(run_dir)
+    return None
 
 
 def is_fresh(resume) -> bool:
@@ -200,6 +255,7 @@ def drop_metrics_after(path: Path, step: int) -> dict | None:
     path = Path(path)
     if not path.exists():
         return None
+    refuse_special(path, "", "it should be the run's metrics log; move it away")
     kept, dropped, same = [], 0, None
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         record = parse_record(line)

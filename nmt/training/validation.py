@@ -4,11 +4,11 @@ detokenised output (sacreBLEU, with its signatures)."""
 import math
 from dataclasses import dataclass
 
-import sacrebleu
 import torch
 
+from nmt.device import to_device
+from nmt.scoring import score_translations
 from nmt.training.loss import token_nll
-from nmt.training.device import to_device
 
 
 @dataclass
@@ -20,15 +20,6 @@ class ValidationResult:
     bleu_signature: str
     chrf_signature: str
     hypotheses: list[str]
-
-
-def score_translations(hypotheses: list[str], references: list[str]):
-    """sacreBLEU BLEU and chrF with their signatures."""
-    bleu = sacrebleu.metrics.BLEU()
-    chrf = sacrebleu.metrics.CHRF()
-    b = bleu.corpus_score(hypotheses, [references])
-    c = chrf.corpus_score(hypotheses, [references])
-    return b.score, c.score, str(bleu.get_signature()), str(chrf.get_signature())
 
 
 @torch.no_grad()
@@ -59,3 +50,19 @@ def validate(model, translator, batches, pairs, device, beam_size: int = 1,
     bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, [tgt for _, tgt in pairs])
     return ValidationResult(loss, math.exp(min(loss, 50.0)), bleu, chrf, bleu_sig, chrf_sig,
                             hypotheses)
+
+
+@dataclass
+class ValidationSet:
+    """What every validation of a run scores: the raw pairs (BLEU and chrF on
+    their detokenised text), their batches (loss), the first few for the
+    TensorBoard heatmaps, and the search that translates them."""
+    pairs: list[tuple[str, str]]
+    batches: list
+    heatmap_pairs: list[tuple[str, str]]
+    beam_size: int = 1
+    coverage_penalty: float = 0.0
+
+    def score(self, model, translator, device) -> ValidationResult:
+        return validate(model, translator, self.batches, self.pairs, device, self.beam_size,
+                        self.coverage_penalty)

@@ -47,8 +47,10 @@ def sparse(module) -> bool:
 
 def exact_zeros(translator) -> bool:
     """Whether a 0 in the cross-attention of `translator` (every member of an
-    ensemble) is a real zero, to be drawn white."""
-    return all(sparse(member.model.decoder) for member in translator.members)
+    ensemble) is a real zero, to be drawn white. An engine without the
+    model at hand (CTranslate2, which exports softmax attention only) has none."""
+    models = [getattr(member, "model", None) for member in translator.members]
+    return all(model is not None and sparse(model.decoder) for model in models)
 
 
 def _rounded(array) -> list:

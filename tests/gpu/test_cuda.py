@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from nmt.data.toy import make_toy_corpus
-from nmt.training.device import to_device
+from nmt.device import to_device
 from nmt.translator import Translator
 from tests.helpers import train
 
@@ -56,7 +56,7 @@ def test_compile_on_cuda_trains_as_eager_does(tmp_path, cache_dir):
     assert compiled.forward is not compiled.parallel
     for a, b in zip(records(tmp_path / "eager"), records(tmp_path / "compiled")):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-3)
-    assert eager.step == compiled.step == 4
+    assert eager.progress.step == compiled.progress.step == 4
 
 
 def test_ddp_over_nccl_gives_the_gradients_of_the_plain_model(toy_checkpoint):
@@ -97,10 +97,10 @@ def test_a_gpu_run_resumes_on_the_cpu_and_back(tmp_path, cache_dir):
           cache_dir=cache_dir)
     on_cpu = train(tmp_path, *TOY, "trainer.device=cpu", "trainer.max_steps=40", "trainer.val_every=10",
                    "trainer.resume=auto", cache_dir=cache_dir)
-    assert on_cpu.step == 40 and next(on_cpu.model.parameters()).device.type == "cpu"
+    assert on_cpu.progress.step == 40 and next(on_cpu.model.parameters()).device.type == "cpu"
     back = train(tmp_path, *TOY, "trainer.device=cuda", "trainer.max_steps=60", "trainer.val_every=10",
                  "trainer.resume=auto", cache_dir=cache_dir)
-    assert back.step == 60 and next(back.model.parameters()).device.type == "cuda"
+    assert back.progress.step == 60 and next(back.model.parameters()).device.type == "cuda"
     assert [r["step"] for r in records(tmp_path)] == [10, 20, 30, 40, 50, 60]
     best = tmp_path / "checkpoints" / "best.pt"
     for device in ("cpu", "cuda"):

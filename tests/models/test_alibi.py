@@ -11,12 +11,12 @@ from omegaconf import OmegaConf
 
 from nmt.data.masks import padding_mask
 from nmt.errors import NmtError
-from nmt.models.decoders.transformer import TransformerDecoder
-from nmt.models.encoders.transformer import TransformerEncoder
+from nmt.models.transformer.decoder import TransformerDecoder
+from nmt.models.transformer.encoder import TransformerEncoder
 from nmt.models.memory import Memory
 from nmt.models.positional.alibi import AlibiBias, AlibiPositions, alibi_bias, alibi_slopes
 from nmt.models.positional.none import NoPositions
-from nmt.models.transformer_attention import MultiHeadAttention
+from nmt.models.transformer.attention import MultiHeadAttention
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 V, D, PAD = 13, 8, 0

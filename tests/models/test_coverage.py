@@ -155,9 +155,9 @@ def test_bad_coverage_penalty_is_one_line(coverage_checkpoint):
 
 
 @pytest.mark.parametrize("beta, beam, message", [
-    (float("nan"), 3, "beta=nan must be a finite number >= 0"),
-    (float("inf"), 3, "beta=inf must be a finite number >= 0"),
-    (0.5, 1, "use a beam size > 1"),
+    (float("nan"), 3, "coverage_penalty=nan must be a finite number >= 0"),
+    (float("inf"), 3, "coverage_penalty=inf must be a finite number >= 0"),
+    (0.5, 1, "coverage_penalty=0.5 re-ranks the beam's hypotheses; set beam_size to 2 or more"),
 ])
 def test_translator_refuses_a_bad_coverage_penalty(coverage_checkpoint, beta, beam, message):
     from nmt.translator import Translator
@@ -168,7 +168,7 @@ def test_translator_refuses_a_bad_coverage_penalty(coverage_checkpoint, beta, be
 
 
 def test_coverage_loss_weight_must_be_a_number(tmp_path, cache_dir):
-    with pytest.raises(NmtError, match=r"model.attention.coverage_loss_weight=-1 must be a finite"):
+    with pytest.raises(NmtError, match=r"model.attention.coverage_loss_weight=-1: must be >= 0"):
         train(tmp_path, "experiment=quickstart", *SMALL, "model.attention.coverage_loss_weight=-1",
               "data.n_train=50", cache_dir=cache_dir)
 

@@ -19,12 +19,12 @@ from nmt.models.attention.normalisers import (
     NORMALISERS, entmax15, masked_normalise, sparsemax,
 )
 from nmt.models.build import build_model
-from nmt.models.decoders.transformer import TransformerDecoder
-from nmt.models.encoders.transformer import TransformerEncoder
+from nmt.models.transformer.decoder import TransformerDecoder
+from nmt.models.transformer.encoder import TransformerEncoder
 from nmt.models.memory import Memory
 from nmt.models.positional.alibi import AlibiPositions
 from nmt.models.positional.sinusoidal import SinusoidalPositions
-from nmt.models.transformer_attention import MultiHeadAttention
+from nmt.models.transformer.attention import MultiHeadAttention
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTENTION = ROOT / "configs" / "model" / "attention"

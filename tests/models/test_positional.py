@@ -14,7 +14,7 @@ from nmt.models.positional.none import NoPositions
 from nmt.models.positional.relative import RelativePositions, RelativeTerms, relative_index
 from nmt.models.positional.rotary import RotaryPositions, rotate_pairs
 from nmt.models.positional.sinusoidal import SinusoidalPositions, sinusoidal_table
-from nmt.models.transformer_attention import MultiHeadAttention
+from nmt.models.transformer.attention import MultiHeadAttention
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

@@ -5,7 +5,7 @@ import torch
 
 from nmt.errors import NmtError
 from nmt.models.build import build_model, count_parameters
-from nmt.train import check_config
+from nmt.training.config_checks import check_config
 from tests.helpers import make_config, one_thread, train  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")

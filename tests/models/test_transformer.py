@@ -9,8 +9,8 @@ from omegaconf import OmegaConf
 
 from nmt.data.masks import padding_mask
 from nmt.errors import NmtError
-from nmt.models.decoders.transformer import TransformerDecoder
-from nmt.models.encoders.transformer import TransformerEncoder
+from nmt.models.transformer.decoder import TransformerDecoder
+from nmt.models.transformer.encoder import TransformerEncoder
 from nmt.models.memory import Memory
 from nmt.models.positional.alibi import AlibiPositions
 from nmt.models.positional.learned import LearnedPositions
@@ -18,7 +18,7 @@ from nmt.models.positional.none import NoPositions
 from nmt.models.positional.relative import RelativePositions
 from nmt.models.positional.rotary import RotaryPositions
 from nmt.models.positional.sinusoidal import SinusoidalPositions
-from nmt.models.transformer_attention import MultiHeadAttention
+from nmt.models.transformer.attention import MultiHeadAttention
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 V, D, PAD = 13, 8, 0
@@ -235,3 +235,28 @@ def test_yamls_build_with_what_the_builder_passes():
                       attention=None, pad_id=PAD)
     assert isinstance(enc, TransformerEncoder) and isinstance(dec, TransformerDecoder)
     assert enc.output_size == 256 and len(dec.layers) == 3
+
+
+def test_a_checkpoint_naming_the_transformers_old_modules_still_loads(tmp_path):
+    """Checkpoints written before the Transformer moved to nmt/models/transformer/
+    name nmt.models.encoders.transformer and nmt.models.decoders.transformer."""
+    from omegaconf import OmegaConf
+
+    from nmt.models.build import build_model
+    from nmt.store.checkpoints import load_checkpoint, save_checkpoint
+    from tests.helpers import make_config
+
+    cfg = make_config("model/encoder=transformer", "model/decoder=transformer", "model/bridge=zero",
+                      "model/positional=sinusoidal", *[f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
+                                                      for key, value in (("d_model", 16), ("layers", 1),
+                                                                         ("heads", 2), ("ff_size", 32))])
+    model = build_model(cfg.model, 20, 20)
+    old = OmegaConf.to_container(cfg.model, resolve=True)
+    old["encoder"]["_target_"] = "nmt.models.encoders.transformer.TransformerEncoder"
+    old["decoder"]["_target_"] = "nmt.models.decoders.transformer.TransformerDecoder"
+    state = {"config": {"model": old}, "tokenizer": {"joint": b"proto"}, "model": model.state_dict()}
+    loaded = load_checkpoint(save_checkpoint(state, tmp_path / "old.pt"))
+    assert loaded["config"]["model"]["encoder"]["_target_"] == "nmt.models.transformer.encoder.TransformerEncoder"
+    assert loaded["config"]["model"]["decoder"]["_target_"] == "nmt.models.transformer.decoder.TransformerDecoder"
+    rebuilt = build_model(OmegaConf.create(loaded["config"]["model"]), 20, 20)
+    rebuilt.load_state_dict(loaded["model"])      # every weight has its old name and shape

@@ -3,7 +3,7 @@
 import pytest
 
 from nmt.study.index import compare, findings
-from nmt.study.report import aggregate
+from nmt.study.tables import aggregate
 
 
 def runs_of(values: dict[str, list[float]]) -> list[dict]:
@@ -17,12 +17,12 @@ def test_compare_ranks_only_where_welchs_test_does():
     table = aggregate(runs_of({"a": [0.10, 0.12, 0.11], "b": [0.60, 0.62, 0.64], "c": [0.58, 0.70, 0.50]}))
     line, better = compare(table, "a", "b", "aer", lower_is_better=True)
     # a: mean 0.110, sd 0.010; b: mean 0.620, sd 0.020: se = sqrt(0.01²/3 + 0.02²/3) = 0.0129,
-    # Welch df = 2.9 -> t = 4.303 (df 2); gap 0.51 >> 4.303 * 0.0129 = 0.056
+    # t = -0.51 / 0.0129 = -39.5 at Welch df = 2.94: exact two-sided p = 4.2e-05
     assert better == "a" and line == ("a 0.110 ± 0.010 (3 seeds) vs b 0.620 ± 0.020 (3 seeds): "
-                                      "a clearly better")
-    # b and c: gap 0.027 < se = sqrt(0.02²/3 + 0.1²/3) = 0.059 alone -> no ranking
+                                      "a clearly better (Welch p = 4.2e-05)")
+    # b and c: gap 0.027 against se = sqrt(0.02²/3 + 0.1²/3) = 0.059: p = 0.694, no finding
     line, better = compare(table, "b", "c", "aer", lower_is_better=True)
-    assert better is None and line.endswith("within the seed spread")
+    assert better is None and line.endswith("no finding (Welch p = 0.694)")
     assert compare(table, "a", "zzz", "aer", True) == ("a vs zzz: not both run", None)
 
 
@@ -49,10 +49,10 @@ def test_coverage_penalty_finding_compares_the_same_checkpoints_decoded_twice():
             for name, values in bleu.items() for seed, b in enumerate(values, 1)]
     text = "\n".join(findings(aggregate(runs), runs))
     assert "### Coverage penalty in beam search (Wu et al. 2016, Sec. 7; β = 0.2, beam 5, decode only)" in text
-    # 34 ± 1 against 32 ± 1: se = sqrt(1/3 + 1/3) = 0.816, Welch df 4 -> t 2.776; the gap 2 is
-    # below 2.776 · 0.816 = 2.27, so no ranking
+    # 34 ± 1 against 32 ± 1: se = sqrt(1/3 + 1/3) = 0.816, t = 2.449 at Welch df 4: p = 0.0705,
+    # no finding
     assert ("bahdanau-beam5-cp0.2 34.00 ± 1.00 (3 seeds) vs bahdanau-beam5 32.00 ± 1.00 (3 seeds): "
-            "within the seed spread") in text
+            "no finding (Welch p = 0.0705)") in text
     assert "bahdanau-beam5 32.00 ± 1.00 (3 seeds) vs bahdanau 31.00 ± 1.00 (3 seeds)" in text
     assert "bahdanau-beam5-cp0.2 54.00 ± 1.00 (3 seeds) vs bahdanau-beam5 52.00 ± 1.00 (3 seeds)" in text  # chrF
     assert "AER: unchanged by construction" in text

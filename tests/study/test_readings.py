@@ -97,3 +97,15 @@ def test_the_convergence_check_runs_its_rows_three_times_longer_with_early_stopp
     assert "trainer.max_steps=4800" in common and "trainer.patience=4" in common
     with pytest.raises(SystemExit):
         parse_args(["--data", "toy", "--convergence"])
+
+
+def test_a_run_that_only_writes_into_its_folder_is_not_stopped(tmp_path):
+    # TensorBoard's event files grow while the output stays silent between validations
+    folder = tmp_path / "run" / "tensorboard"
+    folder.mkdir(parents=True)
+    writer = [sys.executable, "-c", "import time, pathlib\nf = pathlib.Path(%r) / 'events'\n"
+              "for i in range(6):\n    f.write_text('x' * (i + 1)); time.sleep(0.4)" % str(folder)]
+    code, reason = run_watched(writer, tmp_path / "out", {}, None, stall_s=1.0, progress=(tmp_path / "run",))
+    assert (code, reason) == (0, "exit status 0")
+    code, _ = run_watched(writer, tmp_path / "out2", {}, None, stall_s=1.0)    # nothing watched but output
+    assert code == -1

@@ -25,33 +25,17 @@ def test_paired_bootstrap_on_a_tiny_example():
         paired_bootstrap(GOOD, [BAD[:3]], REFS)
 
 
-def test_report_tests_each_configuration_against_its_family_best():
-    from nmt.study.configs import study_configs
-    from nmt.study.report import aggregate, paired_tests
-
-    outputs = {"luong_dot": GOOD, "bahdanau": BAD, "cosine": GOOD}
-    runs = [{"name": n, "family": "score", "seed": 1, "first_seed": 1, "hypotheses": h,
-             "eval": {"test_bleu": sacrebleu.corpus_bleu(h, [REFS]).score, "final_step": 10}}
-            for n, h in outputs.items()]
-    configs = [c for c in study_configs("multi30k") if c.name in outputs]
-    cells = paired_tests(runs, configs, aggregate(runs), REFS)
-    # the family's best (highest mean test BLEU; bahdanau comes first in the grid but is worst)
-    # is the baseline; an identical output is p = 1
-    best = "luong_dot" if cells["luong_dot"] == "baseline" else "cosine"
-    assert cells[best] == "baseline"
-    assert cells["bahdanau"].startswith("-") and cells["bahdanau"].endswith("p = 0.001")
-    other = "cosine" if best == "luong_dot" else "luong_dot"
-    assert cells[other] == "+0.00, p = 1.000"
-
-
-def test_index_calls_a_multi30k_gap_on_the_paired_test_when_seeds_cannot(tmp_path):
-    """One seed each cannot rank by the seed spread; the index asks for the
-    paired bootstrap of the pair it compares, the report runs it through
-    sacreBLEU into paired.json, and the finding cites it."""
+def test_the_paired_bootstrap_of_first_seeds_is_shown_but_decides_nothing(tmp_path):
+    """One seed each cannot rank by the seed spread. The index asks for the
+    paired bootstrap of the pair it compares and the report runs it through
+    sacreBLEU into paired.json; the finding cites it as test-set noise of one
+    seed pair, and still says there are too few seeds (issue 34: two seeds of
+    one configuration differ "significantly" by it)."""
     import json
 
     from nmt.study.index import PairedEvidence, cited_pairs, findings
-    from nmt.study.report import aggregate, write_cited_tests
+    from nmt.study.report import write_cited_tests
+    from nmt.study.tables import aggregate
 
     outputs = {"luong_general": GOOD, "bahdanau": BAD}
     runs = [{"name": n, "family": "score", "seed": 1, "first_seed": 1, "hypotheses": h, "status": "finished",
@@ -64,8 +48,8 @@ def test_index_calls_a_multi30k_gap_on_the_paired_test_when_seeds_cannot(tmp_pat
     assert paired["bahdanau|luong_general"]["p_value"] == pytest.approx(1 / 1001)
     lines = findings(table, runs, "multi30k", PairedEvidence(paired))
     line = next(x for x in lines if x.startswith("- test BLEU: bahdanau"))
-    assert "paired bootstrap, first seeds: -" in line and "p = 0.001" in line
-    assert line.endswith("luong_general better on the paired test of the first seeds (the seed spread does not settle it).")
+    assert "paired bootstrap of the first seeds (test-set noise only): -" in line and "p = 0.001" in line
+    assert line.endswith("too few seeds to tell.")
     # without the test, one seed each is too few to tell
     line = next(x for x in findings(table, runs, "multi30k") if x.startswith("- test BLEU: bahdanau"))
     assert line.endswith("too few seeds to tell.") and "updates to BLEU 95" not in "\n".join(findings(table, runs, "multi30k"))

@@ -68,7 +68,7 @@ def test_off_by_default_and_fewer_checkpoints_than_asked(tmp_path, cache_dir):
 # -- trainer.average_best=N ---------------------------------------------------
 
 def test_best_steps_by_hand():
-    from nmt.training.checkpoints import best_steps
+    from nmt.store.checkpoints import best_steps
 
     scores = {100: 5.0, 200: 30.0, 300: 10.0, 400: 20.0, 500: float("nan"), 600: 20.0}
     assert best_steps(scores, 2) == [200, 600]           # of the equal 20s, the later step
@@ -78,7 +78,7 @@ def test_best_steps_by_hand():
 
 
 def test_prune_keeps_the_newest_and_the_named(tmp_path):
-    from nmt.training.checkpoints import prune_step_checkpoints
+    from nmt.store.checkpoints import prune_step_checkpoints
 
     for step in (1, 2, 3, 4, 5):
         (tmp_path / f"step_{step}.pt").write_bytes(b"x")
@@ -95,7 +95,7 @@ def scripted_bleu(monkeypatch, scores: list[float]):
     rest of each result is the real validation's); later calls are real."""
     import dataclasses
 
-    from nmt.training import trainer as trainer_module
+    from nmt.training import validation as trainer_module
 
     real, calls = trainer_module.validate, []
 

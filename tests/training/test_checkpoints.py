@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from nmt.errors import NmtError
-from nmt.training.checkpoints import (check_fingerprint, data_fingerprint, load_checkpoint,
+from nmt.store.checkpoints import (check_fingerprint, data_fingerprint, load_checkpoint,
                                       prune_step_checkpoints, save_checkpoint)
 
 
@@ -96,7 +96,7 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
         from nmt.errors import NmtError
-        from nmt.training.checkpoints import save_checkpoint
+        from nmt.store.checkpoints import save_checkpoint
         state = {{"config": {{}}, "tokenizer": {{"j": b"x"}}, "model": {{"w": torch.zeros(100000)}}}}
         try:
             save_checkpoint(state, {str(path)!r})
@@ -116,7 +116,7 @@ def test_sigkill_during_write_keeps_the_previous_checkpoint(tmp_path):
     save_checkpoint(minimal_state(1.0), path)
     script = textwrap.dedent(f"""
         import sys, torch
-        from nmt.training.checkpoints import save_checkpoint
+        from nmt.store.checkpoints import save_checkpoint
         state = {{"config": {{}}, "tokenizer": {{"j": b"x"}}, "model": {{"w": torch.zeros(60_000_000)}}}}
         print("writing", flush=True)
         while True:

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from nmt.errors import NmtError
-from nmt.training.device import resolve_device
+from nmt.device import resolve_device
 
 NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
 

@@ -4,9 +4,9 @@ import json
 import sys
 from pathlib import Path
 
-from nmt.average import run_scores
+from nmt.store.averaging import run_scores
 from nmt.study.metrics import read_metrics
-from nmt.training.metrics_log import parse_record, read_records
+from nmt.store.metrics_log import parse_record, read_records
 from nmt.training.run_dir import drop_metrics_after
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))

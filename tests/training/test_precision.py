@@ -40,5 +40,5 @@ def test_auto_trains_with_what_it_resolved(tmp_path, cache_dir, caplog):
 
 
 def test_an_unknown_precision_is_one_line(tmp_path, cache_dir):
-    with pytest.raises(NmtError, match=r"trainer.precision='fp8' unknown; choose one of \['auto', 'bf16'"):
+    with pytest.raises(NmtError, match=r"trainer.precision=fp8: must be one of auto, fp32, bf16, fp16"):
         train(tmp_path, "experiment=quickstart", "trainer.precision=fp8", cache_dir=cache_dir)

@@ -53,13 +53,3 @@ class RNNEncoder(nn.Module):
         else:
             last = hidden[-1]                                      # (B, H)
         return EncoderOutput(self.dropout(memory), last)
-
-
-def sizes_from_format_1(model_config: dict) -> dict:
-    """A checkpoint of format 1 gave a bidirectional RNN encoder's hidden_size
-    per direction; from format 2 it is the state size. Returns the model
-    config with that size doubled, so the old weights fit (a plain dict)."""
-    encoder = dict(model_config.get("encoder") or {})
-    if encoder.get("_target_") == f"{__name__}.RNNEncoder" and encoder.get("bidirectional", True):
-        encoder["hidden_size"] = 2 * int(encoder.get("hidden_size", 256))
-    return dict(model_config, encoder=encoder)

@@ -11,11 +11,11 @@ from nmt.data.masks import target_mask
 from nmt.errors import NmtError
 from nmt.models.decoders.output import DecoderOutput
 from nmt.models.dropout import Dropout
-from nmt.models.encoders.transformer import check_sizes
 from nmt.models.memory import Memory
 from nmt.models.positional.base import PositionalSpec
 from nmt.models.positional.sinusoidal import SinusoidalPositions
-from nmt.models.transformer_attention import MultiHeadAttention
+from nmt.models.transformer.attention import MultiHeadAttention
+from nmt.models.transformer.layers import ResidualLayer, check_sizes, layer_stack, feed_forward
 
 
 @dataclass
@@ -28,6 +28,8 @@ class TransformerState:
     cross_values:   per layer (B, H, S, Dh), projections of memory, once
     visible:        (B, t) bool, True where a prefix token is not padding
     position:       t, the position of the next token (same for the batch)
+    source:         (B,) long, the memory row (sentence) each row's cross
+                    keys and values were projected from; None: row b from b
     """
 
     keys: List[Tensor]
@@ -36,45 +38,41 @@ class TransformerState:
     cross_values: List[Tensor]
     visible: Tensor
     position: int = 0
+    source: Optional[Tensor] = None
 
     def index_select(self, index: Tensor) -> "TransformerState":
-        """Reorder or repeat along the batch (beam search)."""
+        """Reorder or repeat along the batch (beam search).
+
+        Rows from the same sentence hold identical cross keys and values, so
+        when every row still reads its own sentence (a beam reordered within
+        itself, each step) they are kept as they are, not copied again."""
         pick = lambda xs: [x.index_select(0, index) for x in xs]   # noqa: E731
+        source = torch.arange(self.visible.size(0), device=index.device) if self.source is None else self.source
+        new_source = source.index_select(0, index)                  # (B',)
+        same = torch.equal(new_source, source)
         return TransformerState(
-            pick(self.keys), pick(self.values), pick(self.cross_keys),
-            pick(self.cross_values), self.visible.index_select(0, index), self.position,
+            pick(self.keys), pick(self.values),
+            self.cross_keys if same else pick(self.cross_keys),
+            self.cross_values if same else pick(self.cross_values),
+            self.visible.index_select(0, index), self.position, new_source,
         )
 
 
-class TransformerDecoderLayer(nn.Module):
-    """Causal self-attention, cross-attention to memory, feed-forward.
-
-    Pre- or post-norm around each sub-layer, as in TransformerEncoderLayer.
-    """
+class TransformerDecoderLayer(ResidualLayer):
+    """Causal self-attention, cross-attention to memory, feed-forward, each in
+    the pre- or post-norm residual of `layers.ResidualLayer`."""
 
     def __init__(self, d_model, memory_dim, heads, ff_size, dropout, norm_first, position,
                  normaliser="softmax"):
-        super().__init__()
-        self.norm_first = norm_first
+        super().__init__(norm_first, dropout)
         self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position,
                                             normaliser=normaliser)
         self.cross_attn = MultiHeadAttention(d_model, heads, dropout, kv_dim=memory_dim,
                                              normaliser=normaliser)
-        self.ff = nn.Sequential(
-            nn.Linear(d_model, ff_size), nn.ReLU(), Dropout(dropout), nn.Linear(ff_size, d_model)
-        )
+        self.ff = feed_forward(d_model, ff_size, dropout)
         self.norm_self = nn.LayerNorm(d_model)
         self.norm_cross = nn.LayerNorm(d_model)
         self.norm_ff = nn.LayerNorm(d_model)
-        self.drop = Dropout(dropout)
-
-    def _inp(self, x: Tensor, norm: nn.Module) -> Tensor:
-        """What a sub-layer reads: LN(x) with pre-norm, x with post-norm."""
-        return norm(x) if self.norm_first else x
-
-    def _add(self, x: Tensor, out: Tensor, norm: nn.Module) -> Tensor:
-        """Residual: x + Drop(out) with pre-norm, LN(x + Drop(out)) with post-norm."""
-        return x + self.drop(out) if self.norm_first else norm(x + self.drop(out))
 
     def forward(self, x, q_pos, self_mask, cache, cross_kv, cross_mask, need_weights=False,
                 self_weights: Optional[list] = None):
@@ -165,13 +163,9 @@ class TransformerDecoder(nn.Module):
         nn.init.zeros_(self.embed.weight[pad_id])
         self.position = positional.input_layer(d_model)
         self.drop = Dropout(dropout)
-        self.layers = nn.ModuleList(
-            TransformerDecoderLayer(
-                d_model, memory_dim, heads, ff_size, dropout, norm_first,
-                positional.attention_layer(d_model // heads), normaliser,
-            )
-            for _ in range(layers)
-        )
+        self.layers = layer_stack(layers, lambda: TransformerDecoderLayer(
+            d_model, memory_dim, heads, ff_size, dropout, norm_first,
+            positional.attention_layer(d_model // heads), normaliser))
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
         self.out = nn.Linear(d_model, vocab_size, bias=False)
         if tie_embeddings:
@@ -237,6 +231,7 @@ class TransformerDecoder(nn.Module):
             cross_values=state.cross_values,
             visible=visible,
             position=state.position + 1,
+            source=state.source,
         )
         shown = self._shown(weights[self.attention_layer])[:, 0]     # (B, S)
         return logits[:, 0], state, shown

@@ -13,17 +13,35 @@ import importlib
 import io
 import math
 import pickle
+import warnings
 from pathlib import Path
 
 import torch
 
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special, special_kind
 
 FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
 READS_VERSIONS = (1, 2)     # version 1 is read by doubling that size (per direction in 1)
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
+RESUME_KEYS = ("optimizer", "schedule", "progress", "rng")    # what a run continues from, beside the weights
 MODEL_TARGET_PREFIX = "nmt.models."
+# Classes that moved: a checkpoint naming the old place loads the class from the new one.
+MOVED_TARGETS = {
+    "nmt.models.encoders.transformer.TransformerEncoder": "nmt.models.transformer.encoder.TransformerEncoder",
+    "nmt.models.decoders.transformer.TransformerDecoder": "nmt.models.transformer.decoder.TransformerDecoder",
+}
+
+
+def _moved(node):
+    """A config with every `_target_` of MOVED_TARGETS renamed (a new dict/list)."""
+    if isinstance(node, dict):
+        return {key: MOVED_TARGETS.get(value, value) if key == "_target_" and isinstance(value, str)
+                else _moved(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_moved(value) for value in node]
+    return node
 
 
 def _targets(node):
@@ -85,8 +103,11 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
         raise NmtError(f"checkpoint {path} does not exist")
     if path.is_dir():
         raise NmtError(f"checkpoint {path} is a directory; give the .pt file inside it")
+    refuse_special(path, "checkpoint", "give the .pt file written by nmt.train")
     try:
-        state = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
+        with warnings.catch_warnings():     # torch's pickle-protocol warnings: the line below says it all
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except Exception as error:  # noqa: BLE001 - any failure means a refused or damaged file
         blocked = [line.strip() for line in str(error).splitlines() if "GLOBAL" in line]
         if isinstance(error, pickle.UnpicklingError) and blocked:
@@ -95,7 +116,7 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
                            "load only checkpoints written by nmt.train") from None
         # any other unpickling failure (e.g. "Unsupported operand") is a damaged file
         raise NmtError(f"checkpoint {path} is truncated or not a checkpoint "
-                       f"({type(error).__name__}); use another one, e.g. last.pt or best.pt") from None
+                       f"({type(error).__name__}); {other_checkpoint_advice(path)}") from None
     if not isinstance(state, dict) or any(k not in state for k in REQUIRED_KEYS):
         raise NmtError(f"checkpoint {path} is not an nmt checkpoint (missing model, config or tokenizer)")
     if state["format_version"] not in READS_VERSIONS:
@@ -106,16 +127,64 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
     config = state["config"]
     if not isinstance(config, dict):
         raise NmtError(f"checkpoint {path} holds no config; it was not written by nmt.train")
+    config = state["config"] = _moved(config)
     foreign = [t for t in _targets(config.get("model")) if not _is_model_class(t)]
     if foreign:
         raise NmtError(f"checkpoint {path} was refused: its model config names {str(foreign[0])[:80]!r}, "
                        "which is not a model class of this nmt; load only checkpoints written by "
                        "nmt.train (of this version)")
+    check_finite(state["model"], path)
     if state["format_version"] == 1 and isinstance(config.get("model"), dict):
-        from nmt.models.encoders.rnn import sizes_from_format_1
-
         state["config"] = dict(config, model=sizes_from_format_1(config["model"]))
     return state
+
+
+def sizes_from_format_1(model_config: dict) -> dict:
+    """A checkpoint of format 1 gave a bidirectional RNN encoder's hidden_size
+    per direction; from format 2 it is the state size. Returns the model
+    config with that size doubled, so the old weights fit (a plain dict)."""
+    encoder = dict(model_config.get("encoder") or {})
+    if encoder.get("_target_") == "nmt.models.encoders.rnn.RNNEncoder" and encoder.get("bidirectional", True):
+        encoder["hidden_size"] = 2 * int(encoder.get("hidden_size", 256))
+    return dict(model_config, encoder=encoder)
+
+
+def other_checkpoints(path) -> list[Path]:
+    """The checkpoints beside `path` that could stand in for it: best.pt,
+    last.pt, averaged.pt and the step_N.pt (newest first), those that exist."""
+    path = Path(path)
+    folder = path.parent
+    names = [folder / "best.pt", folder / "last.pt", *reversed(step_checkpoints(folder)),
+             folder / "averaged.pt", folder / "averaged_best.pt"]
+    found = []
+    for other in names:
+        if other.name != path.name and other.is_file() and special_kind(other) is None \
+                and other not in found:
+            found.append(other)
+    return found
+
+
+def other_checkpoint_advice(path) -> str:
+    """What to use instead of a damaged checkpoint: the others that exist beside it."""
+    others = other_checkpoints(path)
+    if not others:
+        return "no other checkpoint is beside it; use a copy or train again"
+    return "use another checkpoint of the run: " + ", ".join(str(p) for p in others[:3])
+
+
+def check_finite(weights: dict, path) -> None:
+    """Every floating-point weight is a finite number: NaN or infinity would
+    translate to empty lines or unknown tokens without a word."""
+    if not isinstance(weights, dict):
+        return                              # not a state dict: building the model says so
+    for name, tensor in weights.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and \
+                not bool(torch.isfinite(tensor).all()):
+            bad = int((~torch.isfinite(tensor)).sum())
+            what = "NaN" if bool(tensor.isnan().any()) else "infinity"
+            raise NmtError(f"checkpoint {path}: weight {name} holds {what} ({bad} of {tensor.numel()} "
+                           f"values are not finite numbers); "
+                           f"{other_checkpoint_advice(path)}")
 
 
 # data keys that change how the sentences are batched, not which sentences or vocabulary
@@ -170,78 +239,6 @@ def check_fingerprint(state: dict, current: dict, path, force: bool = False) -> 
                    "settings, or set trainer.resume_force=true to continue anyway")
 
 
-def check_resume_data(path, data_cfg, force: bool = False) -> None:
-    """The data settings half of `check_fingerprint`, before any data is read
-    (the tokenizer is compared once it is built). The tensors are only mapped."""
-    state = load_checkpoint(path, mmap=True)
-    saved = checkpoint_fingerprint(state)
-    current = {"data": data_fingerprint(data_cfg, {})["data"], "tokenizer": saved["tokenizer"]}
-    check_fingerprint(state, current, path, force)
-
-
-def _model_settings(node, prefix: str = "model") -> dict:
-    """Leaves of a model config as {"model.decoder.hidden_size": 128, ...}."""
-    if not isinstance(node, dict):
-        return {prefix: node}
-    found = {}
-    for key, value in node.items():
-        found.update(_model_settings(value, f"{prefix}.{key}"))
-    return found
-
-
-def _changes_shapes(state: dict, key: str, value, tokenizer, shapes: dict) -> bool:
-    """Whether the checkpoint's model config with only `key` set to `value`
-    builds weights of other shapes (a setting that matters, not dropout)."""
-    from omegaconf import OmegaConf
-
-    from nmt.models.build import build_model
-
-    config = OmegaConf.create({"model": state["config"].get("model")})
-    try:
-        OmegaConf.update(config, key, value, merge=False)
-        with torch.device("meta"):
-            model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
-    except Exception:  # noqa: BLE001 - this setting alone does not build: it matters
-        return True
-    return {name: tuple(t.shape) for name, t in model.state_dict().items()} != shapes
-
-
-def check_resume_model(path, model_cfg) -> None:
-    """The checkpoint's weights against the model this config builds, before
-    any data is read: built on the meta device with the checkpoint's
-    vocabulary sizes, every weight must have its name and shape (as the
-    trainer's load_state_dict will need). Other settings that keep the shapes
-    (dropout, ...) are the user's to change. Another model is one line naming
-    the settings that differ and the first weight."""
-    from omegaconf import DictConfig, OmegaConf
-
-    from nmt.data.tokenizer import Tokenizer
-    from nmt.models.build import build_model
-
-    state = load_checkpoint(path, mmap=True)
-    tokenizer = Tokenizer.from_bytes(state["tokenizer"])
-    with torch.device("meta"):
-        model = build_model(model_cfg, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
-    ours = {name: tuple(t.shape) for name, t in state["model"].items()}
-    theirs = {name: tuple(t.shape) for name, t in model.state_dict().items()}
-    if ours == theirs:
-        return
-    name = next(n for n in sorted(set(ours) | set(theirs)) if ours.get(n) != theirs.get(n))
-    shape = lambda table: "absent" if name not in table else str(tuple(table[name]))  # noqa: E731
-    if isinstance(model_cfg, DictConfig):
-        model_cfg = OmegaConf.to_container(model_cfg, resolve=True)
-    saved = _model_settings(state["config"].get("model"))
-    current = _model_settings(model_cfg)
-    differ = [k for k in sorted(set(saved) | set(current)) if saved.get(k, "unset") != current.get(k, "unset")]
-    keys = [k for k in differ if _changes_shapes(state, k, current.get(k), tokenizer, ours)] or differ
-    keys = keys[:4]
-    settings = lambda table: ", ".join(f"{k}={table.get(k, 'unset')}" for k in keys)  # noqa: E731
-    raise NmtError(f"cannot resume from {path}: it was trained with another model (checkpoint: "
-                   f"{settings(saved)}; this config: {settings(current)}; first weight that differs: "
-                   f"{name} {shape(ours)} vs {shape(theirs)}); resume with the checkpoint's model "
-                   "settings, or choose another hydra.run.dir for a new run")
-
-
 METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # training maximises sign * trainer.metric
 
 
@@ -272,3 +269,18 @@ def prune_step_checkpoints(folder: Path, keep: int, also_keep: list[int] = ()) -
     for old in steps[:-keep] if keep > 0 else steps:
         if step_of(old) not in set(also_keep):
             old.unlink(missing_ok=True)
+
+
+def check_same_vocabulary(first, first_protos: dict, other, other_protos: dict, needed_by: str) -> None:
+    """One NmtError line when two checkpoints' sentencepiece models differ.
+
+    `first`/`other` name the checkpoints, `*_protos` are their
+    `Tokenizer.to_bytes()`; `needed_by` says what needs one vocabulary
+    ("an ensemble", "averaging"). Equal protos mean equal subword ids.
+    """
+    sides = [name for side, name in (("src", "source"), ("tgt", "target"))
+             if first_protos.get(side) != other_protos.get(side)]
+    if sides:
+        raise NmtError(f"checkpoints {first} and {other} use different vocabularies (their "
+                       f"{' and '.join(sides)} sentencepiece models differ); {needed_by} needs models "
+                       "trained with the same sentencepiece model")

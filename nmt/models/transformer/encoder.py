@@ -6,57 +6,37 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from nmt.errors import NmtError
 from nmt.models.dropout import Dropout
 from nmt.models.encoders.output import EncoderOutput
 from nmt.models.positional.base import PositionalSpec
 from nmt.models.positional.sinusoidal import SinusoidalPositions
-from nmt.models.transformer_attention import MultiHeadAttention
+from nmt.models.transformer.attention import MultiHeadAttention
+from nmt.models.transformer.layers import ResidualLayer, check_sizes, feed_forward, layer_stack
 
 
-def check_sizes(d_model: int, heads: int, where: str) -> None:
-    """User sizes from config: d_model must split evenly into heads."""
-    if heads < 1 or d_model % heads:
-        raise NmtError(
-            f"model.{where}.d_model={d_model} is not divisible by model.{where}.heads={heads}; "
-            "pick sizes with d_model % heads == 0"
-        )
-
-
-class TransformerEncoderLayer(nn.Module):
-    """Self-attention, then a position-wise feed-forward network.
-
-    Post-norm (Vaswani et al. 2017):  x = LN(x + Drop(Sub(x)))
-    Pre-norm  (Xiong et al. 2020, arXiv:2002.04745): x = x + Drop(Sub(LN(x)))
-    FFN(x) = max(0, x W_1 + b_1) W_2 + b_2
-    """
+class TransformerEncoderLayer(ResidualLayer):
+    """Self-attention, then a position-wise feed-forward network, each in the
+    pre- or post-norm residual of `layers.ResidualLayer`."""
 
     def __init__(self, d_model, heads, ff_size, dropout, norm_first, position,
                  normaliser="softmax"):
-        super().__init__()
-        self.norm_first = norm_first
+        super().__init__(norm_first, dropout)
         self.self_attn = MultiHeadAttention(d_model, heads, dropout, position=position,
                                             normaliser=normaliser)
-        self.ff = nn.Sequential(
-            nn.Linear(d_model, ff_size), nn.ReLU(), Dropout(dropout), nn.Linear(ff_size, d_model)
-        )
+        self.ff = feed_forward(d_model, ff_size, dropout)
         self.norm_attn = nn.LayerNorm(d_model)
         self.norm_ff = nn.LayerNorm(d_model)
-        self.drop = Dropout(dropout)
 
     def forward(self, x: Tensor, mask: Tensor, self_weights: Optional[list] = None) -> Tensor:
         """x (B, S, D), mask (B, 1, 1, S) -> (B, S, D). A list given as
         `self_weights` gets this layer's self-attention weights (B, H, S, S)."""
         want = self_weights is not None
-        h = self.norm_attn(x) if self.norm_first else x
+        h = self._inp(x, self.norm_attn)
         out, weights = self.self_attn(h, h, mask, need_weights=want)
         if want:
             self_weights.append(weights)
-        if self.norm_first:
-            x = x + self.drop(out)
-            return x + self.drop(self.ff(self.norm_ff(x)))
-        x = self.norm_attn(x + self.drop(out))
-        return self.norm_ff(x + self.drop(self.ff(x)))
+        x = self._add(x, out, self.norm_attn)
+        return self._add(x, self.ff(self._inp(x, self.norm_ff)), self.norm_ff)
 
 
 class TransformerEncoder(nn.Module):
@@ -98,13 +78,9 @@ class TransformerEncoder(nn.Module):
         nn.init.zeros_(self.embed.weight[pad_id])
         self.position = positional.input_layer(d_model)
         self.drop = Dropout(dropout)
-        self.layers = nn.ModuleList(
-            TransformerEncoderLayer(
-                d_model, heads, ff_size, dropout, norm_first,
-                positional.attention_layer(d_model // heads), normaliser,
-            )
-            for _ in range(layers)
-        )
+        self.layers = layer_stack(layers, lambda: TransformerEncoderLayer(
+            d_model, heads, ff_size, dropout, norm_first, positional.attention_layer(d_model // heads),
+            normaliser))
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
     def forward(self, src: Tensor, src_mask: Tensor,

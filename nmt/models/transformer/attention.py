@@ -13,8 +13,8 @@ from nmt.models.positional.base import AttentionPositions
 
 # The fused kernels the fast path may use. cuDNN's attention is left out: it
 # builds a plan for every new (B, T, S), and token-budget batches change shape
-# at nearly every update (an H200 spent 0.79 s an update in bf16 on the plans,
-# 0.024 s without them; benchmarks/gpu/README.md).
+# at nearly every update (an H200 spent 0.79-0.95 s an update in bf16 on the
+# plans, 0.024-0.029 s without them; benchmarks/gpu/README.md).
 FUSED_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 

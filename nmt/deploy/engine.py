@@ -1,0 +1,167 @@
+"""nmt.Translator's translate() over a folder written by nmt.export, on CTranslate2.
+
+    t = CTranslate2Translator("m30k_ct2", threads=1)
+    out = t.translate(["Ein Hund läuft."], beam_size=5)   # nmt.translator.Translation each
+    out[0].text, out[0].score, out[0].nbest
+
+Input and output are handled as nmt's own Translator handles them: the same
+sentencepiece ids, sources cut at the model's max_src_len, outputs of at
+most max_len_ratio * source subwords + max_len_extra (eos included), pad and
+bos never output, empty lines in, empty lines out.
+
+Search, as CTranslate2 runs it (`translate_batch`):
+- greedy (beam_size=1): token for token nmt's greedy search. CTranslate2
+  takes one length limit per batch, the batch's longest; an output past its
+  own sentence's limit is cut there, which is what nmt outputs (greedy
+  choices do not depend on the limit).
+- beam: CTranslate2's beam search, its length penalty off, so that scores
+  are sums of log-probabilities; they are then ranked with nmt's own
+  s(Y, X) = log P(Y | X) / lp(Y) + cp(X; Y) (Wu et al. 2016,
+  nmt.decoding.beam) over CTranslate2's beam_size finished hypotheses.
+  With alpha = beta = 0 both searches return the best-scoring hypothesis
+  they found; they differ in bookkeeping (CTranslate2 replaces a finished
+  hypothesis in the beam by the next candidate, nmt keeps it there), so on
+  rare sentences they find different ones. A sentence whose output reaches
+  its own limit is decoded again alone, with that limit.
+- CTranslate2 bars pad and bos before its softmax, nmt after: the same
+  tokens win each greedy step, scores differ by log(1 - p(pad) - p(bos)) a
+  step, and two beam hypotheses within that of each other can swap places.
+Attention (heatmaps, coverage penalty) is the exported layer's
+cross-attention, the mean of its heads (or head 0; nmt.deploy.convert).
+"""
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nmt.data.tokenizer import Tokenizer
+from nmt.decoding.beam import coverage_penalty, length_penalty
+from nmt.deploy import layout, require_ctranslate2
+from nmt.errors import NmtError
+from nmt.translator import Translation, _check_search, _check_sentences
+
+
+def output_limits(lengths: list[int], ratio: float, extra: int, cap: int | None) -> list[int]:
+    """Longest output per sentence, eos included, as nmt.decoding.greedy.max_output_length
+    computes it (float32 product, then truncation)."""
+    limits = (np.asarray(lengths, dtype=np.float32) * np.float32(ratio)).astype(np.int64) + extra
+    return [min(int(x), cap) if cap else int(x) for x in limits]
+
+
+class CTranslate2Translator:
+    """An exported model and its sentencepiece models, ready to translate.
+
+    `device` cpu, cuda or auto; `compute_type` CTranslate2's ("default": the
+    type the folder was exported in; "int8" quantizes a float32 export on
+    load); `threads` CTranslate2's intra_threads (0: its default).
+    """
+
+    def __init__(self, folder, device: str = "cpu", compute_type: str = "default", threads: int = 0,
+                 max_len_ratio: float = 1.5, max_len_extra: int = 10):
+        ctranslate2 = require_ctranslate2()
+        folder = Path(folder)
+        metadata = layout.read_metadata(folder)
+        self.tokenizer = Tokenizer((folder / layout.SOURCE_SPM).read_bytes(),
+                                   (folder / layout.TARGET_SPM).read_bytes())
+        try:
+            self.engine = ctranslate2.Translator(str(folder), device=device, compute_type=compute_type,
+                                                 intra_threads=threads)
+        except (RuntimeError, ValueError) as error:
+            raise NmtError(f"CTranslate2 cannot load {folder}: {str(error).splitlines()[0][:200]}") from None
+        self.folder, self.metadata = folder, metadata
+        self.max_src_len = int(metadata["max_src_len"])
+        self.max_tgt_len = metadata["positions"]          # CTranslate2 has no positions past its table
+        self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
+        pieces = self.tokenizer.tgt_pieces(range(self.tokenizer.tgt_vocab_size))
+        self.target_ids = {piece: i for i, piece in enumerate(pieces)}
+        self.eos_piece = pieces[self.tokenizer.eos_id]
+        self.never = [[pieces[self.tokenizer.pad_id]], [pieces[self.tokenizer.bos_id]]]   # as nmt's never=(PAD, BOS)
+        self.model = None             # no PyTorch model: heatmaps draw what CTranslate2 returned
+        self.members = [self]
+
+    def _search(self, sources: list[list[str]], limit: int, beam_size: int, hypotheses: int,
+                min_length: int, attention: bool):
+        """One translate_batch call; `limit` counts output tokens without eos."""
+        limit = max(limit, 1)
+        return self.engine.translate_batch(
+            sources, beam_size=beam_size, num_hypotheses=hypotheses, length_penalty=0.0,
+            max_decoding_length=limit, min_decoding_length=min(min_length, limit), max_input_length=0,
+            suppress_sequences=self.never, return_end_token=True, return_scores=True,
+            return_attention=attention)
+
+    def _hypotheses(self, result, limit: int, src_len: int):
+        """(ids, raw score, attention (T+1, S) or None) per hypothesis, each cut at `limit`."""
+        out = []
+        attention = result.attention or [None] * len(result.hypotheses)
+        for tokens, score, weights in zip(result.hypotheses, result.scores, attention):
+            if tokens and tokens[-1] == self.eos_piece:
+                tokens = tokens[:-1]
+            tokens = tokens[: max(limit - 1, 0)]
+            rows = None if weights is None else np.asarray(weights, dtype=np.float32)[: len(tokens) + 1, :src_len]
+            out.append(([self.target_ids.get(t, self.tokenizer.unk_id) for t in tokens], float(score), rows))
+        return out
+
+    def _rank(self, hyps, alpha: float, beta: float, src_len: int):
+        """nmt's beam ranking: log P / lp(|Y| + eos) + cp, best first."""
+        if alpha == 0 and beta == 0:
+            return hyps
+        lengths = torch.tensor([len(ids) + 1 for ids, _, _ in hyps])
+        scores = torch.tensor([score for _, score, _ in hyps]) / length_penalty(lengths, alpha)
+        if beta:
+            coverage = torch.tensor(np.stack([rows.sum(0) for _, _, rows in hyps]))   # (N, S)
+            scores = scores + coverage_penalty(coverage, torch.ones_like(coverage, dtype=torch.bool), beta)
+        order = scores.argsort(descending=True).tolist()
+        return [(hyps[i][0], float(scores[i]), hyps[i][2]) for i in order]
+
+    def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1, batch_size: int = 64,
+                  length_penalty: float = 1.0, min_length: int = 0, coverage_penalty: float = 0.0,
+                  attention: bool = False) -> list[Translation]:
+        """One Translation per sentence, in order, as nmt.Translator.translate;
+        `attention`: return each output's attention (T+1, S), else (0, S)."""
+        sentences = _check_sentences(sentences)
+        _check_search(beam_size, nbest, batch_size, min_length, length_penalty)
+        if nbest > beam_size:
+            raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        if coverage_penalty and beam_size == 1:
+            raise NmtError("the coverage penalty re-ranks a beam's hypotheses; use a beam size > 1")
+        rerank = beam_size > 1 and (length_penalty != 0 or coverage_penalty != 0)
+        hypotheses = beam_size if rerank else nbest
+        need_attention = attention or bool(coverage_penalty)
+        results: list[Translation | None] = [None] * len(sentences)
+        order = sorted((i for i, s in enumerate(sentences) if s.strip()), key=lambda i: len(sentences[i]))
+        for i, s in enumerate(sentences):
+            if not s.strip():
+                results[i] = Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            ids, truncated = [], []
+            for i in chunk:
+                seq = self.tokenizer.encode_src(sentences[i])
+                truncated.append(len(seq) > self.max_src_len)
+                ids.append(seq[: self.max_src_len] or [self.tokenizer.unk_id])
+            pieces = [self.tokenizer.src_pieces(seq) for seq in ids]
+            limits = output_limits([len(seq) for seq in ids], self.max_len_ratio, self.max_len_extra,
+                                   self.max_tgt_len)
+            longest = max(limits)
+            found = self._search(pieces, longest - 1, beam_size, hypotheses, min_length, need_attention)
+            for j, index in enumerate(chunk):
+                hyps = self._hypotheses(found[j], limits[j], len(ids[j]))
+                if beam_size > 1 and limits[j] < longest and any(len(h[0]) >= limits[j] - 1 for h in hyps):
+                    alone = self._search([pieces[j]], limits[j] - 1, beam_size, hypotheses, min_length,
+                                         need_attention)[0]     # its own limit, as nmt decodes it
+                    hyps = self._hypotheses(alone, limits[j], len(ids[j]))
+                hyps = self._rank(hyps, length_penalty if beam_size > 1 else 0.0, coverage_penalty,
+                                  len(ids[j]))[:nbest]
+                best_ids, best_score, rows = hyps[0]
+                results[index] = Translation(
+                    text=self.tokenizer.decode_tgt(best_ids),
+                    score=best_score,
+                    src_pieces=self.tokenizer.src_pieces(ids[j]),
+                    tgt_pieces=self.tokenizer.tgt_pieces(best_ids) + ["</s>"],
+                    attention=rows if rows is not None else np.zeros((0, len(ids[j])), dtype=np.float32),
+                    nbest=[(self.tokenizer.decode_tgt(h[0]), h[1]) for h in hyps],
+                    truncated=truncated[j],
+                    tokens=list(best_ids),
+                )
+        return results

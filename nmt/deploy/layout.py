@@ -1,0 +1,76 @@
+"""What an exported folder holds beside CTranslate2's own files.
+
+    DIR/model.bin, config.json, *_vocabulary.json   CTranslate2 (ctranslate2.Translator(DIR))
+    DIR/source.spm, DIR/target.spm                   sentencepiece models (the same bytes when joint)
+    DIR/nmt_export.json                              what nmt's engine needs to translate as nmt does
+
+nmt_export.json:
+
+    format          1
+    checkpoint      the checkpoint it was exported from (as given)
+    quantization    the CTranslate2 weight type written (float32, int8, ...)
+    max_src_len     longer sources are cut there, as nmt.translate cuts them
+    max_tgt_len     a learned position table's size (outputs stop there), else null
+    positions       rows of the position table CTranslate2 holds (sinusoidal,
+                    learned, none), null where it needs none (relative, rotary)
+    attention_layer the cross-attention layer the heatmaps show (0-based)
+"""
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from nmt.errors import NmtError
+
+FORMAT = 1
+QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "int8_float16", "int8_bfloat16",
+                 "float16", "bfloat16")     # CTranslate2's weight types (ctranslate2.specs.model_spec)
+METADATA = "nmt_export.json"
+SOURCE_SPM = "source.spm"
+TARGET_SPM = "target.spm"
+MODEL_FILE = "model.bin"
+
+
+def is_export(path) -> bool:
+    """True for a folder that holds an nmt export (its metadata file)."""
+    return (Path(path) / METADATA).is_file()
+
+
+def read_metadata(folder) -> dict:
+    """The folder's nmt_export.json; NmtError when it is not an nmt export."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise NmtError(f"{folder}: no such folder; export a checkpoint with "
+                       f"python -m nmt.export --checkpoint best.pt --output {folder}")
+    missing = [name for name in (METADATA, MODEL_FILE, SOURCE_SPM, TARGET_SPM) if not (folder / name).is_file()]
+    if missing:
+        raise NmtError(f"{folder} is not a model exported by nmt.export (no {missing[0]}); export one with "
+                       f"python -m nmt.export --checkpoint best.pt --output DIR")
+    try:
+        metadata = json.loads((folder / METADATA).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise NmtError(f"{folder / METADATA} cannot be read ({error}); export the checkpoint again") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise NmtError(f"{folder / METADATA} is not format {FORMAT}; export the checkpoint again "
+                       "with this version of nmt")
+    return metadata
+
+
+def write_folder(build, output: Path) -> None:
+    """build(folder) fills a hidden folder beside `output`, which then takes
+    its place (replacing an existing one): the folder is whole or absent."""
+    output = Path(output).resolve()
+    try:
+        work = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    except OSError as error:
+        raise NmtError(f"cannot write in {output.parent}: {error.strerror or error}") from None
+    try:
+        build(work / "model")
+        if output.exists():
+            output.rename(work / "old")           # removed with `work` below
+        (work / "model").rename(output)
+    except OSError as error:
+        raise NmtError(f"cannot write {output}: {error.strerror or error}; nothing was written") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

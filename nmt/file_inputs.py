@@ -1,0 +1,40 @@
+"""A file input is a regular file: a FIFO, a device or a socket where a file is
+expected would make a read wait forever (a FIFO with no writer, /dev/tty) or
+never end (/dev/zero), so every command refuses one before it opens it.
+
+`os.stat` follows symlinks, so a link to a FIFO is a FIFO here, and it never
+blocks: the check itself cannot hang. Missing paths and folders are left to
+the caller, which knows what to suggest for them. Standard input stays the
+way to pipe text in (`nmt.translate` without `--input`, or `--input -`).
+"""
+
+import os
+import stat
+from pathlib import Path
+
+from nmt.errors import NmtError
+
+KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path) -> str | None:
+    """What `path` is when it exists and is neither a regular file nor a
+    folder ("a FIFO (named pipe)", "a character device", ...), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):        # missing, a dangling link, a NUL byte: the caller's to say
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return next((name for test, name in KINDS if test(mode)), "not a regular file")
+
+
+def refuse_special(path, what: str, advice: str = "give a regular file") -> Path:
+    """`path` as a Path, or NmtError when it is a FIFO, a device or a socket:
+    `{what} {path} is a FIFO (named pipe), not a regular file; {advice}`."""
+    kind = special_kind(path)
+    if kind is not None:
+        name = f"{what}{path}" if what.endswith("=") else f"{what} {path}" if what else str(path)
+        raise NmtError(f"{name} is {kind}, not a regular file; {advice}")
+    return Path(path)

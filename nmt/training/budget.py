@@ -1,0 +1,33 @@
+"""trainer.max_minutes: a wall-clock budget for the whole run, validations
+included, carried across resumptions in the checkpoint."""
+
+import time
+
+
+class TimeBudget:
+    def __init__(self, max_minutes: float):
+        self.max_minutes = max_minutes  # 0 = no budget
+        self.seconds_before = 0.0  # spent by the processes before this one
+        self.started: float | None = None  # when this process's loop began
+        self.spent = 0.0  # the share used, as every rank agreed after the last update
+
+    def start(self) -> None:
+        self.started = time.perf_counter()
+
+    def wall_seconds(self) -> float:
+        """Wall-clock seconds in the training loop over the whole run, resumptions added up."""
+        now = 0.0 if self.started is None else time.perf_counter() - self.started
+        return self.seconds_before + now
+
+    def fraction(self, wall_seconds: float | None = None) -> float:
+        """The share of the budget used so far: 0 without a budget, 1 when it is used up."""
+        if not self.max_minutes:
+            return 0.0
+        wall = self.wall_seconds() if wall_seconds is None else wall_seconds
+        return min(1.0, wall / (60 * self.max_minutes))
+
+    def state_dict(self) -> dict:
+        return {"wall_seconds": self.wall_seconds()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.seconds_before = float(state.get("wall_seconds", 0.0))

@@ -1,0 +1,112 @@
+"""Mistakes the training config alone reveals, found before any data is read
+and before the run folder is written: the one place that checks it, for
+`python -m nmt.train` and for `build_trainer` callers alike.
+
+The settings and the files they name are checked before torch is imported
+(a wrong path answers in a second); the model's checks import it."""
+
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from nmt.cli_checks import check_checkpoint_exists
+from nmt.config_schema import validate
+from nmt.data.corpora import check_data_config
+from nmt.errors import NmtError
+
+
+def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
+    """Mistakes the config alone reveals, found before any data is read: every
+    value against its rule (nmt/config_schema.py), the data settings that need
+    no file, then the model (its parts' settings, their combination, and a
+    build on the meta device) and the trainer settings that depend on it.
+    `choices` is Hydra's runtime.choices, to name options in messages."""
+    validate(cfg)
+    positional = str(cfg.model.positional.kind)
+    if positional == "learned":
+        table, max_len = int(cfg.model.positional.max_len), int(cfg.data.max_len)
+        if table < max_len + 1:  # the decoder reads <s> plus up to max_len subwords
+            raise NmtError(
+                f"model.positional.max_len={table} is shorter than the longest sentence "
+                f"(data.max_len={max_len} subwords, +1 for <s>); set "
+                f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}"
+            )
+    window = cfg.model.attention.get("max_len")  # luong_location: one score per source position
+    if window is not None and int(window) < int(cfg.data.max_len):
+        max_len = int(cfg.data.max_len)
+        raise NmtError(
+            f"model.attention.max_len={window} is shorter than the longest source "
+            f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
+            f"or data.max_len={window}"
+        )
+    if cfg.model.share_embeddings and not cfg.data.joint_vocab:
+        raise NmtError(
+            "model.share_embeddings=true needs one vocabulary for both languages; "
+            "set data.joint_vocab=true or model.share_embeddings=false"
+        )
+    check_data_config(cfg.data)
+    check_paths(cfg)  # a file that is not there: said before torch is imported
+    from nmt.models.build import check_group_settings, check_model_config
+    from nmt.training.run_dir import make_folder
+
+    for group in ("optimizer", "schedule"):
+        check_group_settings(cfg.get(group), group, choices)
+    model = check_model_config(cfg.model, int(cfg.data.vocab_size), choices)
+    check_training_settings(cfg, model)
+    make_folder(cfg.cache_dir, "cache_dir")  # last: only a run that passed makes it
+
+
+def check_training_settings(cfg: DictConfig, model) -> None:
+    """trainer settings that only work with others: the device, fp16, the
+    coverage penalty's beam, guided alignment's links, layer and head (checked
+    against `model`, built on the meta device)."""
+    from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits
+    from nmt.device import resolve_device
+    from nmt.training.guided_alignment import GuidedAlignmentLoss
+    from nmt.translator import check_coverage_penalty, length_limits
+
+    tc = cfg.trainer
+    device = resolve_device(str(tc.device))
+    if tc.precision == "fp16" and device.type != "cuda":
+        raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
+    limits = length_limits(cfg)  # the validation search's, as the trainer builds its Translator
+    check_search_limits(limits["max_src_len"], MAX_LEN_RATIO, MAX_LEN_EXTRA, limits["max_tgt_len"])
+    check_coverage_penalty(
+        float(tc.coverage_penalty), int(tc.val_beam_size), "trainer.coverage_penalty=", "trainer.val_beam_size"
+    )
+    guided = tc.guided_alignment
+    if guided.weight:
+        if not cfg.data.train_alignments:
+            raise NmtError(
+                "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
+                "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
+                "FILE writes the toy task's)"
+            )
+        GuidedAlignmentLoss(layer=guided.layer, head=guided.head).check(model.decoder)
+
+
+DATA_FILES = ("train_src", "train_tgt", "valid_src", "valid_tgt", "test_src", "test_tgt", "train_alignments")
+
+
+def _set(value) -> bool:
+    return value is not None and str(value) not in ("", "???", "null")
+
+
+def check_paths(cfg: DictConfig) -> None:
+    """Files the config names that are not there, before torch is imported:
+    trainer.resume=PATH (naming the checkpoints its folder holds), the data
+    files of data=files, and Multi30k's data.path."""
+    resume = cfg.trainer.get("resume")
+    if _set(resume) and resume is not False and str(resume) != "auto":
+        check_checkpoint_exists(str(resume), f"trainer.resume={resume}: no such checkpoint file")
+    data = cfg.data
+    if data.get("kind") == "files":
+        for key in DATA_FILES:
+            path = data.get(key)
+            if _set(path) and not Path(str(path)).exists():
+                raise NmtError(f"{path}: no such file; check the data paths in the config (data.{key})")
+    if data.get("kind") == "multi30k" and _set(data.get("path")) and not Path(str(data.path)).is_dir():
+        raise NmtError(
+            f"data.path={data.path}: no such folder; give the folder of the Multi30k files "
+            "(train.de, val.de, test_2016_flickr.de, ...), or data.path=null for the hub copy"
+        )
