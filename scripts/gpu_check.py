@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_train import git_commit  # noqa: E402 - the commit checked, as every benchmark records it
 NEEDED = [f"{split}.{lang}" for split in ("train", "val", "test_2016_flickr") for lang in ("de", "en")]
 
 
@@ -65,14 +67,6 @@ def find_data(folder: str | None) -> Path:
             return path
     sys.exit(f"gpu_check: Multi30k not found: {candidates[0]} lacks {', '.join(missing)}[.gz]; copy them "
              f"there or pass --data")
-
-
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def environment(args, device) -> dict:

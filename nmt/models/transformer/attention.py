@@ -1,6 +1,7 @@
 """Multi-head scaled dot-product attention, shared by Transformer layers."""
 
 import math
+from contextlib import nullcontext
 from typing import Optional
 
 import torch
@@ -109,7 +110,7 @@ class MultiHeadAttention(nn.Module):
             attn_mask = safe
             if bias is not None:
                 attn_mask = (bias * scale).masked_fill(~safe, float("-inf"))
-            with sdpa_kernel(FUSED_BACKENDS):
+            with sdpa_kernel(FUSED_BACKENDS) if q.is_cuda else nullcontext():   # CPU: no cuDNN to leave out
                 context = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
         else:
             scores = q @ k.transpose(-2, -1)             # (B, H, T, S)
