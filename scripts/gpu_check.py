@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from bench_train import git_commit  # noqa: E402 - the commit checked, as every benchmark records it
+STAGES = ("environment", "tests", "train_speed", "time_to_quality", "decode_speed")
 NEEDED = [f"{split}.{lang}" for split in ("train", "val", "test_2016_flickr") for lang in ("de", "en")]
 
 
@@ -50,13 +51,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--data", default=None, help="Multi30k folder (default: data/multi30k, else ../shared)")
     parser.add_argument("--tiny", action="store_true", help="toy task and tiny budgets: the CPU test of this script")
     parser.add_argument("--device", default="auto", help="auto, cuda or cpu")
-    parser.add_argument("--stages", default="environment,tests,train_speed,time_to_quality,decode_speed",
+    parser.add_argument("--stages", default=",".join(STAGES),
                         help="comma-separated stages to run")
     parser.add_argument("--target-bleu", type=finite_float, default=35.0, help="time_to_quality's validation target")
     parser.add_argument("--quality-minutes", type=finite_float, default=5.0, help="time_to_quality's wall-clock cap")
     parser.add_argument("--steps", type=int, default=20, help="timed updates per train_speed row")
     parser.add_argument("--commit", default=None, help="the commit checked (default: git rev-parse HEAD)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.stages.split(",")) - set(STAGES))
+    if unknown:
+        parser.error(f"--stages: unknown {', '.join(unknown)}; choose from {','.join(STAGES)}")
+    return args
 
 
 def find_data(folder: str | None) -> Path:

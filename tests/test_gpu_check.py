@@ -33,3 +33,11 @@ def test_gpu_check_names_missing_data_in_one_line(tmp_path):
     assert done.stderr.strip().splitlines() == [
         f"gpu_check: Multi30k not found: {tmp_path} lacks train.de, train.en, val.de, val.en, "
         f"test_2016_flickr.de, test_2016_flickr.en[.gz]; copy them there or pass --data"]
+
+
+def test_an_unknown_stage_is_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "scripts/gpu_check.py", "--stages", "tests,bogus", "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "--stages: unknown bogus; choose from environment,tests,train_speed,time_to_quality,decode_speed")
