@@ -35,8 +35,7 @@ from nmt.cli import command
 from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, positive_int,
                             write_stdout)
 from nmt.run_files import check_not_run_file
-from nmt.store.averaging import average_checkpoints, run_checkpoints
-from nmt.store.checkpoints import METRIC_SIGN, save_checkpoint, step_of
+from nmt.store.metrics_log import METRIC_SIGN
 
 
 @command
@@ -67,6 +66,10 @@ def main(argv=None) -> int:
         check_not_run_file("--output", args.output, allow="--overwrite")
     for path in args.checkpoints:
         check_checkpoint_exists(path)
+    # torch loads only once the arguments and paths are known to be good: a mistake answers in a blink
+    from nmt.store.averaging import average_checkpoints, run_checkpoints
+    from nmt.store.checkpoints import save_checkpoint, step_of
+
     if args.run is not None:
         args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
     check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])

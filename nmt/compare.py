@@ -26,11 +26,9 @@ from nmt.cli import command
 from nmt.cli_checks import ArgumentParser, check_not_input, write_stdout
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
-from nmt.store.metrics_log import read_records
+from nmt.store.metrics_log import METRIC_SIGN, read_records
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
-# +1: higher is better; as nmt.store.checkpoints.METRIC_SIGN, which needs torch
-DIRECTION = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}
 TEST_KEYS = ("test_bleu", "test_chrf")
 MARK = "*"
 
@@ -76,15 +74,15 @@ def sweep_metric(runs: list[dict]) -> str:
         raise NmtError(f"the runs chose best.pt by different metrics ({', '.join(sorted(metrics))}); "
                        "compare runs of one trainer.metric")
     metric = metrics.pop()
-    if metric not in DIRECTION:
-        raise NmtError(f"summary.json names metric {metric!r}; nmt.train writes one of {sorted(DIRECTION)}")
+    if metric not in METRIC_SIGN:
+        raise NmtError(f"summary.json names metric {metric!r}; nmt.train writes one of {sorted(METRIC_SIGN)}")
     return metric
 
 
 def best_score(run: dict, metric: str) -> tuple[float | None, int | None]:
     """(best validation score of `metric`, the step it was reached at) of a run:
     the first best record of metrics.jsonl, else summary.json's."""
-    sign = DIRECTION[metric]
+    sign = METRIC_SIGN[metric]
     scored = [r for r in run["records"] if isinstance(r.get(metric), (int, float))]
     if scored:
         best = max(scored, key=lambda r: (sign * r[metric], -r["step"]))
@@ -96,7 +94,7 @@ def best_score(run: dict, metric: str) -> tuple[float | None, int | None]:
 def table_rows(runs: list[dict], sort: bool = False) -> tuple[list[str], list[list[str]], str]:
     """(header, rows, a line naming the best run). The best run's first cell is MARK."""
     metric = sweep_metric(runs)
-    sign = DIRECTION[metric]
+    sign = METRIC_SIGN[metric]
     keys = sorted({k for r in runs for k in r["overrides"]})
     differing = [k for k in keys if len({r["overrides"].get(k) for r in runs}) > 1]
     tests = [k for k in TEST_KEYS if any(isinstance(r.get(k), (int, float)) for r in runs)]

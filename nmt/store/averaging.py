@@ -21,14 +21,13 @@ from omegaconf import OmegaConf
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.store.checkpoints import (
-    METRIC_SIGN,
     best_steps,
     check_same_vocabulary,
     load_checkpoint,
     step_checkpoints,
     step_of,
 )
-from nmt.store.metrics_log import METRICS_FILE, read_records
+from nmt.store.metrics_log import METRIC_SIGN, METRICS_FILE, read_records
 
 
 def config_difference(a, b, where: str = "model") -> str | None:

@@ -239,9 +239,6 @@ def check_fingerprint(state: dict, current: dict, path, force: bool = False) -> 
                    "settings, or set trainer.resume_force=true to continue anyway")
 
 
-METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # training maximises sign * trainer.metric
-
-
 def step_of(path: Path) -> int:
     """The update number of a step_N.pt file."""
     return int(Path(path).stem.split("_")[1])

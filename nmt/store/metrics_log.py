@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 METRICS_FILE = "metrics.jsonl"
+METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # training maximises sign * trainer.metric
 
 
 def parse_record(line: str) -> dict | None:

@@ -17,8 +17,9 @@ from nmt.errors import NmtError
 from nmt.models.build import count_parameters
 from nmt.run_files import holds_a_run
 from nmt.device import to_device
-from nmt.store.checkpoints import (METRIC_SIGN, best_steps, check_fingerprint, load_checkpoint,
-                                   prune_step_checkpoints, save_checkpoint)
+from nmt.store.checkpoints import (best_steps, check_fingerprint, load_checkpoint, prune_step_checkpoints,
+                                   save_checkpoint)
+from nmt.store.metrics_log import METRIC_SIGN
 from nmt.training.budget import TimeBudget
 from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.precision import autocast, compile_errors
