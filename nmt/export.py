@@ -19,7 +19,7 @@ if __name__ == "__main__":      # first: stop signals are one line while torch l
 from pathlib import Path
 
 from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, write_stdout
+from nmt.cli_checks import ArgumentParser, check_checkpoint_exists, write_stdout
 from nmt.deploy import require_ctranslate2
 from nmt.deploy.layout import QUANTIZATIONS
 from nmt.errors import NmtError
@@ -47,6 +47,7 @@ def check_output_folder(output: Path, force: bool) -> None:
 
 def export(checkpoint: str, output: Path, quantization: str) -> dict:
     """Check, load, convert and write; returns the metadata written."""
+    check_checkpoint_exists(checkpoint)      # before CTranslate2 and torch load: a typo answers at once
     require_ctranslate2()
     from omegaconf import OmegaConf
 
@@ -54,8 +55,6 @@ def export(checkpoint: str, output: Path, quantization: str) -> dict:
     from nmt.store.checkpoints import load_checkpoint
     from nmt.translator import Translator
 
-    if not Path(checkpoint).is_file():
-        raise NmtError(f"--checkpoint {checkpoint}: no such file")
     check_exportable(OmegaConf.create(load_checkpoint(checkpoint)["config"]).model)
     translator = Translator.from_checkpoint(checkpoint, device="cpu")
     return export_translator(translator, output, quantization, checkpoint)

@@ -56,7 +56,9 @@ def test_a_missing_checkpoint_names_those_its_folder_holds(run_folder):
      "{ck}/train.de: no such file; check the data paths in the config (data.train_src)"),
     ("nmt.average", ["{ck}/step_30.pt", "{ck}/step_300.pt", "--output", "avg.pt"],
      "checkpoint {ck}/step_30.pt does not exist; {ck} holds best.pt, last.pt, step_50.pt, step_300.pt, step_1200.pt"),
-], ids=["translate", "explore", "train_resume", "train_data", "average"])
+    ("nmt.export", ["--checkpoint", "{ck}/bestt.pt", "--output", "exported"],
+     "checkpoint {ck}/bestt.pt does not exist; {ck} holds best.pt, last.pt, step_50.pt, step_300.pt, step_1200.pt"),
+], ids=["translate", "explore", "train_resume", "train_data", "average", "export"])
 def test_a_wrong_path_is_said_before_torch_is_imported(tmp_path, run_folder, module, args, message):
     code, error, imported = run_with_importtime(module, *[a.format(ck=run_folder) for a in args], cwd=tmp_path)
     assert code == 1
