@@ -11,6 +11,15 @@ import pytest
 from tests.helpers import ROOT
 
 
+@pytest.fixture(autouse=True)
+def cores_given_back():
+    """The scripts' --core pins the process that runs them: here, the test worker.
+    Each test pins to a core the worker may use, and the worker gets its cores back."""
+    allowed = os.sched_getaffinity(0)
+    yield
+    os.sched_setaffinity(0, allowed)
+
+
 def load_script(name: str):
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
@@ -409,16 +418,12 @@ def test_quality_in_budget_trains_tests_and_records(tmp_path, cache_dir):
     best.pt and the averages (the steps they hold from summary.json), the machine and the
     command; the same name again is refused in one line, the record left as it was."""
     quality = load_script("quality_in_budget")
-    allowed = os.sched_getaffinity(0)             # the script pins itself: to a core this test may use
-    core = str(min(allowed))
+    core = str(min(os.sched_getaffinity(0)))
     args = ["--preset", "quickstart", "--data", "none", "--name", "tiny", "--minutes", "0.05", "--val-every", "5",
             "--beam-size", "2", "--core", core, "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out"),
             "--", f"cache_dir={cache_dir}", "trainer.max_steps=12", "trainer.val_max_sentences=20",
             "trainer.heatmap_sentences=0"]
-    try:
-        record = quality.main(args)
-    finally:
-        os.sched_setaffinity(0, allowed)
+    record = quality.main(args)
     written = json.loads((tmp_path / "out" / "tiny.json").read_text())
     assert written == record
     assert "trainer.max_minutes=0.05" in record["train_command"] and f"taskset -c {core}" in record["train_command"]
@@ -454,7 +459,7 @@ def test_quality_in_budget_resumes_a_run_a_stop_cut_short(tmp_path, cache_dir, m
 
     quality = load_script("quality_in_budget")
     run, out = tmp_path / "run", tmp_path / "out"
-    where = ["--name", "tiny", "--core", "0", "--run-dir", str(run), "--out", str(out)]
+    where = ["--name", "tiny", "--core", str(min(os.sched_getaffinity(0))), "--run-dir", str(run), "--out", str(out)]
     settings = ["--preset", "quickstart", "--data", "none", "--minutes", "5", "--val-every", "5", "--beam-size", "2"]
     overrides = ["--", f"cache_dir={cache_dir}", "trainer.max_steps=12", "trainer.val_max_sentences=20",
                  "trainer.heatmap_sentences=0"]
@@ -511,12 +516,8 @@ def test_average_sweep_chooses_on_validation_and_tests_the_choice(tmp_path, cach
                       f"hydra.run.dir={run}", env={"OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"})
     assert trained.returncode == 0, trained.stderr[-2000:]
     sweep = load_script("average_sweep")
-    allowed = os.sched_getaffinity(0)             # the script pins itself: to a core this test may use
-    try:
-        record = sweep.main([str(run), "--last", "1", "3", "--best", "2", "--beam-size", "2",
-                             "--core", str(min(allowed))])
-    finally:
-        os.sched_setaffinity(0, allowed)
+    record = sweep.main([str(run), "--last", "1", "3", "--best", "2", "--beam-size", "2",
+                         "--core", str(min(os.sched_getaffinity(0)))])
     assert json.loads((run / "average_sweep.json").read_text()) == record
     assert [(c["kind"], c["n"], c["steps"]) for c in record["choices"]] == [
         ("last", 1, [12]), ("last", 3, [4, 8, 12]), ("best", 2, record["choices"][2]["steps"])]
