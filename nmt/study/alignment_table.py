@@ -31,6 +31,18 @@ def baseline_row(name: str, counts: AerCounts) -> str:
     return (f"| {name} | – | " + " | ".join(f"{v:.3f}" for v in figures) + " | – | – | – |")
 
 
+def baseline_note(baselines: dict) -> str:
+    """One line under a table with an AER column: the baselines' AER on the same
+    links. `baselines`: name -> AerCounts, or name -> {"aer": ...} as
+    eflomal_quality.json keeps them."""
+    if not baselines:
+        return ""
+    aer = {k: (v.aer if isinstance(v, AerCounts) else v["aer"]) for k, v in baselines.items()}
+    return (f"AER of alignments that read no model, on the same test links: diagonal {aer['diagonal']:.3f}, "
+            f"same position {aer['same_position']:.3f}; one link per target word cannot go below "
+            f"{aer['one_link_floor']:.3f}.")
+
+
 def eflomal_quality(root: Path) -> dict:
     """scripts/eflomal_quality.py's figures (eflomal_quality.json beside the parts), or {}."""
     path = Path(root) / "eflomal_quality.json"

@@ -11,6 +11,7 @@ import json
 import statistics
 from pathlib import Path
 
+from nmt.study.alignment_table import baseline_note, eflomal_quality
 from nmt.study.configs import study_configs
 from nmt.study.findings import findings
 from nmt.study.ranking import ranking_table, seed_plan_line
@@ -83,7 +84,7 @@ def caveat_lines(table: dict, toy: bool) -> list[str]:
             "survives Holm's correction over its section.", ""]
 
 
-def glance_toy(table: dict) -> list[str]:
+def glance_toy(table: dict, note: str = "") -> list[str]:
     out = ["", "## Part 1 at a glance", "",
            "| configuration | family | seeds | BLEU 95 within 600 updates | test BLEU | AER | AER, head chosen "
            "on valid |", "|---|---|---|---|---|---|---|"]
@@ -92,11 +93,11 @@ def glance_toy(table: dict) -> list[str]:
             out.append(f"| {name} | {entry['family']} | {entry['n']} | {cell(entry, 'steps_to_target', '')} | "
                        f"{cell(entry, 'test_bleu', '{:.2f}')} | {cell(entry, 'aer', '{:.3f}')} | "
                        f"{cell(entry, 'aer_head_valid', '{:.3f}')} |")
-    return out + ["", "AER: of the attention shown (Transformers: last layer, mean of heads). Details, galleries "
-                  "and curves: [toy/README.md](toy/README.md)."]
+    return out + ["", "AER: of the attention shown (Transformers: last layer, mean of heads). " + note
+                  + " Details, galleries and curves: [toy/README.md](toy/README.md)."]
 
 
-def glance_multi30k(table: dict) -> list[str]:
+def glance_multi30k(table: dict, note: str = "") -> list[str]:
     configs = study_configs("multi30k")
     return ["", "## Part 2 at a glance", "",
             "Every trained configuration on Multi30k de→en, by mean test BLEU (greedy), RNN models and "
@@ -105,7 +106,7 @@ def glance_multi30k(table: dict) -> list[str]:
             "[multi30k/README.md](multi30k/README.md#overall-ranking).", "",
             "### RNN models", "", *ranking_table(configs, table, toy=False, transformers=False), "",
             "### Transformers", "", *ranking_table(configs, table, toy=False, transformers=True), "",
-            seed_plan_line(configs, table, "multi30k")]
+            seed_plan_line(configs, table, "multi30k"), *(["", note] if note else [])]
 
 
 def papers_lines(parts: dict) -> list[str]:
@@ -142,10 +143,12 @@ def write_index(root: Path) -> None:
                        f"{len(table)} configurations; last command `{command}`")
         else:
             out.append(f"- {title}: not run yet")
+    quality = eflomal_quality(root)      # its baselines are scored on the parts' own test links
     if parts["toy"][0]:
-        out += glance_toy(parts["toy"][0])
+        out += glance_toy(parts["toy"][0], baseline_note(quality.get("toy", {}).get("baselines_vs_truth", {})))
     if parts["multi30k"][0]:
-        out += glance_multi30k(parts["multi30k"][0])
+        out += glance_multi30k(parts["multi30k"][0],
+                               baseline_note(quality.get("multi30k", {}).get("baselines_vs_committed", {})))
     out += papers_lines(parts)
     out += ["", "## Superseded", "",
             "The first Multi30k study gave every run 1.5 minutes (80–135 updates, test BLEU 2–7): it "

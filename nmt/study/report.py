@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from nmt.atomic import atomic_write
-from nmt.study.alignment_table import alignment_lines, eflomal_quality
+from nmt.study.alignment_table import alignment_lines, baseline_note, eflomal_quality
 from nmt.study.baselines import baseline_counts
 from nmt.study.configs import FAMILIES, StudyConfig, label, study_configs
 from nmt.study.convergence import convergence_lines
@@ -158,10 +158,10 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
     baselines = baseline_counts(test, links) if test and links else None
     text = "\n".join([
         *header_lines(settings, runs, table, args.out), *how_read_lines(settings), *setup_lines(settings["sizes"]),
-        *ranking_lines(configs, table, toy, settings["data"]),
+        *ranking_lines(configs, table, toy, settings["data"]), *note_lines(baselines),
         *alignment_lines(configs, table, baselines, eflomal_quality(out_dir.parent), toy),
         *([] if toy or not test else noise_lines(out_dir, runs, [t for _, t in test])),
-        *family_sections(configs, runs, table, galleries, curves, toy),
+        *family_sections(configs, runs, table, galleries, curves, toy, baseline_note(baselines or {})),
         *([] if toy else convergence_lines(out_dir, table)),
         *commit_lines(runs), *reproduction_lines(out_dir), *tail_lines(runs, sentences)])
     (out_dir / "README.md").write_text(text, encoding="utf-8")
@@ -208,8 +208,13 @@ def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, data: str)
     return lines + [seed_plan_line(configs, table, data)]
 
 
-def family_sections(configs, runs, table, galleries, curves, toy: bool) -> list[str]:
-    """One section per family: its table against the family's best, gallery, curves; then the heads."""
+def note_lines(baselines: dict | None) -> list[str]:
+    return ["", baseline_note(baselines)] if baselines else []
+
+
+def family_sections(configs, runs, table, galleries, curves, toy: bool, note: str = "") -> list[str]:
+    """One section per family: its table against the family's best (and the
+    AER baselines under it, `note`), gallery, curves; then the heads."""
     rank_key, lower = ("aer", True) if toy else ("test_bleu", False)
     columns = [c for c in COLUMNS if toy or c[0] != "steps_to_target"]
     out = []
@@ -225,6 +230,7 @@ def family_sections(configs, runs, table, galleries, curves, toy: bool) -> list[
         if any(c.decode_of for c in configs if c.family == family):
             out += [decoding_note([c for c in configs if c.family == family], runs), ""]
         out += family_table(family, configs, table, runs, mine, rank_key, lower)
+        out += ["", note] if note else []
         if family in galleries:
             out += ["", f"![{title}: attention gallery]({galleries[family]})"]
         if family in curves:

@@ -112,3 +112,32 @@ def test_records_from_another_commit_are_flagged_and_reruns_compared(tmp_path):
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(record))
     assert reproduction_lines(tmp_path)[-1] == "| bahdanau | 1 | `a` | `b` | reproduces: best_step 400, test_bleu 30, aer 0.3 |"
+
+
+def test_every_aer_table_gets_the_baselines_under_it():
+    from nmt.study.alignment_table import baseline_note
+    from nmt.study.baselines import baseline_counts
+
+    # one pair, 3 source and 3 target words, reference links 0-0, 2-1, 1-2:
+    # diagonal 0-0 1-1 2-2 hits one of 3 (AER 1 - 2/6); same position the same; the floor all 3
+    found = baseline_counts([("a b c", "x y z")], [{(0, 0), (2, 1), (1, 2)}])
+    assert baseline_note(found) == ("AER of alignments that read no model, on the same test links: diagonal "
+                                    "0.667, same position 0.667; one link per target word cannot go below 0.000.")
+    assert baseline_note({}) == ""
+
+
+def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
+    for name, bleus in (("bahdanau", (38.0, 38.1)), ("luong_general", (36.0, 36.1))):
+        for seed, bleu in enumerate(bleus, 1):
+            path = tmp_path / "convergence" / "records" / name / f"seed{seed}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            curve = [{"step": s, "bleu": bleu * s / 4000, "train_seconds": s} for s in (1000, 2000, 4000)]
+            path.write_text(json.dumps({"status": "finished", "records": curve, "eval": {
+                "test_bleu": bleu, "best_step": 4000, "final_step": 4800, "wall_s": 100.0}}))
+    grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [28.0, 28.4]}))
+    (tmp_path / "multi30k").mkdir()
+    lines = convergence_lines(tmp_path / "multi30k", grid)
+    assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4000 | 4800, 4800 |" in lines
+    assert "| coverage | 0 | – | not run yet | – | – |" in lines
+    assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
+    assert lines[-1].startswith("Of the grid's orderings") and "holds at convergence" in lines[-1]
