@@ -11,7 +11,7 @@ from nmt.errors import NmtError
 from nmt.study.__main__ import parse_args
 from nmt.study.configs import FAMILIES, select, study_configs
 from nmt.study.metrics import entropy, steps_to_target
-from nmt.study.tables import aggregate, clearly_different, seed_spread
+from nmt.study.tables import aggregate, seed_spread
 from tests.helpers import run_cli
 
 
@@ -90,25 +90,6 @@ def test_seed_spread_pools_the_variances():
     spread, names = seed_spread(table)
     # variances 2 and 0 -> pooled sqrt(1) = 1; c has one seed and does not count
     assert spread == pytest.approx(1.0) and names == ["a", "b"]
-    # two seeds each: Welch df = (1 + 0)² / (1²/1 + 0) = 1, t = 12.706; a - b = 6 < 12.7 · 1 -> no ranking
-    assert clearly_different(table["a"], table["b"], "test_bleu") is False
-    assert clearly_different(table["a"], table["c"], "test_bleu") is None      # c has one seed
-
-
-def test_welch_t_test_by_hand():
-    from nmt.study.tables import t_975
-
-    def entry(values):
-        return {"values": {"x": values}}
-    # [1,2,3] and [4,5,6]: variances 1, se = sqrt(1/3 + 1/3) = 0.8165,
-    # df = (2/3)² / ((1/3)²/2 + (1/3)²/2) = 4 -> t = 2.776, threshold 2.267; gap 3 -> clear
-    assert clearly_different(entry([1, 2, 3]), entry([4, 5, 6]), "x") is True
-    # gap 1.5 < 2.267 -> not clear
-    assert clearly_different(entry([1, 2, 3]), entry([2.5, 3.5, 4.5]), "x") is False
-    # both without spread: any gap counts, none does not
-    assert clearly_different(entry([100, 100]), entry([99, 99]), "x") is True
-    assert clearly_different(entry([5, 5]), entry([5, 5]), "x") is False
-    assert (t_975(1), t_975(2.9), t_975(4), t_975(11), t_975(500)) == (12.706, 4.303, 2.776, 2.228, 1.96)
 
 
 def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
@@ -223,7 +204,7 @@ def test_study_runs_log_without_a_progress_bar(tmp_path):
 
 
 def test_report_names_the_command_that_rebuilds_it():
-    from nmt.study.report import rebuild_command
+    from nmt.study.report_header import rebuild_command
 
     assert rebuild_command({"data": "toy"}, "out dir") == \
         "python -m nmt.study --report-only --data toy --out 'out dir'"
@@ -264,7 +245,9 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
     rows = {r["configuration"]: r for r in csv.DictReader(open(out / "results.csv", encoding="utf-8"))}
     # a decode row's cost is its decoding, not the training it reuses
     assert float(rows["bahdanau-beam5"]["cpu_minutes"]) < float(rows["bahdanau"]["cpu_minutes"])
-    assert "Coverage penalty in beam search" in (out.parent / "README.md").read_text()
+    index = (out.parent / "README.md").read_text()
+    assert "#### Wu et al. 2016, Google's Neural Machine Translation System" in index
+    assert "- Sec. 7: the coverage penalty raises BLEU (the same checkpoints, beam 5)." in index
 
 
 def test_plan_estimates_from_runs_on_the_same_processor(monkeypatch):
@@ -300,3 +283,31 @@ def test_only_seeds_keeps_those_seeds_of_the_plan():
     assert plan(args, configs) == {"bahdanau": [3, 4], "luong_dot": [3]}
     with pytest.raises(NmtError, match="--only-seeds x: give seed numbers"):
         plan(parse_args(["--data", "multi30k", "--only-seeds", "x"]), configs)
+
+
+def test_a_record_rerun_at_this_commit_is_compared_with_its_original(tmp_path, cache_dir):
+    """--reproduce NAME:SEED trains the run again into OUT/reproduce/records, with
+    the part's options, and the report compares it with the original record."""
+    out, runs = tmp_path / "toy", tmp_path / "runs"
+    common = ["--data", "toy", "--budget-steps", "20", "--val-every", "10", "--val-sentences", "20",
+              "--test-sentences", "30", "--seeds", "1", "--out", str(out), "--runs-dir", str(runs),
+              "--cache-dir", str(cache_dir)]
+    result = run_cli("nmt.study", *common, "--only", "luong_dot", timeout=240)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    result = run_cli("nmt.study", *common, "--reproduce", "luong_dot:1", timeout=240)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert (runs / "reproduce" / "luong_dot" / "seed1").is_dir()
+    original = json.loads((out / "records" / "luong_dot" / "seed1.json").read_text())
+    rerun = json.loads((out / "reproduce" / "records" / "luong_dot" / "seed1.json").read_text())
+    assert rerun["eval"]["test_bleu"] == pytest.approx(original["eval"]["test_bleu"], abs=0.01)
+    readme = (out / "README.md").read_text()
+    section = readme.split("## Reproduction at the final commit")[1].split("\n## ")[0]
+    assert "| luong_dot | 1 |" in section and "| reproduces: best_step" in section
+    assert "| luong_dot | 1 |" in readme.split("## Overall ranking")[1]          # the original, once
+
+
+def test_reproduce_names_runs_as_name_and_seed():
+    assert parse_args(["--data", "toy", "--reproduce", "bahdanau:1,luong_dot:2"]).reproduce == {
+        "bahdanau": [1], "luong_dot": [2]}
+    with pytest.raises(SystemExit):
+        parse_args(["--data", "toy", "--reproduce", "bahdanau"])

@@ -128,7 +128,7 @@ def shifted_rows(weights):
     T predicts </s>) -> (T, S) of the Shift-Att reading: target piece t read
     from the row whose decoder input is piece t, the one that predicts t+1.
 
-    Chen, Sun, Lu, Xiong & Chao 2020, Accurate Word Alignment Induction from
+    Chen, Liu, Chen, Jiang & Liu 2020, Accurate Word Alignment Induction from
     Neural Machine Translation, EMNLP (Shift-Att): a Transformer
     decoder attends to the source word of its input token more than to that
     of the token it is about to predict, so the alignment of y_t is read at

@@ -10,8 +10,9 @@ Eight families, each changing one part of a fixed base model:
     encoder     the LSTMN self-attention encoder instead of the bi-GRU
     bridge      how the decoder's first state is made (last is the base)
     positional  a small Transformer with each positional encoding (ALiBi included)
-    guided      guided alignment (Garg et al. 2019): the attention supervised with
-                word links of the training pairs, RNN base and Transformer: the toy
+    guided      guided alignment: the attention supervised with word links of the
+                training pairs (RNN base: Chen et al. 2016, Mi et al. 2016, Liu et
+                al. 2016; Transformer: Garg et al. 2019, one head), the toy
                 task's true links, or on Multi30k eflomal's silver links
                 (python -m nmt.study.eflomal_links --train-out; --train-links)
     decoding    the coverage penalty of beam search (Wu et al. 2016, Sec. 7): no

@@ -1,13 +1,16 @@
 """The study's numbers, from the run records: one dict per run (`collect`),
-per configuration their mean and spread over seeds (`aggregate`), Welch's
-test between two configurations (`clearly_different`), a table's rows
-against one of them with Holm's correction (`against`) and a table cell."""
+per configuration their mean and spread over seeds (`aggregate`), a
+table's rows against one of them with Holm's correction (`against`) and a
+table cell. "Updates to the target" is censored (a run that never reached
+it has no value), so it is shown as "k of n reached" with the updates of
+those that did, never averaged or tested."""
 
 import math
 import statistics
 from pathlib import Path
 
 from nmt.study.configs import StudyConfig
+from nmt.study.readings import derived
 from nmt.study.statistics import decide, describe, welch
 from nmt.study.runner import read_record, record_path_of
 
@@ -23,9 +26,13 @@ COLUMNS = [
     ("final_step", "updates", "{:,.0f}"),
     ("cpu_minutes", "CPU-min", "{:.2f}"),
 ]
-HEAD_COLUMNS = [("aer_best_head", "AER best head", "{:.3f}"),            # Transformers: each seed's best
+HEAD_COLUMNS = [("aer_head_valid", "AER, head chosen on valid", "{:.3f}"),  # Transformers: scored on test
                 ("aer_all_heads_mean", "AER mean of all heads", "{:.3f}")]  # weights averaged over layers, heads
 EXACT = {"parameters"}   # the same for every seed: no ± shown
+# figures kept over seeds beside the columns: the Transformers' heads, validation BLEU and the
+# alignment readings of nmt.study.readings
+EXTRA_KEYS = ["aer_best_head", "aer_all_heads_mean", "valid_bleu", "last_valid_bleu", "precision", "recall",
+              "aer_linked", "aer_shift", "aer_head_valid", "aer_head_valid_shift", "unlinked_share"]
 
 
 def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int]]) -> list[dict]:
@@ -41,6 +48,7 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
             if evaluation is not None:   # a decode-only row costs its decoding, not the training it reuses
                 trained = 0 if config.decode_of else evaluation["wall_s"]
                 evaluation["cpu_minutes"] = (trained + record.get("eval_seconds", 0)) / 60
+                evaluation.update(derived(evaluation))
             runs.append({"name": config.name, "family": config.family, "seed": seed, "status": status,
                          "eval": evaluation, "records": record.get("records", []),
                          "gallery": record.get("gallery", []), "hypotheses": record.get("hypotheses", []),
@@ -52,62 +60,25 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
     return runs
 
 
-def censored_steps(run: dict) -> float | None:
-    """Updates to the target; a run that never reached it counts as its budget
-    (final step), a lower bound."""
-    e = run["eval"]
-    if e is None or not e.get("target_bleu"):
-        return None
-    return e["steps_to_target"] if e.get("steps_to_target") is not None else e["final_step"]
-
-
 def aggregate(runs: list[dict]) -> dict[str, dict]:
-    """name -> {n, family, values: key -> list, stats: key -> (mean, sd or None), reached}."""
+    """name -> {n, family, values: key -> list, stats: key -> (mean, sd or None), reached,
+    targeted}: `values["steps_to_target"]` holds the reached runs' updates only."""
     table = {}
     for run in runs:
         entry = table.setdefault(run["name"], {"n": 0, "values": {}, "family": run["family"], "reached": 0})
         if run["eval"] is None:
             continue
         entry["n"] += 1
-        for key, *_ in COLUMNS + [("aer_best_head",), ("aer_all_heads_mean",), ("valid_bleu",),
-                                  ("last_valid_bleu",)]:
-            value = censored_steps(run) if key == "steps_to_target" else run["eval"].get(key)
+        for key in [k for k, *_ in COLUMNS] + EXTRA_KEYS:
+            value = run["eval"].get(key)
             if value is not None and not (isinstance(value, float) and math.isnan(value)):
                 entry["values"].setdefault(key, []).append(float(value))
         entry["reached"] += run["eval"].get("steps_to_target") is not None
+        entry["targeted"] = entry.get("targeted", 0) + bool(run["eval"].get("target_bleu"))
     for entry in table.values():
         entry["stats"] = {k: (statistics.fmean(v), statistics.stdev(v) if len(v) > 1 else None)
                           for k, v in entry["values"].items()}
     return table
-
-
-# Student's t, two-sided 5% (0.975 quantile), by degrees of freedom; between rows the lower df is used
-T_975 = [(1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447), (7, 2.365), (8, 2.306),
-         (9, 2.262), (10, 2.228), (12, 2.179), (15, 2.131), (20, 2.086), (30, 2.042), (60, 2.000)]
-
-
-def t_975(df: float) -> float:
-    """The two-sided 5% critical value of Student's t at `df` degrees of freedom
-    (the table row at or below df, so never too small; 1.96 beyond 60)."""
-    if df >= 120:
-        return 1.960
-    return next(t for d, t in reversed(T_975) if d <= max(df, 1))
-
-
-def clearly_different(a: dict, b: dict, key: str) -> bool | None:
-    """Welch's t-test at the 5% level: is |mean a - mean b| > t · se, with
-    se = sqrt(sa²/na + sb²/nb) and Welch-Satterthwaite degrees of freedom
-    df = se⁴ / ((sa²/na)²/(na-1) + (sb²/nb)²/(nb-1))? None when either has
-    fewer than 2 seeds. With both spreads 0, any gap counts."""
-    va, vb = a["values"].get(key, []), b["values"].get(key, [])
-    if len(va) < 2 or len(vb) < 2:
-        return None
-    qa, qb = statistics.variance(va) / len(va), statistics.variance(vb) / len(vb)
-    gap = abs(statistics.fmean(va) - statistics.fmean(vb))
-    if qa + qb == 0:
-        return gap > 0
-    df = (qa + qb) ** 2 / (qa ** 2 / (len(va) - 1) + qb ** 2 / (len(vb) - 1))
-    return gap > t_975(df) * math.sqrt(qa + qb)
 
 
 def against(table: dict, names: list[str], reference: str, key: str, digits: int = 2) -> dict[str, str]:
@@ -133,13 +104,19 @@ def seed_spread(table: dict[str, dict], key: str = "test_bleu") -> tuple[float |
     return (math.sqrt(statistics.fmean(variances)) if variances else None), names
 
 
+def reached_cell(entry: dict) -> str:
+    """Censored updates to the target: "k of n reached" and where, never a mean."""
+    if not entry.get("targeted"):
+        return "–"
+    where = sorted(entry["values"].get("steps_to_target", []))
+    text = f"{entry['reached']} of {entry['targeted']} reached"
+    return text + (f" (at {', '.join(f'{w:,.0f}' for w in where)})" if where else "")
+
+
 def cell(entry: dict, key: str, fmt: str) -> str:
+    if key == "steps_to_target":
+        return reached_cell(entry)
     if key not in entry["stats"]:
         return "–"
     mean, sd = entry["stats"][key]
-    text = fmt.format(mean) + (f" ± {fmt.format(sd)}" if sd is not None and key not in EXACT else "")
-    if key == "steps_to_target" and entry["reached"] < entry["n"]:
-        if entry["reached"] == 0:
-            return f"not reached in {fmt.format(max(entry['values']['final_step']))}"
-        return f"≥ {text} ({entry['reached']}/{entry['n']} reached)"
-    return text
+    return fmt.format(mean) + (f" ± {fmt.format(sd)}" if sd is not None and key not in EXACT else "")

@@ -1,58 +1,48 @@
-"""The index's findings are built from the rows they cite."""
+"""The index: the papers' claims read against each part's records, and its
+notes on what the toy and Multi30k settings can and cannot show."""
 
-import pytest
+import json
 
-from nmt.study.index import compare, findings
-from nmt.study.tables import aggregate
-
-
-def runs_of(values: dict[str, list[float]]) -> list[dict]:
-    return [{"name": name, "family": "x", "seed": seed, "first_seed": 1,
-             "eval": {"aer": aer, "test_bleu": 100.0, "final_step": 300, "steps_to_target": 200,
-                      "target_bleu": 95.0}}
-            for name, aers in values.items() for seed, aer in enumerate(aers, 1)]
+from nmt.study.index import write_index
 
 
-def test_compare_ranks_only_where_welchs_test_does():
-    table = aggregate(runs_of({"a": [0.10, 0.12, 0.11], "b": [0.60, 0.62, 0.64], "c": [0.58, 0.70, 0.50]}))
-    line, better = compare(table, "a", "b", "aer", lower_is_better=True)
-    # a: mean 0.110, sd 0.010; b: mean 0.620, sd 0.020: se = sqrt(0.01²/3 + 0.02²/3) = 0.0129,
-    # t = -0.51 / 0.0129 = -39.5 at Welch df = 2.94: exact two-sided p = 4.2e-05
-    assert better == "a" and line == ("a 0.110 ± 0.010 (3 seeds) vs b 0.620 ± 0.020 (3 seeds): "
-                                      "a clearly better (Welch p = 4.2e-05)")
-    # b and c: gap 0.027 against se = sqrt(0.02²/3 + 0.1²/3) = 0.059: p = 0.694, no finding
-    line, better = compare(table, "b", "c", "aer", lower_is_better=True)
-    assert better is None and line.endswith("no finding (Welch p = 0.694)")
-    assert compare(table, "a", "zzz", "aer", True) == ("a vs zzz: not both run", None)
+def write_records(part, rows: dict[str, list[dict]]) -> None:
+    part.mkdir(parents=True)
+    (part / "study.json").write_text(json.dumps({"data": part.name, "sessions": []}))
+    for name, evals in rows.items():
+        for seed, evaluation in enumerate(evals, 1):
+            path = part / "records" / name / f"seed{seed}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"status": "finished", "commit": "d459c95f0ae4",
+                                        "eval": {"final_step": 600, "wall_s": 60.0, **evaluation}}))
 
 
-def test_guided_alignment_finding_says_by_how_much():
-    runs = runs_of({"luong_general": [0.60, 0.62, 0.64], "luong_general-guided": [0.10, 0.12, 0.11]})
-    text = "\n".join(findings(aggregate(runs), runs))
-    # 0.110 - 0.620 = -0.510
-    assert "changes the AER by -0.510 (from 0.620 to 0.110)" in text
-    assert "luong_general-guided clearly better" in text
-    assert "Part 2 (Multi30k) checks the same claims" in text
+def test_the_index_reads_the_claims_against_each_part(tmp_path):
+    write_records(tmp_path / "toy", {
+        "luong_general": [{"aer": a, "test_bleu": 100.0, "steps_to_target": 250, "target_bleu": 95.0}
+                          for a in (0.60, 0.62, 0.64)],
+        "luong_general-guided": [{"aer": a, "test_bleu": 100.0, "steps_to_target": None, "target_bleu": 95.0}
+                                 for a in (0.10, 0.12, 0.11)]})
+    write_records(tmp_path / "multi30k", {"bahdanau": [{"test_bleu": b, "aer": 0.3} for b in (34.0, 34.2, 34.4)],
+                                          "luong_dot": [{"test_bleu": b, "aer": 0.4} for b in (30.0, 30.3, 30.1)]})
+    write_index(tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    toy = text.split("### On the toy task")[1].split("### On Multi30k")[0]
+    # guided 0.110 ± 0.010 against 0.620 ± 0.020: se = sqrt(0.01²/3 + 0.02²/3) = 0.0129 at Welch df 2.94,
+    # t(0.975, 2.94) = 3.19: interval -0.510 ± 0.042; p = 4.2e-05, the only test of its section
+    assert ("luong_general-guided 0.110 ± 0.010 (3 seeds) vs luong_general 0.620 ± 0.020 (3 seeds): gap -0.510 "
+            "[-0.552, -0.468], Welch p = 4.2e-05: **agrees: luong_general-guided lower**") in toy
+    assert "luong_general 100.00 ± 0.00 (3 seeds): gap +0.00: **equal, every seed the same (described" in toy
+    assert "| luong_general-guided | guided | 3 | 0 of 3 reached |" in text
+    assert "| luong_general | score | 3 | 3 of 3 reached (at 250, 250, 250) |" in text
+    m30k = text.split("### On Multi30k")[1]
+    assert "#### Britz, Goldie, Luong & Le 2017" in m30k
+    assert "bahdanau 34.20 ± 0.20 (3 seeds) vs luong_dot 30.13 ± 0.15 (3 seeds)" in m30k
+    assert "paired bootstrap" in text and "convergence check" in m30k
 
 
-@pytest.mark.parametrize("missing", ["luong_general", "luong_general-guided"])
-def test_findings_without_a_row_say_so(missing):
-    runs = runs_of({name: [0.5, 0.6] for name in ("luong_general", "luong_general-guided") if name != missing})
-    assert "not run yet" in "\n".join(findings(aggregate(runs), runs))
-
-
-def test_coverage_penalty_finding_compares_the_same_checkpoints_decoded_twice():
-    bleu = {"bahdanau": [30.0, 31.0, 32.0], "bahdanau-beam5": [31.0, 32.0, 33.0],
-            "bahdanau-beam5-cp0.2": [33.0, 34.0, 35.0]}
-    runs = [{"name": name, "family": "x", "seed": seed, "first_seed": 1,
-             "eval": {"test_bleu": b, "test_chrf": b + 20, "final_step": 300}}
-            for name, values in bleu.items() for seed, b in enumerate(values, 1)]
-    text = "\n".join(findings(aggregate(runs), runs))
-    assert "### Coverage penalty in beam search (Wu et al. 2016, Sec. 7; β = 0.2, beam 5, decode only)" in text
-    # 34 ± 1 against 32 ± 1: se = sqrt(1/3 + 1/3) = 0.816, t = 2.449 at Welch df 4: p = 0.0705,
-    # no finding
-    assert ("bahdanau-beam5-cp0.2 34.00 ± 1.00 (3 seeds) vs bahdanau-beam5 32.00 ± 1.00 (3 seeds): "
-            "no finding (Welch p = 0.0705)") in text
-    assert "bahdanau-beam5 32.00 ± 1.00 (3 seeds) vs bahdanau 31.00 ± 1.00 (3 seeds)" in text
-    assert "bahdanau-beam5-cp0.2 54.00 ± 1.00 (3 seeds) vs bahdanau-beam5 52.00 ± 1.00 (3 seeds)" in text  # chrF
-    assert "AER: unchanged by construction" in text
+def test_parts_without_runs_say_so(tmp_path):
+    write_index(tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "- Part 1: the toy task (true alignment known): not run yet" in text
+    assert "The Multi30k part has no finished runs yet." in text

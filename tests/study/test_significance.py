@@ -3,7 +3,7 @@
 import pytest
 import sacrebleu
 
-from nmt.study.significance import paired_bootstrap
+from nmt.study.significance import noise_line, paired_bootstrap, seed_pair_noise
 
 REFS = ["the cat sat on the mat", "a dog runs in the park", "two men play chess", "the sun is hot today"]
 GOOD = list(REFS)
@@ -25,31 +25,20 @@ def test_paired_bootstrap_on_a_tiny_example():
         paired_bootstrap(GOOD, [BAD[:3]], REFS)
 
 
-def test_the_paired_bootstrap_of_first_seeds_is_shown_but_decides_nothing(tmp_path):
-    """One seed each cannot rank by the seed spread. The index asks for the
-    paired bootstrap of the pair it compares and the report runs it through
-    sacreBLEU into paired.json; the finding cites it as test-set noise of one
-    seed pair, and still says there are too few seeds (issue 34: two seeds of
-    one configuration differ "significantly" by it)."""
-    import json
-
-    from nmt.study.index import PairedEvidence, cited_pairs, findings
-    from nmt.study.report import write_cited_tests
-    from nmt.study.tables import aggregate
-
-    outputs = {"luong_general": GOOD, "bahdanau": BAD}
-    runs = [{"name": n, "family": "score", "seed": 1, "first_seed": 1, "hypotheses": h, "status": "finished",
-             "eval": {"test_bleu": sacrebleu.corpus_bleu(h, [REFS]).score, "final_step": 10}}
-            for n, h in outputs.items()]
-    table = aggregate(runs)
-    assert ("bahdanau", "luong_general") in cited_pairs(table, runs)
-    write_cited_tests(tmp_path, runs, table, REFS)
-    paired = json.loads((tmp_path / "paired.json").read_text())
-    assert paired["bahdanau|luong_general"]["p_value"] == pytest.approx(1 / 1001)
-    lines = findings(table, runs, "multi30k", PairedEvidence(paired))
-    line = next(x for x in lines if x.startswith("- test BLEU: bahdanau"))
-    assert "paired bootstrap of the first seeds (test-set noise only): -" in line and "p = 0.001" in line
-    assert line.endswith("too few seeds to tell.")
-    # without the test, one seed each is too few to tell
-    line = next(x for x in findings(table, runs, "multi30k") if x.startswith("- test BLEU: bahdanau"))
-    assert line.endswith("too few seeds to tell.") and "updates to BLEU 95" not in "\n".join(findings(table, runs, "multi30k"))
+def test_the_paired_bootstrap_between_seeds_of_one_configuration_is_test_set_noise():
+    """The paired bootstrap is shown only between two seeds of the same
+    configuration, aggregated over configurations (issue 34: it calls seeds
+    of one model different), and cached in paired.json's dict."""
+    runs = [{"name": n, "seed": seed, "eval": {"test_bleu": 1.0}, "hypotheses": h}
+            for n, pair in (("a", (GOOD, BAD)), ("b", (GOOD, GOOD)), ("c", (GOOD,)))
+            for seed, h in enumerate(pair, 1)]
+    cache = {}
+    results = seed_pair_noise(runs, REFS, cache)
+    assert [(r["name"], r["seeds"]) for r in results] == [("a", (1, 2)), ("b", (1, 2))]   # c: one seed
+    assert results[0]["p_value"] == pytest.approx(1 / 1001) and results[1]["p_value"] == 1.0
+    assert set(cache) == {"a|1|2", "b|1|2"}
+    assert seed_pair_noise(runs, REFS, {"a|1|2": {"difference": -9.0, "p_value": 0.5},
+                                        "b|1|2": cache["b|1|2"]})[0]["p_value"] == 0.5      # reused
+    text = noise_line(results)
+    assert "p < 0.05 in 1 of 2 configurations" in text and "no finding in this report rests on it" in text
+    assert noise_line([]) == "No configuration has two seeds with test outputs yet."

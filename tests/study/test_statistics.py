@@ -53,3 +53,13 @@ def test_mean_interval():
                                                        abs=1e-3)
     assert mean_interval([5.0]) is None
     assert mean_interval([5.0, 5.0]) == (5.0, 5.0, 5.0)
+
+
+def test_one_side_without_spread_is_tested_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = welch([100.0, 100.0, 100.0], [99.7, 100.0, 99.85])
+    # se = sd_b / sqrt(3) = 0.15 / 1.732 = 0.0866, t = 0.15 / 0.0866 = 1.732 at df 2: p = 0.225
+    assert c.kind == "welch" and c.p == pytest.approx(0.2254, abs=1e-3)

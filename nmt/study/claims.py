@@ -1,0 +1,96 @@
+"""Each paper claim the study checks, as data (rendered by nmt.study.findings).
+
+A claim names its paper (nmt.study.papers), the table or section it comes
+from, what it says, the measure, the rows compared and the relation the
+paper expects between them:
+
+    "<"   a below b (AER: a aligns better; BLEU: a translates worse)
+    ">"   a above b
+    "="   no difference (the paper found none)
+    ">="  a as good as b or better
+    ""    the paper makes no claim on this comparison (the study's own question)
+
+A row is a configuration name, or NAME@KEY for another figure of the same
+runs (e.g. transformer-sinusoidal@aer_shift: its Shift-Att AER). A claim
+is checked on the parts (toy, multi30k) it lists; a section is one paper
+and one part, and Holm's correction runs over each section's comparisons.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Claim:
+    paper: str                              # key of nmt.study.papers.PAPERS
+    where: str                              # the paper's table or section
+    says: str                               # the claim in words
+    measure: str                            # record key: aer, test_bleu, entropy, ...
+    pairs: tuple[tuple[str, str], ...]      # (a, b): a compared with b
+    expect: str                             # "<", ">", "=", ">=", or "" (no claim)
+    parts: tuple[str, ...] = ("toy", "multi30k")
+
+
+LOCAL_M = "luong_general-local_m"
+
+CLAIMS = (
+    Claim("luong2015", "Table 6 (Sec. 5.4)", "local-m with the general score has the lowest AER of their models",
+          "aer", ((LOCAL_M, "luong_general"), (LOCAL_M, "luong_general-local_p"), (LOCAL_M, "luong_location")),
+          "<"),
+    Claim("luong2015", "Table 6 (Sec. 5.4)", "local-p (general) aligns better than global location attention",
+          "aer", (("luong_general-local_p", "luong_location"),), "<"),
+    Claim("luong2015", "Sec. 5.3 (Table 4)", "the location score learns poorer alignments than content scores",
+          "aer", (("luong_location", "luong_general"), ("luong_location", "luong_dot")), ">"),
+    Claim("luong2015", "Sec. 5.3 (Table 4)", "for global attention dot works well, better than general",
+          "test_bleu", (("luong_dot", "luong_general"),), ">"),
+    Claim("luong2015", "Sec. 5.3", "concat performs poorly (their footnote: worse than the other scores)",
+          "test_bleu", (("luong_concat", "luong_general"), ("luong_concat", "luong_dot")), "<"),
+    Claim("luong2015", "Table 1 (Sec. 4.1)", "local-p (general) translates better than global attention",
+          "test_bleu", (("luong_general-local_p", "luong_general"),), ">"),
+    Claim("britz2017", "Sec. 4.5", "additive attention slightly but consistently ahead of multiplicative",
+          "test_bleu", (("bahdanau", "luong_general"), ("bahdanau", "luong_dot")), ">"),
+    Claim("britz2017", "Sec. 4.5", "the same scores' alignment (not a claim of the paper)",
+          "aer", (("bahdanau", "luong_general"), ("bahdanau", "luong_dot")), ""),
+    Claim("shaw2018", "Table 1", "relative positions +0.3 to +1.3 BLEU over absolute ones",
+          "test_bleu", (("transformer-relative", "transformer-sinusoidal"),
+                        ("transformer-relative", "transformer-learned")), ">"),
+    Claim("vaswani2017", "Table 3, row (E)", "learned positions nearly identical to sinusoidal ones",
+          "test_bleu", (("transformer-learned", "transformer-sinusoidal"),), "="),
+    Claim("press2022", "section not checked", "at the training length ALiBi is as good as sinusoidal",
+          "test_bleu", (("transformer-alibi", "transformer-sinusoidal"),), ">="),
+    Claim("tu2016", "table not checked", "coverage lowers AER against additive attention",
+          "aer", (("coverage", "bahdanau"),), "<"),
+    Claim("tu2016", "table not checked", "coverage raises BLEU against additive attention",
+          "test_bleu", (("coverage", "bahdanau"),), ">"),
+    Claim("guided_rnn", "Chen et al. Sec. 5; Mi et al. Sec. 5; Liu et al. Sec. 5 (sections not checked)",
+          "supervised attention lowers AER", "aer", (("luong_general-guided", "luong_general"),), "<"),
+    Claim("guided_rnn", "as above", "supervised attention raises BLEU",
+          "test_bleu", (("luong_general-guided", "luong_general"),), ">"),
+    Claim("garg2019", "section not checked", "supervising one head leaves BLEU unchanged",
+          "test_bleu", (("transformer-sinusoidal-guided", "transformer-sinusoidal"),), "="),
+    Claim("garg2019", "section not checked", "the supervised model aligns better (its head chosen on valid)",
+          "aer_head_valid", (("transformer-sinusoidal-guided", "transformer-sinusoidal"),), "<"),
+    Claim("sparse", "Malaviya et al., Peters et al. (tables not checked)",
+          "sparse attention translates about as well as softmax", "test_bleu",
+          (("luong_general-sparsemax", "luong_general"), ("luong_general-entmax15", "luong_general"),
+           ("bahdanau-sparsemax", "bahdanau"), ("bahdanau-entmax15", "bahdanau"),
+           ("transformer-sparsemax", "transformer-sinusoidal"), ("transformer-entmax15", "transformer-sinusoidal")),
+          "="),
+    Claim("sparse", "not a claim of the papers", "sparse attention is sharper (lower entropy)", "entropy",
+          (("luong_general-sparsemax", "luong_general"), ("bahdanau-sparsemax", "bahdanau"),
+           ("luong_general-entmax15", "luong_general"), ("bahdanau-entmax15", "bahdanau")), "<"),
+    Claim("cheng2016", "no translation experiment", "the LSTMN encoder against the bi-GRU base",
+          "test_bleu", (("lstmn", "luong_general"),), ""),
+    Claim("cheng2016", "no translation experiment", "the LSTMN encoder's alignment against the base's",
+          "aer", (("lstmn", "luong_general"),), ""),
+    Claim("wu2016", "Sec. 7", "the coverage penalty raises BLEU (the same checkpoints, beam 5)",
+          "test_bleu", (("bahdanau-beam5-cp0.2", "bahdanau-beam5"),), ">"),
+    Claim("wu2016", "Sec. 7", "beam search above greedy decoding (the same checkpoints)",
+          "test_bleu", (("bahdanau-beam5", "bahdanau"),), ">"),
+    Claim("koehn2017", "Sec. 3.5", "RNN attention one step early: the one-step-later reading aligns better",
+          "aer", (("bahdanau@aer_shift", "bahdanau"), ("luong_general@aer_shift", "luong_general"),
+                  ("luong_dot@aer_shift", "luong_dot")), ""),
+    Claim("chen2020", "Sec. 3 (Shift-Att)", "for a Transformer, the attention read one step later aligns better",
+          "aer_head_valid", (("transformer-sinusoidal@aer_head_valid_shift", "transformer-sinusoidal"),
+                             ("transformer-rotary@aer_head_valid_shift", "transformer-rotary"),
+                             ("transformer-sinusoidal@aer_shift", "transformer-sinusoidal@aer")), "<"),
+)

@@ -1,0 +1,134 @@
+"""The papers' claims (nmt.study.claims) read against one part's records.
+
+Each comparison is Welch's test over the seeds with its exact p and the
+95% interval of the gap; Holm's correction runs over every comparison of
+one section (one paper, one part) together (nmt.study.statistics). The
+decision is in plain words: "agrees" or "disagrees" only where the gap
+survives Holm; "no finding" where it does not; rows whose seeds all gave
+one value are described as equal or unequal, never tested. The paired
+bootstrap of first seeds decides nothing here.
+"""
+
+import statistics
+from dataclasses import dataclass
+
+from nmt.study.claims import CLAIMS, Claim
+from nmt.study.papers import PAPERS
+from nmt.study.statistics import Comparison, decide, welch
+
+DIGITS = {"test_bleu": 2, "test_chrf": 2}
+EXPECTED = {"<": "the paper: the first row lower", ">": "the paper: the first row higher",
+            "=": "the paper: no difference", ">=": "the paper: the first row as high or higher",
+            "": "no claim of the paper: the study's own comparison"}
+MEASURES = {"aer": "AER", "test_bleu": "test BLEU", "entropy": "attention entropy",
+            "aer_head_valid": "AER of the head chosen on valid", "test_chrf": "chrF"}
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One (a, b) comparison of a claim and its corrected reading."""
+    a: str
+    b: str
+    comparison: Comparison | None      # None: a row has no runs
+    reading: str                       # statistics.decide's words, or "not run yet"
+
+
+def split_row(row: str, measure: str) -> tuple[str, str]:
+    """NAME or NAME@KEY -> (configuration, record key)."""
+    name, _, key = row.partition("@")
+    return name, key or measure
+
+
+def values(table: dict, row: str, measure: str) -> list[float]:
+    name, key = split_row(row, measure)
+    return list(table.get(name, {}).get("values", {}).get(key, []))
+
+
+def check_section(claims: list[Claim], table: dict) -> list[list[Checked]]:
+    """Every comparison of one section, Holm-corrected together -> per claim its checks."""
+    flat = [(k, a, b) for k, claim in enumerate(claims) for a, b in claim.pairs]
+    compared = {}
+    for k, a, b in flat:
+        va, vb = values(table, a, claims[k].measure), values(table, b, claims[k].measure)
+        if va and vb:
+            compared[(k, a, b)] = welch(va, vb)
+    readings = dict(zip(compared, decide(list(compared.values()))))
+    return [[Checked(a, b, compared.get((k, a, b)), readings.get((k, a, b), "not run yet"))
+             for a, b in claim.pairs] for k, claim in enumerate(claims)]
+
+
+def verdict(expect: str, checked: Checked) -> str:
+    """The decision on one comparison, in plain words."""
+    c, reading = checked.comparison, checked.reading
+    if c is None or reading in ("not run yet", "too few seeds"):
+        return "too few seeds to test" if reading == "too few seeds" else "not run yet"
+    direction = "<" if c.gap < 0 else ">"
+    side = f"{checked.a} {'lower' if direction == '<' else 'higher'}"
+    if reading.endswith("no spread"):
+        return ("equal, every seed the same (described, not tested)" if reading.startswith("equal")
+                else f"unequal without spread, {side} (described, not tested)")
+    if reading == "no finding":
+        return "no finding" + (" (no difference shown, as the paper reports; not a proof of equality)"
+                               if expect in ("=", ">=") else "")
+    if expect == "":
+        return f"differs: {side}"
+    agrees = direction == expect or (expect == ">=" and direction == ">")
+    return f"{'agrees' if agrees else 'disagrees'}: {side}"
+
+
+def describe_row(table: dict, row: str, measure: str) -> str:
+    name, key = split_row(row, measure)
+    found = values(table, row, measure)
+    what = name if key == measure else f"{name} [{key}]"
+    if not found:
+        return f"{what} (not run)"
+    digits = DIGITS.get(key, 3)
+    spread = f" ± {statistics.stdev(found):.{digits}f}" if len(found) > 1 else ""
+    return f"{what} {statistics.fmean(found):.{digits}f}{spread} ({len(found)} seed{'s' * (len(found) != 1)})"
+
+
+def render_claim(claim: Claim, checks: list[Checked], table: dict) -> list[str]:
+    """One claim against the records: what the paper says and, per pair, the
+    gap, its 95% interval, Welch's exact p and the Holm-corrected decision."""
+    lines = [f"- {claim.where}: {claim.says}. {MEASURES.get(claim.measure, claim.measure)}; "
+             f"{EXPECTED[claim.expect]}."]
+    digits = DIGITS.get(claim.measure, 3)
+    for checked in checks:
+        c = checked.comparison
+        evidence = ""
+        if c is not None and c.testable:
+            evidence = (f": gap {c.gap:+.{digits}f} [{c.low:+.{digits}f}, {c.high:+.{digits}f}], "
+                        f"Welch p = {c.p:.3g}")
+        elif c is not None:
+            evidence = f": gap {c.gap:+.{digits}f}"
+        lines.append(f"  - {describe_row(table, checked.a, claim.measure)} vs "
+                     f"{describe_row(table, checked.b, claim.measure)}{evidence}: **{verdict(claim.expect, checked)}**")
+    return lines
+
+
+def sections(part: str, claims=CLAIMS) -> dict[str, list[Claim]]:
+    """The claims checked on `part`, by paper (every paper, in PAPERS' order;
+    a paper without a claim here is discussed, not tested)."""
+    grouped: dict[str, list[Claim]] = {paper: [] for paper in PAPERS}
+    for claim in claims:
+        if part in claim.parts:
+            grouped.setdefault(claim.paper, []).append(claim)
+    return grouped
+
+
+def findings(table: dict, part: str, claims=CLAIMS) -> list[str]:
+    """Markdown: every paper's section, its setting, its claims checked."""
+    if not table:
+        return [f"The {'toy' if part == 'toy' else 'Multi30k'} part has no finished runs yet."]
+    out = []
+    for paper, mine in sections(part, claims).items():
+        source = PAPERS[paper]
+        checks = check_section(mine, table)
+        tested = sum(c.comparison is not None and c.comparison.testable for group in checks for c in group)
+        how = (f"Holm's correction over this section's {tested} tested comparison{'s' * (tested != 1)} at 5%."
+               if tested else "Nothing tested here yet." if mine else "No comparison of rows tests this paper.")
+        out += [f"#### {source.cite}", "", f"Their setting: {source.setting}. Against ours: {source.versus}. {how}", ""]
+        for claim, group in zip(mine, checks):
+            out += render_claim(claim, group, table)
+        out.append("")
+    return out

@@ -1,0 +1,154 @@
+"""The command line of `python -m nmt.study`: its options, study.KEY=VALUE
+overrides, and the data profile's defaults for what was not given."""
+
+import argparse
+from pathlib import Path
+
+from nmt.cli_checks import ArgumentParser, finite_float
+from nmt.study.configs import BUDGETS, CONVERGENCE, PROFILES
+from nmt.study.provenance import REPRODUCE
+
+OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
+           "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
+           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str,
+           "valid_links": str,
+           "train_links": str, "transformer_budget_steps": int, "only_seeds": str}
+
+
+def parse_args(argv, description: str = "") -> argparse.Namespace:
+    parser = build_parser(description)
+    args = parser.parse_args(argv)
+    apply_overrides(args, parser)
+    apply_defaults(args, parser)
+    part = "convergence" if args.convergence else args.data
+    args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
+    args.out = args.out or Path("benchmarks/attention_study") / part
+    args.reproduce = parse_reproduce(args.reproduce, parser)
+    # where the records of the runs trained now go: the part's, or its reproduce/ folder
+    args.records_out = args.out / REPRODUCE if args.reproduce else args.out
+    if args.reproduce:
+        args.runs_dir = Path(args.runs_dir) / REPRODUCE
+    return args
+
+
+def parse_reproduce(text: str, parser) -> dict[str, list[int]]:
+    """--reproduce NAME:SEED,... -> {name: [seeds]}."""
+    wanted: dict[str, list[int]] = {}
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        name, sep, seed = item.partition(":")
+        if not sep or not seed.isdigit() or int(seed) < 1:
+            parser.error(f"--reproduce {item!r}: expected NAME:SEED, e.g. bahdanau:1")
+        wanted.setdefault(name, []).append(int(seed))
+    return wanted
+
+
+def build_parser(description: str) -> ArgumentParser:
+    """The command's options (each --long option also as study.KEY=VALUE)."""
+    parser = ArgumentParser(prog="python -m nmt.study", description=description)
+    parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k",
+                        help="toy: the dates task with true alignments; multi30k: de-en captions")
+    parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--budget-minutes", type=finite_float, help="wall-clock minutes per run")
+    budget.add_argument("--budget-steps", type=int, help="optimiser updates per run (toy default 600, "
+                        "multi30k 1600)")
+    parser.add_argument("--transformer-budget-steps", type=int, help="the Transformers' updates per run, "
+                        "where they differ (multi30k default 1000: they are slower per update)")
+    parser.add_argument("--seeds", type=int, help="seeds per configuration (toy default 3, multi30k 2)")
+    parser.add_argument("--spread", default="", help="configurations that get one seed more than --seeds")
+    parser.add_argument("--only-seeds", default="", help="comma-separated seeds: of the plan, train only these "
+                        "(e.g. 3: the third seeds that --spread adds, before the second seeds of the rest)")
+    parser.add_argument("--only", help="comma-separated configurations or families (see --list)")
+    parser.add_argument("--convergence", action="store_true",
+                        help="the convergence check (nmt.study.configs.CONVERGENCE): its rows, 3x the update "
+                        "budget with early stopping, 2 seeds, into OUT/../convergence")
+    parser.add_argument("--jobs", type=int, default=1, help="runs side by side, one thread each")
+    parser.add_argument("--max-runs", type=int, help="stop after training this many runs (split a long "
+                        "study into sittings; run the command again to continue)")
+    parser.add_argument("--runs-dir", type=Path, help="run folders (default runs/attention_study/DATA)")
+    parser.add_argument("--out", type=Path, help="where README.md, the records, CSV files and pictures go "
+                        "(default benchmarks/attention_study/DATA)")
+    parser.add_argument("--val-sentences", type=int, help="validation sentences during training")
+    parser.add_argument("--val-every", type=int, help="updates between validations")
+    parser.add_argument("--patience", type=int, help="validations without improvement before a run stops "
+                        "(0 = never; toy default 10)")
+    parser.add_argument("--target-bleu", type=finite_float, help="report the updates needed to reach this "
+                        "validation BLEU (toy default 95)")
+    parser.add_argument("--test-sentences", type=int, help="first N test sentences (default all)")
+    parser.add_argument("--beam-size", type=int, default=1, help="test decoding beam (1 = greedy)")
+    parser.add_argument("--links", help="reference word links of the test set, one line per sentence, "
+                        "Pharaoh 'i-j' (e.g. from nmt.study.eflomal_links); the toy task has its own")
+    parser.add_argument("--valid-links", help="reference word links of the validation set, one line per "
+                        "sentence (nmt.study.eflomal_links --split valid), to choose a layer and head on; the toy "
+                        "task has its own")
+    parser.add_argument("--train-links", help="word links of the training pairs for the guided runs, one "
+                        "line per pair, Pharaoh (nmt.study.eflomal_links --train-out); the toy task has its own")
+    parser.add_argument("--cache-dir", help="sentencepiece cache (cache_dir); default data/")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads per run")
+    parser.add_argument("--report-every", type=finite_float, default=10.0,
+                        help="minutes between rewrites of the report while the study runs")
+    parser.add_argument("--machine", help="how the report names this machine")
+    parser.add_argument("--git-commit", action="store_true",
+                        help="commit each finished run's record (and study.json) as it lands, nothing else, "
+                        "so that a study stopped anywhere continues from the repository on a new machine")
+    parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
+    parser.add_argument("--reproduce", default="", help="NAME:SEED,...: train these runs again at this commit "
+                        "into OUT/reproduce/records; the report compares each with its original record")
+    parser.add_argument("--list", action="store_true", help="print the configurations and exit")
+    parser.add_argument("overrides", nargs="*", help="study.KEY=VALUE, or KEY=VALUE for every run")
+    return parser
+
+
+def apply_overrides(args, parser) -> None:
+    """study.KEY=VALUE sets an option; any other KEY=VALUE goes to every training run."""
+    extra = []
+    for item in args.overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"{item!r}: expected KEY=VALUE")
+        if key.startswith("study."):
+            option = key[len("study."):]
+            if option not in OPTIONS:
+                parser.error(f"{key} unknown; study options are the --long options with _ for -")
+            try:
+                setattr(args, option, OPTIONS[option](value))
+            except (ValueError, argparse.ArgumentTypeError):
+                kind = "finite number" if OPTIONS[option] is finite_float else OPTIONS[option].__name__
+                parser.error(f"{key}={value!r}: not a {kind}")
+        else:
+            extra.append(item)
+    args.overrides = extra
+
+
+def apply_defaults(args, parser) -> None:
+    """The profile's defaults for what was not given, and the checks between options."""
+    if args.budget_minutes and args.budget_steps:
+        parser.error("give study.budget_minutes or study.budget_steps, not both")
+    if args.data not in PROFILES:
+        parser.error(f"--data {args.data!r} unknown; choose one of {sorted(PROFILES)}")
+    defaults = BUDGETS[args.data]
+    if args.convergence:
+        apply_convergence(args, parser, defaults)
+    if not args.budget_minutes and not args.budget_steps:
+        args.budget_minutes, args.budget_steps = defaults.budget_minutes, defaults.budget_steps
+    for name in ("seeds", "val_every", "val_sentences", "patience", "target_bleu"):
+        if getattr(args, name) is None:
+            setattr(args, name, getattr(defaults, name))
+    if args.transformer_budget_steps is None and args.budget_steps == defaults.budget_steps:
+        args.transformer_budget_steps = defaults.transformer_steps    # the profile's measured pair
+    if args.transformer_budget_steps is not None and (args.budget_minutes or args.transformer_budget_steps < 1):
+        parser.error("--transformer-budget-steps needs an update budget and must be at least 1")
+    if args.seeds < 1 or args.jobs < 1 or (args.max_runs is not None and args.max_runs < 0):
+        parser.error("--seeds and --jobs must be at least 1, --max-runs at least 0")
+
+
+def apply_convergence(args, parser, defaults) -> None:
+    """--convergence: its rows, three times the update budgets, early stopping, its seeds."""
+    if args.data != "multi30k" or args.budget_minutes or args.budget_steps or args.only:
+        parser.error("--convergence sets the Multi30k rows and budgets itself: give it without --data toy, "
+                     "--budget-* and --only")
+    args.budget_steps = defaults.budget_steps * CONVERGENCE.factor
+    args.transformer_budget_steps = defaults.transformer_steps * CONVERGENCE.factor
+    args.only = ",".join(CONVERGENCE.rows)
+    args.patience = CONVERGENCE.patience if args.patience is None else args.patience
+    args.seeds = CONVERGENCE.seeds if args.seeds is None else args.seeds

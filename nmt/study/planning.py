@@ -1,0 +1,47 @@
+"""Which runs the study plans (configurations x seeds) and which rows its
+report shows."""
+
+from pathlib import Path
+
+from nmt.errors import NmtError
+from nmt.study.configs import BUDGETS, study_configs
+
+
+def plan(args, configs) -> dict[str, list[int]]:
+    spread = {n.strip() for n in args.spread.split(",") if n.strip()}
+    unknown = spread - {c.name for c in study_configs(args.data)}
+    if unknown:
+        raise NmtError(f"--spread {','.join(sorted(unknown))}: unknown configuration (see --list)")
+    wanted = None
+    if args.only_seeds:
+        try:
+            wanted = {int(n) for n in args.only_seeds.split(",") if n.strip()}
+        except ValueError:
+            raise NmtError(f"--only-seeds {args.only_seeds}: give seed numbers, e.g. 3 or 2,3") from None
+    budget = BUDGETS[args.data]
+    top = set(budget.top_group) if args.seeds == budget.seeds else set()   # an explicit --seeds overrides
+
+    def count(config) -> int:
+        name = config.decode_of or config.name                 # a decode-only row follows what it decodes
+        return max(args.seeds, budget.top_seeds if name in top else 0) + (config.name in spread)
+
+    return {c.name: [s for s in range(1, count(c) + 1) if wanted is None or s in wanted] for c in configs}
+
+
+def collect_records(out: Path, name: str) -> list[dict]:
+    from nmt.study.runner import read_record
+
+    folder = out / "records" / name
+    return [r for r in (read_record(p) for p in sorted(folder.glob("seed*.json"))) if r] if folder.is_dir() else []
+
+
+def report_configs(args, configs):
+    """The report shows every configuration; with --only, those asked for and every
+    other one with records (so a study continued with --only keeps its earlier
+    rows), or with --report-only --only just those asked for."""
+    if not args.only:
+        return study_configs(args.data)
+    if args.report_only:
+        return configs
+    names = {c.name for c in configs}
+    return [c for c in study_configs(args.data) if c.name in names or collect_records(args.out, c.name)]

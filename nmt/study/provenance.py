@@ -1,0 +1,71 @@
+"""Which commit produced each record, and does a rerun at the final commit
+reproduce it?
+
+Every record names the commit of the tree that trained it (`commit`, with a
+note when nmt/ or configs/ had uncommitted changes). The report lists the
+commits with their record counts and flags every record not from the
+commit most records come from. `python -m nmt.study --reproduce NAME:SEED,...`
+trains those runs again at the current commit into OUT/reproduce/records;
+`reproduction_lines` compares each with its original, figure by figure,
+within float noise (`TOLERANCE`).
+"""
+
+from collections import Counter
+from pathlib import Path
+
+from nmt.study.runner import read_record, record_path_of
+
+# the largest difference read as float noise, per figure (updates must be equal)
+TOLERANCE = {"best_step": 0, "final_step": 0, "valid_bleu": 0.01, "test_bleu": 0.01, "test_chrf": 0.01,
+             "aer": 0.001, "entropy": 0.001}
+REPRODUCE = "reproduce"
+
+
+def commit_lines(runs: list[dict]) -> list[str]:
+    """Markdown: the commits of the finished records, and the records flagged."""
+    finished = [r for r in runs if r["eval"] is not None]
+    if not finished:
+        return []
+    counts = Counter(r.get("commit") or "unknown" for r in finished)
+    main, _ = counts.most_common(1)[0]
+    listed = "; ".join(f"`{commit}`: {n} record{'s' * (n != 1)}" for commit, n in counts.most_common())
+    flagged = sorted(f"{r['name']} seed {r['seed']} (`{r.get('commit') or 'unknown'}`)" for r in finished
+                     if (r.get("commit") or "unknown") != main)
+    dirty = [c for c in counts if "uncommitted" in c]
+    return ["", "## Provenance", "", f"Commits of the {len(finished)} finished records: {listed}.",
+            ("Every record comes from one commit." if len(counts) == 1 else
+             f"Not from `{main}`: {', '.join(flagged)}.")
+            + (" Trained from a tree with uncommitted changes: flagged above." if dirty else "")]
+
+
+def compare_records(original: dict, rerun: dict) -> list[tuple[str, float, float, bool]]:
+    """(figure, original, rerun, within tolerance) for each figure both have."""
+    a, b = original.get("eval") or {}, rerun.get("eval") or {}
+    return [(key, a[key], b[key], abs(a[key] - b[key]) <= tolerance)
+            for key, tolerance in TOLERANCE.items() if a.get(key) is not None and b.get(key) is not None]
+
+
+def reproduction_lines(out_dir: Path) -> list[str]:
+    """Markdown: each rerun record of OUT/reproduce against its original."""
+    folder = Path(out_dir) / REPRODUCE / "records"
+    out = ["", "## Reproduction at the final commit", "",
+           "A sample of runs trained again at the final commit (`python -m nmt.study --reproduce NAME:SEED,...` "
+           "with this part's options; records in `reproduce/records`), each figure against its original: "
+           "updates equal, BLEU and chrF within 0.01, AER and entropy within 0.001."]
+    paths = sorted(folder.glob("*/seed*.json")) if folder.is_dir() else []
+    rows = []
+    for path in paths:
+        rerun, name, seed = read_record(path), path.parent.name, int(path.stem[4:])
+        original = read_record(record_path_of(out_dir, name, seed))
+        if not rerun or rerun.get("status") != "finished" or not original:
+            rows.append(f"| {name} | {seed} | – | – | not comparable (rerun or original missing or failed) |")
+            continue
+        figures = compare_records(original, rerun)
+        worst = [f"{k} {x:.4g} → {y:.4g}" for k, x, y, ok in figures if not ok]
+        rows.append(f"| {name} | {seed} | `{original.get('commit')}` | `{rerun.get('commit')}` | "
+                    + ("reproduces: " + ", ".join(f"{k} {y:.4g}" for k, _, y, _ in figures[:4])
+                       if not worst else "differs: " + ", ".join(worst)) + " |")
+    if not rows:
+        return out + ["", "Not run yet."]
+    return out + ["", "| configuration | seed | original commit | rerun commit | figures |", "|---|---|---|---|---|",
+                  *rows]

@@ -1,0 +1,135 @@
+"""The top of a part's report: what was run and how (data, budget, runs,
+sessions), how its figures are read, and the models' setup."""
+
+import shlex
+
+from nmt.study.configs import StudyConfig
+
+
+def budget_of(run: dict, settings: dict) -> int:
+    """A run's update budget: the Transformers' own where the study gave one."""
+    return (settings.get("transformer_budget_steps") or settings["budget_steps"]) if run.get("transformer") \
+        else settings["budget_steps"]
+
+
+def rebuild_command(settings: dict, out) -> str:
+    """The command that rewrites this report: Multi30k's needs the data and the
+    links the study was given (the AER baselines read the test links)."""
+    words = ["python", "-m", "nmt.study", "--report-only", "--data", settings["data"], "--out", str(out)]
+    for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links")):
+        if settings.get(key):
+            words += [option, settings[key]]
+    return shlex.join(words)
+
+
+def base_line(table: dict) -> str:
+    """Multi30k: does the base configuration reach the issue's 20 test BLEU (greedy) on this budget?"""
+    entry = table.get("luong_general")
+    if not entry or "test_bleu" not in entry["stats"]:
+        return ("- Budget check: the base configuration (luong_general) has not run, so whether this budget "
+                "reaches 20 test BLEU (greedy) is not known")
+    mean = entry["stats"]["test_bleu"][0]
+    return (f"- Budget check: the base configuration (luong_general) reached {mean:.2f} test BLEU over "
+            f"{entry['n']} seed(s), {'at least' if mean >= 20 else 'below'} the 20 (greedy) the study's budget "
+            f"is meant to allow" + ("" if mean >= 20 else ": this budget is too small for a ranking that means much"))
+
+
+def budget_text(settings: dict, runs: list[dict]) -> str:
+    budget = (f"{settings['budget_minutes']:g} minutes of wall clock per run (trainer.max_minutes)"
+              if settings.get("budget_minutes") else
+              f"at most {settings['budget_steps']:,} updates per run (trainer.max_steps)")
+    if settings.get("transformer_budget_steps") and not settings.get("budget_minutes"):
+        budget += f" ({settings['transformer_budget_steps']:,} for the Transformers, slower per update)"
+    if settings.get("cap_minutes") and not settings.get("budget_minutes"):
+        capped = sorted({f"{r['name']} seed {r['seed']} ({r['eval']['final_step']:,} updates)" for r in runs
+                         if r["status"] == "finished" and not settings.get("patience")
+                         and r["eval"].get("final_step", 0) < budget_of(r, settings)})
+        budget += (f", and {settings['cap_minutes']:g} minutes of wall clock at most, against a hung run "
+                   "(trainer.max_minutes): "
+                   + (f"cut there: {', '.join(capped)}" if capped else "no run was cut there"))
+    if settings.get("patience"):
+        budget += (f", stopped {settings['patience']} validations "
+                   f"({settings['patience'] * settings['val_every']} updates) after the last improvement")
+    return budget
+
+
+def header_lines(settings: dict, runs: list[dict], table: dict, out) -> list[str]:
+    toy = settings["data"] == "toy"
+    finished = [r for r in runs if r["status"] == "finished"]
+    cpu = sum(r["eval"]["cpu_minutes"] for r in finished)
+    first = finished[0]["eval"] if finished else {}
+    return [
+        f"# The attention study: {'part 1, the toy task' if toy else 'part 2, Multi30k de→en'}", "",
+        "Written by `python -m nmt.study` from the run records in `records/` beside this file; do not edit "
+        f"by hand. Rebuild it (no training) with `{rebuild_command(settings, out)}`.", "",
+        f"- Data: {settings['data_description']}",
+        f"- Budget: {budget_text(settings, runs)}; validation on the first {settings['val_sentences']} validation "
+        f"sentences (greedy) every {settings['val_every']} updates; the checkpoint with the best validation BLEU "
+        "(the first, among equals) is evaluated",
+        f"- Runs: {len(finished)} of {len(runs)} finished, one thread each; cost {cpu:.1f} CPU-minutes in all "
+        f"({cpu / 60:.2f} CPU-hours: training and evaluation, wall clock of each run on its one thread)",
+        f"- Test: {first.get('test_sentences', '?')} sentences of "
+        f"{'the toy test set' if toy else 'test_2016_flickr'}, "
+        f"{'greedy' if settings['beam_size'] == 1 else 'beam ' + str(settings['beam_size'])}; "
+        f"sacreBLEU `{first.get('bleu_signature', '?')}`",
+        *([] if toy else [base_line(table)]),
+        "- Sessions (each command that trained runs; a finished run is never trained again):",
+        *[f"  - {s['date']}, commit `{s['commit']}`, {s['machine']}, {s['jobs']} jobs: `{s['command']}` "
+          f"({s['runs']} runs to train)" for s in settings.get("sessions", [])]]
+
+
+def how_read_lines(settings: dict) -> list[str]:
+    toy, target = settings["data"] == "toy", settings.get("target_bleu")
+    reference = ("the toy task's true word alignment (`nmt.data.toy.toy_alignment`): gold links" if toy else
+                 "silver links from a statistical aligner (eflomal, grow-diag-final-and), not gold"
+                 if settings.get("links") else "no reference links given: AER not measured")
+    return [
+        "", "## How the figures are read", "",
+        (f"- **updates to target**: the first validation (every {settings['val_every']} updates) whose BLEU "
+         f"reached {target:g}. A run that never reached it has no value (censored), so the cell says how many "
+         "of the seeds reached it and where, never a mean" if target else
+         "- **updates to target**: not used for this data"),
+        "- **test BLEU**, **chrF**: the evaluated checkpoint on the test set.",
+        f"- **AER** (Och and Ney 2003): 1 − (|A∩S| + |A∩P|)/(|A| + |S|) with S = P = {reference}. A is read "
+        "from the attention while the model reads the test reference (teacher forcing): each target subword "
+        "links to its arg-max source subword, and two words are linked when any of their subwords are "
+        "(`nmt.study.alignment`); counts are summed over the test set. Lower is better. Transformers: the "
+        "attention shown is the last decoder layer's cross-attention, mean of its heads; *AER, head chosen on "
+        "valid* is the head with the lowest validation AER, scored on test. Precision, recall, the "
+        "one-step-later reading and the baselines are in *Attention read as an alignment*.",
+        "- **entropy**: mean entropy of the attention distributions (nats; lower is sharper).",
+        "- **train tok/s**, **CPU-min**: speed on a machine shared with other work; compare with care.",
+        "- Mean ± standard deviation over seeds. **vs family best** and **vs first**: the gap of the means, its "
+        "95% confidence interval and Welch's exact two-sided p (scipy), read after Holm's correction over the "
+        "table's comparisons at 5%: \"differs\" survives it, \"no finding\" does not; rows whose seeds all "
+        "gave one value are described (\"equal\" / \"unequal, no spread\"), never tested."]
+
+
+def setup_lines(sizes: dict) -> list[str]:
+    return [
+        "", "## Setup", "",
+        f"Every RNN run is a bidirectional GRU encoder (hidden {sizes['enc_hidden']} per direction, states "
+        f"of {2 * sizes['enc_hidden']}) under a Luong-style GRU decoder of hidden {2 * sizes['enc_hidden']} "
+        f"with input feeding, embeddings {sizes['embed']}, Adam lr {sizes['lr']}, constant schedule, bridge "
+        "`last`, attention `luong_general`, global scope; each family changes one part. The LSTMN encoder "
+        f"gets one direction of the same state size. The Transformers are {sizes['layers']}+"
+        f"{sizes['layers']} layers, d {sizes['d_model']}, {sizes['heads']} heads, ff {sizes['ff']}, "
+        f"inverse-sqrt schedule (warm-up {sizes['warmup']}, peak lr {sizes['transformer_lr']})."]
+
+
+def decoding_note(configs: list[StudyConfig], runs: list[dict]) -> str:
+    """What the decode-only rows are, in one paragraph above their table."""
+    rows = [c for c in configs if c.decode_of]
+    if not rows:
+        return ""
+    differ = sorted({f"{r['name']} seed {r['seed']}" for r in runs if r.get("same_checkpoint") is False})
+    beta = next((c.coverage_penalty for c in rows if c.coverage_penalty), None)
+    return ("No training: each row decodes the test set again from the checkpoint of the run it names "
+            f"({', '.join(sorted({c.decode_of for c in rows}))}, same seeds), with beam {rows[0].beam_size} "
+            "and the length penalty at its default (α = 1), without and with the coverage penalty of Wu et al. "
+            "2016, Sec. 7: cp = β · Σᵢ log(min(Σₜ aₜᵢ, 1))" + (f", β = {beta:g}" if beta else "") + ". It "
+            "only re-ranks the beam's finished hypotheses, so the attention read on the reference is the "
+            "trained run's: AER and entropy are its figures by construction; test BLEU and chrF are what "
+            "the penalty changes. CPU-min counts the decoding only."
+            + (f" Not the checkpoint of the trained row (its folder was trained again since, and its figures "
+               f"differ): {', '.join(differ)}." if differ else ""))

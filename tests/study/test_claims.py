@@ -1,0 +1,88 @@
+"""The papers' claims as data, rendered against a small table of fake records:
+exact Welch p, Holm over the section, the decision in words."""
+
+import pytest
+
+from nmt.study.claims import CLAIMS, Claim
+from nmt.study.findings import check_section, findings, render_claim, verdict
+from nmt.study.papers import PAPERS
+from nmt.study.tables import aggregate
+
+
+def runs_of(values: dict[str, list[float]], key: str = "aer") -> list[dict]:
+    return [{"name": name, "family": "x", "seed": seed, "first_seed": 1, "eval": {key: v, "final_step": 300}}
+            for name, found in values.items() for seed, v in enumerate(found, 1)]
+
+
+def test_every_claim_names_a_known_paper_its_source_and_a_relation():
+    for claim in CLAIMS:
+        assert claim.paper in PAPERS and claim.where and claim.pairs
+        assert claim.expect in ("<", ">", "=", ">=", "")
+    cited = {claim.paper for claim in CLAIMS}
+    assert {"luong2015", "britz2017", "guided_rnn", "garg2019", "koehn2017", "chen2020"} <= cited
+    luong = [c for c in CLAIMS if c.paper == "luong2015" and c.where.startswith("Table 6")]
+    assert ("luong_general-local_m", "luong_general-local_p") in luong[0].pairs and luong[0].expect == "<"
+    assert "Garg" not in PAPERS["guided_rnn"].cite and "no translation" in PAPERS["sparse"].setting
+
+
+def test_a_section_is_corrected_together_and_a_weak_gap_is_no_finding():
+    table = aggregate(runs_of({"a": [0.10, 0.12, 0.11], "b": [0.60, 0.62, 0.64],
+                               "c": [0.50, 0.58, 0.66], "d": [0.40, 0.50, 0.45]}))
+    claims = [Claim("luong2015", "Table 6", "a aligns best", "aer", (("a", "b"),), "<"),
+              Claim("luong2015", "Table 6", "c below d", "aer", (("c", "d"),), "<")]
+    strong, weak = check_section(claims, table)
+    # a vs b: mean 0.110 (sd 0.010) against 0.620 (sd 0.020): t = -39.5 at df 2.94, p = 4.2e-05
+    assert strong[0].comparison.p == pytest.approx(4.2e-05, rel=0.05) and strong[0].reading == "differs"
+    # c vs d: 0.58 (sd 0.08) against 0.45 (sd 0.05): se = sqrt(0.0064/3 + 0.0025/3) = 0.0545,
+    # t = 2.387 at Welch df 3.36, p = 0.0879: above Holm's 0.05 / 1 for the larger p -> no finding
+    assert weak[0].comparison.p == pytest.approx(0.0879, abs=5e-4) and weak[0].reading == "no finding"
+    lines = render_claim(claims[1], weak, table)
+    assert lines[0] == "- Table 6: c below d. AER; the paper: the first row lower."
+    assert lines[1].startswith("  - c 0.580 ± 0.080 (3 seeds) vs d 0.450 ± 0.050 (3 seeds): gap +0.130 [")
+    assert lines[1].endswith("Welch p = 0.0879: **no finding**")
+    assert render_claim(claims[0], strong, table)[1].endswith("Welch p = 4.2e-05: **agrees: a lower**")
+
+
+def test_holm_turns_a_lone_finding_into_no_finding_among_many():
+    # p ~ 0.03 alone survives; with four more comparisons of p ~ 1 in its section it does not
+    close = {"a": [30.0, 30.4, 30.2], "b": [29.5, 29.9, 29.7]}
+    alone = check_section([Claim("britz2017", "Sec. 4.5", "a above b", "test_bleu", (("a", "b"),), ">")],
+                          aggregate(runs_of(close, "test_bleu")))
+    assert alone[0][0].comparison.p < 0.05 and alone[0][0].reading == "differs"
+    many = {**close, **{f"x{i}": [30.0, 30.4, 30.2] for i in range(4)}}
+    claims = [Claim("britz2017", "Sec. 4.5", "a above b", "test_bleu", (("a", "b"),), ">"),
+              Claim("britz2017", "Sec. 4.5", "x equal a", "test_bleu", tuple((f"x{i}", "a") for i in range(4)), "=")]
+    checked = check_section(claims, aggregate(runs_of(many, "test_bleu")))
+    assert checked[0][0].reading == "no finding"
+    assert verdict("=", checked[1][0]) == ("no finding (no difference shown, as the paper reports; "
+                                           "not a proof of equality)")
+
+
+def test_zero_spread_is_described_never_tested_and_missing_rows_say_so():
+    table = aggregate(runs_of({"a": [100.0, 100.0], "b": [100.0, 100.0], "c": [90.0, 90.0]}, "test_bleu"))
+    claim = Claim("shaw2018", "Table 1", "a above b", "test_bleu", (("a", "b"), ("c", "a"), ("a", "zzz")), ">")
+    equal, unequal, missing = check_section([claim], table)[0]
+    assert verdict(">", equal) == "equal, every seed the same (described, not tested)"
+    assert verdict(">", unequal) == "unequal without spread, c lower (described, not tested)"
+    assert verdict(">", missing) == "not run yet"
+    assert "zzz (not run)" in render_claim(claim, [equal, unequal, missing], table)[3]
+
+
+def test_a_disagreement_and_a_row_read_one_step_later():
+    runs = runs_of({"x": [0.30, 0.31, 0.32]})
+    for run, shifted in zip(runs, (0.60, 0.62, 0.61)):
+        run["eval"]["aer_shift"] = shifted
+    claim = Claim("chen2020", "Sec. 3", "read later aligns better", "aer", (("x@aer_shift", "x"),), "<")
+    [[checked]] = check_section([claim], aggregate(runs))
+    assert verdict("<", checked) == "disagrees: x@aer_shift higher"
+    assert render_claim(claim, [checked], aggregate(runs))[1].startswith("  - x [aer_shift] 0.610 ± 0.010 (3 seeds)")
+
+
+def test_findings_render_every_paper_with_its_setting():
+    table = aggregate(runs_of({"luong_general-local_m": [0.2, 0.21, 0.22], "luong_general": [0.5, 0.52, 0.51]}))
+    text = "\n".join(findings(table, "multi30k"))
+    assert "#### Luong, Pham & Manning 2015" in text and "Their setting: WMT'14 English→German" in text
+    assert "#### Ghader & Monz 2017" in text and "No comparison of rows tests this paper." in text
+    assert "#### Koehn & Knowles 2017, Six Challenges for Neural Machine Translation, WNMT, Sec. 3.5" in text
+    assert "luong_general-local_m 0.210 ± 0.010 (3 seeds) vs luong_general 0.510 ± 0.010 (3 seeds)" in text
+    assert findings({}, "toy") == ["The toy part has no finished runs yet."]

@@ -1,0 +1,143 @@
+"""How the report reads the records: the head chosen on valid and scored on
+test, censored updates as "k of n reached", the toy's guided rows ranked
+apart, the seed plan, the convergence paragraph and the records' commits."""
+
+import json
+
+import pytest
+
+from nmt.study.alignment import AerCounts
+from nmt.study.configs import study_configs
+from nmt.study.convergence import convergence_lines, ordering_checks, paragraph
+from nmt.study.provenance import commit_lines, compare_records, reproduction_lines
+from nmt.study.ranking import ranking_table, seed_plan_line
+from nmt.study.readings import chosen_on_valid, derived
+from nmt.study.tables import aggregate, cell
+
+
+def counts(aer_hits: int) -> list[int]:
+    """Counts of 10 predicted links against 10 reference links, `aer_hits` right: AER 1 - hits/10."""
+    return AerCounts(10, 10, aer_hits, aer_hits, 10).to_list()
+
+
+def test_the_head_is_chosen_on_valid_and_scored_on_test():
+    # valid: head (0, 1) is best (9 of 10 right); test: head (1, 0) would be best (10 of 10)
+    valid = [[counts(5), counts(9)], [counts(6), counts(7)]]
+    test = [[counts(4), counts(6)], [counts(10), counts(3)]]
+    evaluation = {"alignment": {"valid": {"counts": {}, "grids": {"heads": valid}},
+                                "test": {"counts": {"shown": counts(5), "shift_shown": counts(8)},
+                                         "grids": {"heads": test}, "target_words": 20,
+                                         "unlinked_target_words": 5}}}
+    assert chosen_on_valid(evaluation) == ((0, 1), pytest.approx(0.4))          # test AER of (0, 1): 1 - 6/10, not 0.0
+    figures = derived(evaluation)
+    assert figures["aer_head_valid"] == pytest.approx(0.4) and figures["head_valid_cell"] == [0, 1]
+    assert figures["aer_shift"] == pytest.approx(0.2) and figures["precision"] == pytest.approx(0.5)
+    assert figures["unlinked_share"] == 0.25
+    assert "aer_head_valid_shift" not in figures                   # no shifted grids in this record
+    assert chosen_on_valid({"alignment": {"test": {"grids": {"heads": test}}}}) is None
+
+
+def run(name, seed, **figures):
+    family = next(c.family for c in study_configs("toy") if c.name == name)
+    return {"name": name, "family": family, "seed": seed, "first_seed": 1,
+            "eval": {"final_step": 600, "target_bleu": 95.0, **figures}}
+
+
+def test_censored_updates_are_k_of_n_reached_never_a_mean():
+    runs = [run("bahdanau", 1, steps_to_target=250), run("bahdanau", 2, steps_to_target=None),
+            run("bahdanau", 3, steps_to_target=300), run("lstmn", 1, steps_to_target=None)]
+    table = aggregate(runs)
+    assert cell(table["bahdanau"], "steps_to_target", "{:,.0f}") == "2 of 3 reached (at 250, 300)"
+    assert cell(table["lstmn"], "steps_to_target", "{:,.0f}") == "0 of 1 reached"
+
+
+def test_toy_guided_rows_are_ranked_apart():
+    runs = [run(name, seed, aer=aer + seed / 100, test_bleu=100.0)
+            for name, aer in (("luong_general-guided", 0.0), ("bahdanau", 0.3), ("luong_dot", 0.5),
+                              ("transformer-sinusoidal-guided", 0.05))
+            for seed in (1, 2)]
+    configs, table = study_configs("toy"), aggregate(runs)
+    rnn = "\n".join(ranking_table(configs, table, toy=True, transformers=False))
+    guided = ranking_table(configs, table, toy=True, transformers=False, guided=True)
+    assert "guided" not in rnn and "| 1 | bahdanau |" in rnn
+    assert [line.split(" | ")[1] for line in guided[2:]] == ["luong_general-guided", "transformer-sinusoidal-guided"]
+
+
+def test_the_seed_plan_line_names_the_rows_short_of_their_seeds():
+    runs = [run("bahdanau", s, test_bleu=30.0) for s in (1, 2, 3)] + [run("lstmn", 1, test_bleu=20.0)]
+    line = seed_plan_line(study_configs("multi30k"), aggregate(runs), "multi30k")
+    assert line.startswith("Seeds, fixed before any run: 3 seeds for every configuration, 5 for the base")
+    assert line.endswith("Still short of their plan: bahdanau (3 of 5), lstmn (1 of 3).")
+
+
+def bleu_runs(values: dict[str, list[float]]) -> list[dict]:
+    return [{"name": n, "family": "x", "seed": s, "eval": {"test_bleu": b, "final_step": 1}}
+            for n, found in values.items() for s, b in enumerate(found, 1)]
+
+
+def test_the_convergence_paragraph_says_which_orderings_hold():
+    grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [28.0, 28.4], "coverage": [34.0, 34.4]}))
+    # at convergence: bahdanau still far above luong_general; coverage vs bahdanau within noise
+    converged = aggregate(bleu_runs({"bahdanau": [38.0, 38.1], "luong_general": [36.0, 36.1],
+                                     "coverage": [37.0, 39.0]}))
+    rnn = {"bahdanau": False, "luong_general": False, "coverage": False}
+    checks = ordering_checks(grid, converged, ["luong_general", "bahdanau", "coverage"], rnn)
+    assert [(a, b, reading) for a, b, _, _, reading in checks] == [
+        ("bahdanau", "luong_general", "differs"), ("coverage", "luong_general", "no finding"),
+        ("bahdanau", "coverage", "no finding")]
+    text = paragraph(checks)
+    assert "bahdanau above luong_general (grid: by 6.90 BLEU) holds at convergence (gap +2.00 [" in text
+    assert "bahdanau above coverage (grid: by 0.90 BLEU) is not settled (no finding)" in text
+    assert paragraph([]).startswith("No ordering to check yet")
+
+
+def test_the_convergence_section_without_records_says_not_run_yet(tmp_path):
+    lines = convergence_lines(tmp_path / "multi30k", {})
+    assert lines[-1] == "Not run yet: no finished record in ../convergence/records."
+
+
+def test_records_from_another_commit_are_flagged_and_reruns_compared(tmp_path):
+    runs = [{"name": "bahdanau", "seed": s, "eval": {}, "commit": c}
+            for s, c in ((1, "d459c95f0ae4"), (2, "d459c95f0ae4"), (3, "abc (with uncommitted changes under nmt/ or configs/)"))]
+    text = "\n".join(commit_lines(runs))
+    assert "`d459c95f0ae4`: 2 records" in text
+    assert "Not from `d459c95f0ae4`: bahdanau seed 3 (`abc (with uncommitted" in text
+    original = {"eval": {"test_bleu": 30.0, "aer": 0.3, "best_step": 400}, "commit": "a"}
+    assert [ok for *_, ok in compare_records(original, {"eval": {"test_bleu": 30.004, "aer": 0.3004,
+                                                                  "best_step": 400}})] == [True, True, True]
+    assert not compare_records(original, {"eval": {"test_bleu": 30.0, "aer": 0.3, "best_step": 200}})[0][3]
+    for folder, record in ((tmp_path, original), (tmp_path / "reproduce", {**original, "status": "finished",
+                                                                         "commit": "b"})):
+        path = folder / "records" / "bahdanau" / "seed1.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(record))
+    assert reproduction_lines(tmp_path)[-1] == "| bahdanau | 1 | `a` | `b` | reproduces: best_step 400, test_bleu 30, aer 0.3 |"
+
+
+def test_every_aer_table_gets_the_baselines_under_it():
+    from nmt.study.alignment_table import baseline_note
+    from nmt.study.baselines import baseline_counts
+
+    # one pair, 3 source and 3 target words, reference links 0-0, 2-1, 1-2:
+    # diagonal 0-0 1-1 2-2 hits one of 3 (AER 1 - 2/6); same position the same; the floor all 3
+    found = baseline_counts([("a b c", "x y z")], [{(0, 0), (2, 1), (1, 2)}])
+    assert baseline_note(found) == ("AER of alignments that read no model, on the same test links: diagonal "
+                                    "0.667, same position 0.667; one link per target word cannot go below 0.000.")
+    assert baseline_note({}) == ""
+
+
+def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
+    for name, bleus in (("bahdanau", (38.0, 38.1)), ("luong_general", (36.0, 36.1))):
+        for seed, bleu in enumerate(bleus, 1):
+            path = tmp_path / "convergence" / "records" / name / f"seed{seed}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            curve = [{"step": s, "bleu": bleu * s / 4000, "train_seconds": s} for s in (1000, 2000, 4000)]
+            path.write_text(json.dumps({"status": "finished", "records": curve, "eval": {
+                "test_bleu": bleu, "best_step": 4000, "final_step": 4800, "wall_s": 100.0}}))
+    grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [28.0, 28.4]}))
+    (tmp_path / "multi30k").mkdir()
+    lines = convergence_lines(tmp_path / "multi30k", grid)
+    assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4000 | 4800, 4800 |" in lines
+    assert "| coverage | 0 | – | not run yet | – | – |" in lines
+    assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
+    assert lines[-1].startswith("Of the grid's orderings") and "holds at convergence" in lines[-1]
