@@ -131,7 +131,7 @@ def write_index(root: Path) -> None:
     root = Path(root)
     out = ["# The attention study", "",
            "Which attention mechanism translates best, and which aligns best? `python -m nmt.study` trains "
-           "every mechanism nmt offers (8 scores, 4 scopes, the LSTMN encoder, 6 bridges, 5 positional "
+           "every mechanism nmt offers (8 scores, 4 scopes, the LSTMN encoder, 6 bridges, 6 positional "
            "encodings, one family at a time on a fixed base), several seeds each, and writes these pages "
            "from the run records. This page is rewritten by the command.", ""]
     parts = {data: part_table(root / data, data) for data in PARTS}
