@@ -1,6 +1,6 @@
 """The benchmark scripts of the README on the toy task, and JoeyNMT's log and config by hand."""
 
-import importlib.util
+import importlib
 import json
 from datetime import datetime
 from pathlib import Path
@@ -11,10 +11,8 @@ from tests.helpers import ROOT
 
 
 def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """scripts/NAME.py, imported as `python -m scripts.NAME` runs it."""
+    return importlib.import_module(f"scripts.{name}")
 
 
 def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
@@ -28,7 +26,7 @@ def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
     assert saved["matmul_flops_per_tgt_token"] > 0 and saved["matmul_ceiling_gflops"] > 0
     assert 0 < saved["share_of_ceiling"]
     assert 0 <= saved["padding_measured_batches"] < 1
-    assert saved["command"].startswith("python scripts/bench_train.py --preset quickstart")
+    assert saved["command"].startswith("python -m scripts.bench_train --preset quickstart")
     assert "aten::" in (tmp_path / "bench_train_quickstart_profile.txt").read_text()
 
 
@@ -383,12 +381,10 @@ def test_time_to_quality_gives_joeynmt_sigint_back_even_when_started_ignoring_it
     import subprocess
     import sys
 
-    script = ROOT / "scripts" / "time_to_quality.py"
-    parent = f"""
-import importlib.util, signal, subprocess, sys, time
+    parent = """
+import signal, subprocess, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)              # as a background job starts
-spec = importlib.util.spec_from_file_location("ttq", {str(script)!r})
-ttq = importlib.util.module_from_spec(spec); spec.loader.exec_module(ttq)
+from scripts import time_to_quality as ttq
 child = "import time\\ntry:\\n    time.sleep(30)\\nexcept KeyboardInterrupt:\\n    print('stopped')"
 for fix in (None, ttq.default_sigint):
     p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True, preexec_fn=fix)
