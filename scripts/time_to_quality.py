@@ -1,5 +1,5 @@
 """Time to quality against JoeyNMT 2.3.0: the BLEU its Transformer reaches in M minutes, and
-the minutes nmt needs to reach that BLEU (issue 18's target: at most 15 of 45).
+the minutes nmt needs to reach that BLEU (the target: at most 15 of 45).
 
     python -m scripts.time_to_quality --data ../shared/data/multi30k --minutes 45
     python -m scripts.time_to_quality --smoke          # 2 minutes each, 50 validation sentences

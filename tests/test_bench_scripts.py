@@ -247,7 +247,7 @@ def test_time_to_quality_takes_the_cadence_of_the_variant_it_runs(tmp_path):
     assert ttq.seconds_per_update(speeds, ["trainer.precision=bf16"], "bf16") == (1.0, 2.1)
     with pytest.raises(SystemExit, match="no nmt side timed with trainer.compile=true"):
         ttq.seconds_per_update(speeds, ["trainer.compile=true"])
-    # a side timed in fp32 (records without a precision: the presets were fp32 then) does not
+    # a side timed in fp32 (a record without a precision is fp32) does not
     # set the cadence of a run in bf16 (the presets' auto on a bf16 CPU), the bf16 side does
     assert ttq.seconds_per_update(speeds, [], "bf16") == (1.0, 2.1)
     assert ttq.seconds_per_update(speeds, ["trainer.precision=fp32"], "fp32") == (1.6, 2.1)   # 'ours' is it
@@ -376,8 +376,8 @@ def test_time_to_quality_scores_a_checkpoint_as_nmt_validates(tmp_path, cache_di
 
 
 def test_time_to_quality_gives_joeynmt_sigint_back_even_when_started_ignoring_it():
-    """A background job (`cmd &`) starts with SIGINT ignored and passes that on: the first
-    45-minute race lost JoeyNMT's weights so. The child must turn SIGINT into KeyboardInterrupt."""
+    """A background job (`cmd &`) starts with SIGINT ignored and passes that on, so a stopped
+    race would lose JoeyNMT's weights. The child must turn SIGINT into KeyboardInterrupt."""
     import subprocess
     import sys
 

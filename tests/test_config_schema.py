@@ -159,7 +159,7 @@ def test_every_leaf_refuses_a_wrong_type_and_an_out_of_range_value(tree):
     ("optimizer.betas=[0.9,1.5]", "optimizer.betas=[0.9,1.5]: must be two numbers [a,b], each in [0, 1)"),
     ("trainer.precision=fp64", "trainer.precision=fp64: must be one of auto, fp32, bf16, fp16"),
     ("trainer.compile=yes", "trainer.compile=yes: must be true or false"),
-    # an unset shell variable (trainer.resume=$CKPT) was a fresh run, silently
+    # an unset shell variable (trainer.resume=$CKPT) is refused, not a fresh run
     ("trainer.resume=", "trainer.resume=: must be a path or name, not empty (null, auto, or the path "
                         "of a checkpoint)"),
     ("cache_dir=", "cache_dir=: must be a path or name, not empty"),
@@ -171,7 +171,7 @@ def test_named_cases(override, message):
 
 
 @pytest.mark.parametrize("override, message", [
-    # a misspelled key added with + was ignored: the run trained with the default, exit 0
+    # a misspelled key added with + is refused, not ignored (a run with the default, exit 0)
     ("+trainer.max_step=100", "trainer.max_step=100: not a setting nmt knows; did you mean "
                               "trainer.max_steps? (python -m nmt.train --cfg job lists every key)"),
     ("+data.vocab=300", "data.vocab=300: not a setting nmt knows; did you mean data.vocab_size? "
@@ -317,8 +317,8 @@ def test_cli_heads_must_divide_d_model_before_data(tmp_path):
 
 
 # Settings that only work together, and data settings that need no file to judge:
-# said before any data is read or the run folder is written (they were refused
-# after the vocabulary was trained, or with .hydra and train.log in the folder).
+# said before any data is read or the run folder is written (no vocabulary trained,
+# no .hydra or train.log in the folder).
 TINY_TRANSFORMER = ["model/encoder=transformer", "model/decoder=transformer", "model/bridge=zero",
                     "model/positional=sinusoidal"] + [
     f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
