@@ -109,8 +109,10 @@ def main(argv=None) -> dict:
     command = "python -m scripts.bench_train " + shlex.join(sys.argv[1:] if argv is None else argv)
     from nmt.models.build import count_parameters
     from nmt.training.build import build_trainer
+    from nmt.training.config_checks import check_config
 
     cfg = compose_config(args.preset, args.overrides)
+    check_config(cfg)                   # every rule, as nmt.train checks it, before any data is read
     trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="bench_train_")))
     trainer.model.train()
     accumulate = max(1, int(cfg.trainer.accumulate))

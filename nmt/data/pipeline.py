@@ -19,7 +19,8 @@ from pathlib import Path
 
 from nmt.data.alignments import train_guides
 from nmt.data.batching import TokenBatcher
-from nmt.data.corpora import check_data_config, load_corpus
+from nmt.config_schema.data import check_data_config
+from nmt.data.corpora import load_corpus
 from nmt.data.examples import PreparedData, drop_empty, encode_train, positive_setting
 from nmt.data.streaming import prepare_streaming
 from nmt.data.tokenizer import Tokenizer
