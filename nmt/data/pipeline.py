@@ -47,8 +47,8 @@ def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     if not valid:
         raise NmtError(f"{corpus.name}: the validation set has no non-empty source line; check its files")
 
-    tokenizer = Tokenizer.train(train, vocab_size, str(cfg.get("spm_model_type", "unigram")),
-                                bool(cfg.get("joint_vocab", True)),
+    tokenizer = Tokenizer.train(train, vocab_size, str(cfg["spm_model_type"]),
+                                bool(cfg["joint_vocab"]),
                                 Path(cache_dir) if cache_dir is not None else None)
     encoded = encode_train(corpus.train, tokenizer, max_len)
     if not encoded.examples:
