@@ -34,7 +34,7 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
         mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     tmp_name = tmp
-    signals.temporary_files.add(tmp)       # a stop signal now removes it (nmt.signals)
+    signals.temporary_files.add(tmp)       # from here a stop signal removes it (nmt.signals)
     try:
         try:
             write_all(fd, data)

@@ -1,6 +1,6 @@
 """How many checkpoints to average: each choice scored on validation, the chosen one on test.
 
-    python scripts/average_sweep.py runs/quality/ts_b2048 --last 2 3 4 5 6 8 --best 3 5 --core 1
+    python -m scripts.average_sweep runs/quality/ts_b2048 --last 2 3 4 5 6 8 --best 3 5 --core 1
 
 Checkpoint averaging (Vaswani et al. 2017, Sec. 6.1) takes the last few checkpoints of a run;
 how many is a choice, and the test set must not make it. For each N of --last (the N newest
@@ -25,11 +25,12 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from nmt.provenance import git_commit
+
+from scripts.quality_in_budget import test_scores
+from scripts.time_to_quality import run_pairs, score_checkpoint
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_train import git_commit  # noqa: E402
-from quality_in_budget import test_scores  # noqa: E402
-from time_to_quality import run_pairs, score_checkpoint  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -62,7 +63,7 @@ def main(argv=None) -> dict:
     if args.core is not None:
         os.sched_setaffinity(0, {args.core})
     torch.set_num_threads(1)
-    command = "python scripts/average_sweep.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.average_sweep " + shlex.join(sys.argv[1:] if argv is None else argv)
     valid, test = run_pairs(args.run, "valid"), run_pairs(args.run, "test")
     choices = []
     with tempfile.TemporaryDirectory() as scratch:

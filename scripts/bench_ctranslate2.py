@@ -1,8 +1,8 @@
 """nmt's decoder against CTranslate2 (float32 and int8) on test_2016_flickr: speed
 and BLEU, same model, same process, same cores, greedy and beam, batch 1 and large.
 
-    taskset -c 1 python scripts/bench_ctranslate2.py --checkpoint best.pt --threads 1
-    taskset -c 0,1 python scripts/bench_ctranslate2.py --checkpoint best.pt --threads 2
+    taskset -c 1 python -m scripts.bench_ctranslate2 --checkpoint best.pt --threads 1
+    taskset -c 0,1 python -m scripts.bench_ctranslate2 --checkpoint best.pt --threads 2
 
 The checkpoint is exported twice (nmt.deploy.convert: float32 and int8)
 into a temporary folder. For every (search, batch size) the three engines
@@ -32,13 +32,13 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_decode import read_lines  # noqa: E402 - test_2016_flickr, plain or .gz
-from bench_train import git_commit  # noqa: E402
-from compare_joeynmt import MULTI30K  # noqa: E402 - the shared data beside the checkout
+from nmt.cli_checks import finite_float
+from nmt.provenance import git_commit
 
-from nmt.cli_checks import finite_float  # noqa: E402
+from scripts.bench_decode import read_lines  # test_2016_flickr, plain or .gz
+from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -88,7 +88,7 @@ def engines(args, folder: Path) -> dict:
 
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
-    command = "python scripts/bench_ctranslate2.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.bench_ctranslate2 " + shlex.join(sys.argv[1:] if argv is None else argv)
     torch.set_num_threads(args.threads)
     from nmt.scoring import score_translations
 

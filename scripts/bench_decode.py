@@ -1,7 +1,7 @@
 """Decoding speed of a checkpoint on test_2016_flickr: greedy and beam search
 at several batch sizes, on the CPU and, when one is visible, a CUDA GPU.
 
-    python scripts/bench_decode.py --checkpoint runs/m30k_transformer_small/checkpoints/best.pt --data ../shared/data/multi30k
+    python -m scripts.bench_decode --checkpoint runs/m30k_transformer_small/checkpoints/best.pt --data ../shared/data/multi30k
 
 For every (device, search, batch size) the first --limit test sentences go
 through nmt.Translator.translate once untimed on a few sentences (warm-up),
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch
 
+from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))        # bench_train's git_commit
-from compare_joeynmt import MULTI30K  # noqa: E402 - the shared data beside the checkout
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -52,8 +52,8 @@ def read_lines(folder: Path, stem: str) -> list[str]:
 
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
-    command = "python scripts/bench_decode.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    from bench_train import git_commit
+    command = "python -m scripts.bench_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
+    from nmt.provenance import git_commit
     from nmt.scoring import score_translations
     from nmt.translator import Translator
 

@@ -1,6 +1,6 @@
 """Peak memory of data=files_streaming against corpus size.
 
-    python scripts/bench_streaming_memory.py --sizes 200000 2000000
+    python -m scripts.bench_streaming_memory --sizes 200000 2000000
 
 For each size, writes a synthetic parallel corpus of that many pairs to a
 temporary folder, then in fresh processes (so each peak is its own):
@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def write_corpus(folder: Path, n_pairs: int, seed: int = 0) -> tuple[Path, Path]:
@@ -90,7 +89,7 @@ def child(args) -> None:
 
 
 def measure(folder: Path, phase: str, args) -> dict:
-    command = [sys.executable, __file__, "--child", str(folder), "--phase", phase,
+    command = [sys.executable, "-m", "scripts.bench_streaming_memory", "--child", str(folder), "--phase", phase,
                "--buffer-pairs", str(args.buffer_pairs), "--batch-tokens", str(args.batch_tokens),
                "--vocab-size", str(args.vocab_size), "--spm-sentences", str(args.spm_sentences),
                "--max-len", str(args.max_len)]
@@ -118,7 +117,7 @@ def main() -> None:
     if args.child:
         return child(args)
 
-    print(f"command: python scripts/bench_streaming_memory.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"command: python -m scripts.bench_streaming_memory {' '.join(sys.argv[1:])}".rstrip())
     print(f"buffer_pairs={args.buffer_pairs} batch_tokens={args.batch_tokens} "
           f"vocab_size={args.vocab_size} spm_sentences={args.spm_sentences}")
     print("| pairs | corpus MiB | phase | peak RSS MiB | RSS after imports MiB | seconds | batches |")

@@ -1,6 +1,6 @@
 """Training speed of a preset, measured with the trainer's own update.
 
-    python scripts/bench_train.py --preset transformer_small --steps 30 --warmup 5 data.path=../shared/data/multi30k
+    python -m scripts.bench_train --preset transformer_small --steps 30 --warmup 5 data.path=../shared/data/multi30k
 
 Builds the config, data and model exactly as `python -m nmt.train
 experiment=PRESET [overrides]` does (it builds the Trainer with nmt.training.build.build_trainer
@@ -22,7 +22,6 @@ import argparse
 import json
 import resource
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
 from nmt.cli_checks import finite_float
+from nmt.provenance import git_commit
 
 ROOT = Path(__file__).resolve().parent.parent
 PAD = 0
@@ -102,23 +102,17 @@ def padding(batches) -> float:
     return 1 - real / total
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main(argv=None) -> dict:
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    command = "python scripts/bench_train.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.bench_train " + shlex.join(sys.argv[1:] if argv is None else argv)
     from nmt.models.build import count_parameters
     from nmt.training.build import build_trainer
+    from nmt.training.config_checks import check_config
 
     cfg = compose_config(args.preset, args.overrides)
+    check_config(cfg)                   # every rule, as nmt.train checks it, before any data is read
     trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="bench_train_")))
     trainer.model.train()
     accumulate = max(1, int(cfg.trainer.accumulate))

@@ -1,6 +1,6 @@
 """Training speed of nmt against JoeyNMT 2.3.0 on the same data, vocabulary and batch size.
 
-    python scripts/compare_joeynmt.py --data ../shared/data/multi30k --steps 30 --warmup 5 --rounds 2 \
+    python -m scripts.compare_joeynmt --data ../shared/data/multi30k --steps 30 --warmup 5 --rounds 2 \
         [--variant trainer.precision=bf16]
 
 Installs JoeyNMT 2.3.0 in its own virtual environment (--venv, default
@@ -33,7 +33,6 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))        # bench_train's compose_config
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"   # the shared data beside the checkout (README)
 PRESETS = ("transformer_small", "rnn_bahdanau")
 SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
@@ -95,7 +94,7 @@ def prepare_data(data: Path, work: Path) -> tuple[Path, Path]:
     """Plain-text copies for JoeyNMT, and nmt's own sentencepiece model and its vocabulary."""
     from nmt.data.corpora import config_dict, load_corpus
     from nmt.data.tokenizer import Tokenizer
-    from bench_train import compose_config
+    from scripts.bench_train import compose_config
 
     folder = work / "data"
     folder.mkdir(parents=True, exist_ok=True)
@@ -127,7 +126,7 @@ def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updat
     warmupinversesquareroot, the same formula); default a constant rate.
     dev: the validation files' prefix (default WORK/data/val).
     """
-    from bench_train import compose_config
+    from scripts.bench_train import compose_config
 
     cfg = compose_config(preset, [])
     side = {"level": "bpe", "lowercase": False, "max_length": int(cfg.data.max_len),
@@ -237,7 +236,7 @@ def train_joey(python: Path, preset: str, work: Path, spm_path: Path, vocab_path
 def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work: Path,
                overrides: tuple[str, ...] = ()) -> dict:
     out = work / "ours"
-    command = [sys.executable, str(ROOT / "scripts" / "bench_train.py"), "--preset", preset,
+    command = [sys.executable, "-m", "scripts.bench_train", "--preset", preset,
                "--steps", str(steps), "--warmup", str(warmup), "--flop-batches", "0",
                "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(out), "--tag", tag]
     run(command + [f"data.path={data}", *overrides], cwd=ROOT)
@@ -272,7 +271,7 @@ def summarise(runs: dict, steps: int) -> dict:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    command = "python scripts/compare_joeynmt.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.compare_joeynmt " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     python = ensure_venv(Path(args.venv))

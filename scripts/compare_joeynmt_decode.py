@@ -1,7 +1,7 @@
 """Decoding speed of nmt against JoeyNMT 2.3.0: beam search on test_2016_flickr,
 same model size, same vocabulary, same output length, same machine, same run.
 
-    python scripts/compare_joeynmt_decode.py --data ../shared/data/multi30k --updates 20 --rounds 2
+    python -m scripts.compare_joeynmt_decode --data ../shared/data/multi30k --updates 20 --rounds 2
 
 Both sides train `transformer_small` (JoeyNMT: the equivalent config that
 scripts/compare_joeynmt.py writes) for the same few updates on the same data
@@ -31,10 +31,11 @@ import sys
 import time
 from pathlib import Path
 
+from nmt.provenance import git_commit
+
+from scripts import compare_joeynmt as joey  # the venv, data and config of the training comparison
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import compare_joeynmt as joey  # noqa: E402 - the venv, data and config of the training comparison
-from bench_train import git_commit  # noqa: E402
 
 PRESET = "transformer_small"
 
@@ -99,7 +100,7 @@ def subwords(path: Path, spm_path: Path) -> list[int]:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    command = "python scripts/compare_joeynmt_decode.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.compare_joeynmt_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     python = joey.ensure_venv(Path(args.venv))

@@ -1,7 +1,7 @@
 """One command that proves nmt's GPU paths and measures what a GPU user gets.
 
-    python scripts/gpu_check.py --out benchmarks/gpu               # on a GPU machine, under 8 minutes
-    python scripts/gpu_check.py --tiny --out /tmp/gpu_check        # the same stages on the CPU, toy-sized
+    python -m scripts.gpu_check --out benchmarks/gpu               # on a GPU machine, under 8 minutes
+    python -m scripts.gpu_check --tiny --out /tmp/gpu_check        # the same stages on the CPU, toy-sized
 
 Stages, in order, each written to OUT/gpu_check.json as soon as it ends (a
 stage that fails is recorded with its error and the next one runs):
@@ -35,9 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from nmt.provenance import git_commit
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_train import git_commit  # noqa: E402 - the commit checked, as every benchmark records it
 STAGES = ("environment", "tests", "train_speed", "time_to_quality", "decode_speed")
 NEEDED = [f"{split}.{lang}" for split in ("train", "val", "test_2016_flickr") for lang in ("de", "en")]
 
@@ -302,7 +302,7 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="gpu_check_"))
     cache = work / "cache"
     stages = args.stages.split(",")
-    report = {"command": "python scripts/gpu_check.py " + shlex.join(sys.argv[1:] if argv is None else argv)}
+    report = {"command": "python -m scripts.gpu_check " + shlex.join(sys.argv[1:] if argv is None else argv)}
     torch.backends.cuda.matmul.allow_tf32 = False          # fp32 rows are fp32, as on the CPU
 
     def save():

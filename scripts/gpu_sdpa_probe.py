@@ -1,6 +1,6 @@
 """Where a Transformer update's time goes on a GPU, per fused-attention backend set.
 
-    PYTHONPATH=. python scripts/gpu_sdpa_probe.py        # on a GPU machine, Multi30k in data/multi30k
+    python -m scripts.gpu_sdpa_probe        # on a GPU machine, Multi30k in data/multi30k
 
 Builds transformer_small as `python -m nmt.train` does and, for each set of
 F.scaled_dot_product_attention backends the model may use

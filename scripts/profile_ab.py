@@ -1,6 +1,6 @@
 """Same-process A/B micro-benchmarks of the training step's parts, one thread.
 
-    python scripts/profile_ab.py optimizer dropout dropout_update loss rnn_step --rounds 15
+    python -m scripts.profile_ab optimizer dropout dropout_update loss rnn_step --rounds 15
 
 Each candidate runs beside the code it would replace in one process,
 alternating A, B, B, A, ... over `--rounds` rounds, so a machine that is busy

@@ -1,7 +1,7 @@
 """Quality in a time budget: train a preset M minutes on one core, then its test BLEU.
 
-    python scripts/quality_in_budget.py --name ts_b2048 --core 1 --git-commit -- data.batch_tokens=2048
-    python scripts/quality_in_budget.py --preset rnn_bahdanau --name rnn --core 0
+    python -m scripts.quality_in_budget --name ts_b2048 --core 1 --git-commit -- data.batch_tokens=2048
+    python -m scripts.quality_in_budget --preset rnn_bahdanau --name rnn --core 0
 
 Issue 18's quality figures in one command that a later session can repeat:
 
@@ -24,7 +24,7 @@ refused, so a finished run is never overwritten.
 
 A run that a stop cut short (a session's end, a reboot) continues with the same name:
 
-    python scripts/quality_in_budget.py --name ts_b2048 --core 0 --resume [--git-commit]
+    python -m scripts.quality_in_budget --name ts_b2048 --core 0 --resume [--git-commit]
 
 It reads the run's settings from RUN/quality_in_budget.json (written when the run
 started), trains on from RUN's last checkpoint (trainer.resume=auto) for what is left of
@@ -42,14 +42,15 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from nmt.cli_checks import finite_float  # nan and inf refused
+from nmt.provenance import git_commit
+from nmt.store.metrics_log import read_records
+from nmt.training.precision import NATIVE_BF16_FLAGS, cpu_flags, read_cpuinfo
+
+from scripts.compare_joeynmt import MULTI30K
+from scripts.time_to_quality import machine as ttq_machine, run_pairs
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_train import git_commit  # noqa: E402
-from compare_joeynmt import MULTI30K  # noqa: E402
-from time_to_quality import machine as ttq_machine, run_pairs  # noqa: E402
-from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
-from nmt.store.metrics_log import read_records  # noqa: E402
-from nmt.training.precision import NATIVE_BF16_FLAGS, cpu_flags, read_cpuinfo  # noqa: E402
 
 CHECKPOINTS = ("best.pt", "averaged.pt", "averaged_best.pt")
 SETTINGS = {"preset": "transformer_small", "data": str(MULTI30K), "minutes": 105.0, "val_every": 300,
@@ -155,7 +156,7 @@ def main(argv=None) -> dict:
             work_tree_of(out)
         except NmtError as error:
             sys.exit(str(error))
-    command = "python scripts/quality_in_budget.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.quality_in_budget " + shlex.join(sys.argv[1:] if argv is None else argv)
     train = ["taskset", "-c", str(args.core), *train_command(args)]
     now, commit = datetime.now(), git_commit()      # the code that runs, before any autocommit
     if args.started is None:

@@ -1,8 +1,8 @@
 """Time to quality against JoeyNMT 2.3.0: the BLEU its Transformer reaches in M minutes, and
-the minutes nmt needs to reach that BLEU (issue 18's target: at most 15 of 45).
+the minutes nmt needs to reach that BLEU (the target: at most 15 of 45).
 
-    python scripts/time_to_quality.py --data ../shared/data/multi30k --minutes 45
-    python scripts/time_to_quality.py --smoke          # 2 minutes each, 50 validation sentences
+    python -m scripts.time_to_quality --data ../shared/data/multi30k --minutes 45
+    python -m scripts.time_to_quality --smoke          # 2 minutes each, 50 validation sentences
 
 One side-by-side run: both trainings start at the same moment, one core and one thread each,
 on the same plain-text Multi30k and the very sentencepiece model nmt trains
@@ -96,14 +96,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from nmt.cli_checks import finite_float  # nan and inf refused
+from nmt.provenance import git_commit
+from nmt.store.metrics_log import read_records
+from nmt.training.precision import read_cpuinfo
+
+from scripts import compare_joeynmt as joey  # JoeyNMT's venv, the shared data and its config
+from scripts.plot_learning_curve import STAMP, VALIDATION  # nmt's train.log lines
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import compare_joeynmt as joey  # noqa: E402 - JoeyNMT's venv, the shared data and its config
-from bench_train import git_commit  # noqa: E402
-from nmt.cli_checks import finite_float  # noqa: E402 - nan and inf refused
-from nmt.store.metrics_log import read_records  # noqa: E402
-from nmt.training.precision import read_cpuinfo  # noqa: E402
-from plot_learning_curve import STAMP, VALIDATION  # noqa: E402 - nmt's train.log lines
 
 PRESET = "transformer_small"
 TARGET_MINUTES = 15
@@ -174,7 +175,7 @@ def run_precision(overrides: list[str] = ()) -> str:
     overrides, `auto` resolved for this machine's CPU as the trainer resolves it."""
     import torch
 
-    from bench_train import compose_config
+    from scripts.bench_train import compose_config
     from nmt.training.precision import resolve_precision
 
     cfg = compose_config(PRESET, list(overrides))
@@ -653,7 +654,7 @@ def score_both(args, run_dir: Path, start: datetime, theirs: list[str], joey_cfg
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    command = "python scripts/time_to_quality.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.time_to_quality " + shlex.join(sys.argv[1:] if argv is None else argv)
     work, data = Path(args.work), Path(args.data).resolve()
     work.mkdir(parents=True, exist_ok=True)
     nmt_every, save_every, joey_every = cadences(args)

@@ -108,8 +108,8 @@ def test_config_difference_names_the_first_key():
 ])
 def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, where, message):
     # as nmt.translate's --output: said before any checkpoint is read (the checkpoints do not
-    # exist), no folder made; a folder was 'cannot write checkpoint ...: Is a directory; free
-    # disk space or choose another output folder (hydra.run.dir=...)' after loading them all
+    # exist), no folder made; a folder is named as such, not 'cannot write checkpoint ...: Is a
+    # directory; free disk space or ...' after loading them all
     (tmp_path / "folder").mkdir()
     assert main([str(tmp_path / "none.pt"), "--output", str(tmp_path / where)]) == 1
     err = capsys.readouterr().err

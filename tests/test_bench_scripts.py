@@ -1,6 +1,6 @@
 """The benchmark scripts of the README on the toy task, and JoeyNMT's log and config by hand."""
 
-import importlib.util
+import importlib
 import json
 import os
 from datetime import datetime
@@ -21,10 +21,8 @@ def cores_given_back():
 
 
 def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """scripts/NAME.py, imported as `python -m scripts.NAME` runs it."""
+    return importlib.import_module(f"scripts.{name}")
 
 
 def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
@@ -38,7 +36,7 @@ def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
     assert saved["matmul_flops_per_tgt_token"] > 0 and saved["matmul_ceiling_gflops"] > 0
     assert 0 < saved["share_of_ceiling"]
     assert 0 <= saved["padding_measured_batches"] < 1
-    assert saved["command"].startswith("python scripts/bench_train.py --preset quickstart")
+    assert saved["command"].startswith("python -m scripts.bench_train --preset quickstart")
     assert "aten::" in (tmp_path / "bench_train_quickstart_profile.txt").read_text()
 
 
@@ -259,7 +257,7 @@ def test_time_to_quality_takes_the_cadence_of_the_variant_it_runs(tmp_path):
     assert ttq.seconds_per_update(speeds, ["trainer.precision=bf16"], "bf16") == (1.0, 2.1)
     with pytest.raises(SystemExit, match="no nmt side timed with trainer.compile=true"):
         ttq.seconds_per_update(speeds, ["trainer.compile=true"])
-    # a side timed in fp32 (records without a precision: the presets were fp32 then) does not
+    # a side timed in fp32 (a record without a precision is fp32) does not
     # set the cadence of a run in bf16 (the presets' auto on a bf16 CPU), the bf16 side does
     assert ttq.seconds_per_update(speeds, [], "bf16") == (1.0, 2.1)
     assert ttq.seconds_per_update(speeds, ["trainer.precision=fp32"], "fp32") == (1.6, 2.1)   # 'ours' is it
@@ -388,17 +386,15 @@ def test_time_to_quality_scores_a_checkpoint_as_nmt_validates(tmp_path, cache_di
 
 
 def test_time_to_quality_gives_joeynmt_sigint_back_even_when_started_ignoring_it():
-    """A background job (`cmd &`) starts with SIGINT ignored and passes that on: the first
-    45-minute race lost JoeyNMT's weights so. The child must turn SIGINT into KeyboardInterrupt."""
+    """A background job (`cmd &`) starts with SIGINT ignored and passes that on, so a stopped
+    race would lose JoeyNMT's weights. The child must turn SIGINT into KeyboardInterrupt."""
     import subprocess
     import sys
 
-    script = ROOT / "scripts" / "time_to_quality.py"
-    parent = f"""
-import importlib.util, signal, subprocess, sys, time
+    parent = """
+import signal, subprocess, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)              # as a background job starts
-spec = importlib.util.spec_from_file_location("ttq", {str(script)!r})
-ttq = importlib.util.module_from_spec(spec); spec.loader.exec_module(ttq)
+from scripts import time_to_quality as ttq
 child = "import time\\ntry:\\n    time.sleep(30)\\nexcept KeyboardInterrupt:\\n    print('stopped')"
 for fix in (None, ttq.default_sigint):
     p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True, preexec_fn=fix)

@@ -1,4 +1,4 @@
-"""Every config value is checked before any data is read (nmt/config_schema.py).
+"""Every config value is checked before any data is read (nmt/config_schema/).
 
 The tree test composes the default config, every experiment preset and every
 option of every group, and asks of every leaf: does RULES name it? A key
@@ -18,10 +18,13 @@ from omegaconf import OmegaConf
 
 import torch
 
-from nmt.config_schema import (RULES, Bool, Choice, Float, Int, Pair, Text, as_plain, leaves,
-                               validate)
+from nmt.config_schema import check_classes, validate
+from nmt.config_schema.classes import check_group_settings
+from nmt.config_schema.kinds import Bool, Choice, Float, Int, Pair, Text
+from nmt.config_schema.table import RULES
+from nmt.config_schema.values import as_plain, leaves
 from nmt.errors import NmtError
-from nmt.models.build import check_group_settings, check_model_config
+from nmt.models.build import check_model_config
 from tests.helpers import CONFIGS, run_cli
 
 GROUPS = ["data", "model/encoder", "model/decoder", "model/attention", "model/bridge",
@@ -70,10 +73,10 @@ def test_every_group_has_options():
 
 
 def test_every_leaf_of_every_option_has_a_rule(tree):
-    # a key added to any YAML without a rule in nmt/config_schema.py fails here
+    # a key added to any YAML without a rule in nmt/config_schema/table.py fails here
     assert len(tree) > 80
     missing = sorted(key for key in tree if key not in RULES)
-    assert not missing, f"add a rule to nmt/config_schema.py RULES for: {missing}"
+    assert not missing, f"add a rule to nmt/config_schema/table.py RULES for: {missing}"
 
 
 def test_no_rule_without_a_key(tree):
@@ -159,7 +162,7 @@ def test_every_leaf_refuses_a_wrong_type_and_an_out_of_range_value(tree):
     ("optimizer.betas=[0.9,1.5]", "optimizer.betas=[0.9,1.5]: must be two numbers [a,b], each in [0, 1)"),
     ("trainer.precision=fp64", "trainer.precision=fp64: must be one of auto, fp32, bf16, fp16"),
     ("trainer.compile=yes", "trainer.compile=yes: must be true or false"),
-    # an unset shell variable (trainer.resume=$CKPT) was a fresh run, silently
+    # an unset shell variable (trainer.resume=$CKPT) is refused, not a fresh run
     ("trainer.resume=", "trainer.resume=: must be a path or name, not empty (null, auto, or the path "
                         "of a checkpoint)"),
     ("cache_dir=", "cache_dir=: must be a path or name, not empty"),
@@ -171,7 +174,7 @@ def test_named_cases(override, message):
 
 
 @pytest.mark.parametrize("override, message", [
-    # a misspelled key added with + was ignored: the run trained with the default, exit 0
+    # a misspelled key added with + is refused, not ignored (a run with the default, exit 0)
     ("+trainer.max_step=100", "trainer.max_step=100: not a setting nmt knows; did you mean "
                               "trainer.max_steps? (python -m nmt.train --cfg job lists every key)"),
     ("+data.vocab=300", "data.vocab=300: not a setting nmt knows; did you mean data.vocab_size? "
@@ -218,7 +221,7 @@ def test_a_preset_with_another_encoder_says_which_keys_conflict():
     # the preset sets embed_dim and hidden_size for its GRU; a Transformer encoder takes neither
     cfg = compose_config("experiment=quickstart", "model/encoder=transformer")
     with pytest.raises(NmtError) as caught:
-        check_model_config(cfg.model, 240, {"experiment": "quickstart", "model/encoder": "transformer"})
+        check_classes(cfg, {"experiment": "quickstart", "model/encoder": "transformer"})
     assert str(caught.value) == (
         "experiment=quickstart sets model.encoder.embed_dim, model.encoder.hidden_size for its own "
         "encoder, which model/encoder=transformer does not take (its settings are d_model, dropout, "
@@ -247,7 +250,7 @@ def test_every_optimizer_and_schedule_option_takes_its_settings(configs):
 def test_a_key_of_another_option_is_named():
     cfg = compose_config("model/encoder=lstmn", "+model.encoder.layers=2")
     with pytest.raises(NmtError, match=r"^model.encoder.layers: not a setting of LSTMNEncoder"):
-        check_model_config(cfg.model, 240)
+        check_classes(cfg)
 
 
 # -- end to end: python -m nmt.train -------------------------------------------
@@ -317,8 +320,8 @@ def test_cli_heads_must_divide_d_model_before_data(tmp_path):
 
 
 # Settings that only work together, and data settings that need no file to judge:
-# said before any data is read or the run folder is written (they were refused
-# after the vocabulary was trained, or with .hydra and train.log in the folder).
+# said before any data is read or the run folder is written (no vocabulary trained,
+# no .hydra or train.log in the folder).
 TINY_TRANSFORMER = ["model/encoder=transformer", "model/decoder=transformer", "model/bridge=zero",
                     "model/positional=sinusoidal"] + [
     f"model.{part}.{key}={value}" for part in ("encoder", "decoder")

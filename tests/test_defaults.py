@@ -1,4 +1,4 @@
-"""Defaults that work (issue 17, section 6).
+"""Defaults that work.
 
 - Every attention score in configs/model/attention/ runs with the default
   encoder and decoder: a bidirectional encoder splits its hidden size over

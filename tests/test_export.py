@@ -295,7 +295,7 @@ def test_the_benchmark_script_runs_the_three_engines_on_the_same_sentences(toy_t
     saved = __import__("json").loads((tmp_path / "bench.json").read_text())
     assert [(r["engine"], r["beam"], r["batch_size"], r["sentences"]) for r in rows][:4] == \
         [("nmt", 1, 1, 3), ("ct2_float32", 1, 1, 3), ("ct2_int8", 1, 1, 3), ("nmt", 1, 4, 12)]
-    assert len(rows) == 12 and saved["rows"] == rows and saved["command"].startswith("python scripts/bench_ctranslate2.py")
+    assert len(rows) == 12 and saved["rows"] == rows and saved["command"].startswith("python -m scripts.bench_ctranslate2")
     by = {(r["engine"], r["beam"], r["batch_size"]): r for r in rows}
     # float32 outputs are nmt's (the toy model's end before the limit): the same tokens, the same BLEU
     for beam in (1, 5):

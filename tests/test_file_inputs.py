@@ -217,7 +217,7 @@ def test_a_folder_where_a_file_is_expected(tmp_path, capsys):
     from nmt.translate import main as translate_main
 
     with pytest.raises(NmtError, match=r"^trainer.resume=\S+ is a directory; give the \.pt file inside it"):
-        find_resume_checkpoint(str(tmp_path), tmp_path / "run")           # was: "no such checkpoint file"
+        find_resume_checkpoint(str(tmp_path), tmp_path / "run")           # not "no such checkpoint file"
     for option in ("--input", "--reference"):
         assert translate_main(["--checkpoint", "x.pt", option, str(tmp_path)]) == 1
         assert capsys.readouterr().err.startswith(f"nmt: error: {option} {tmp_path} is a directory; give a text file")
@@ -231,7 +231,7 @@ def test_run_files_and_the_vocabulary_cache_that_are_fifos(tmp_path, toy_checkpo
     run.mkdir()
     os.mkfifo(run / "metrics.jsonl")
     with pytest.raises(NmtError, match=r"metrics.jsonl is a FIFO \(named pipe\), not a regular file"):
-        within_deadline(lambda: run_scores(run, "bleu"))          # was: "does not exist"
+        within_deadline(lambda: run_scores(run, "bleu"))          # not "does not exist"
     cache = tmp_path / "cache"
     (cache / "spm").mkdir(parents=True)
     lines = ["a b c", "d e f"] * 20
@@ -239,7 +239,7 @@ def test_run_files_and_the_vocabulary_cache_that_are_fifos(tmp_path, toy_checkpo
     os.mkfifo(cache / "spm" / f"{key}.joint.model")
     with pytest.raises(NmtError, match=r"^the vocabulary cache \S+ is a FIFO \(named pipe\), not a regular file"):
         within_deadline(lambda: Tokenizer._load_or_train(key, {"joint": lambda: lines}, 12, "unigram", True,
-                                                         cache, 0))    # was: writing into it, forever
+                                                         cache, 0))    # not writing into it, forever
 
 
 def test_study_links_are_checked_before_any_training(tmp_path, not_files, capsys):

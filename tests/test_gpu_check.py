@@ -9,7 +9,7 @@ from tests.helpers import ROOT
 
 
 def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
-    command = [sys.executable, "scripts/gpu_check.py", "--tiny", "--device", "cpu", "--out", str(tmp_path),
+    command = [sys.executable, "-m", "scripts.gpu_check", "--tiny", "--device", "cpu", "--out", str(tmp_path),
                "--quality-minutes", "4", "--target-bleu", "5"]   # stopped at the target: seconds when idle
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -27,7 +27,7 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
 
 
 def test_gpu_check_names_missing_data_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "scripts/gpu_check.py", "--data", str(tmp_path), "--out", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "scripts.gpu_check", "--data", str(tmp_path), "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
@@ -36,7 +36,7 @@ def test_gpu_check_names_missing_data_in_one_line(tmp_path):
 
 
 def test_an_unknown_stage_is_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "scripts/gpu_check.py", "--stages", "tests,bogus", "--out", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "scripts.gpu_check", "--stages", "tests,bogus", "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].endswith(

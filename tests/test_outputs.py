@@ -302,13 +302,10 @@ def cli_parsers():
     from nmt.study.__main__ import parse_args as study
     from nmt.translate import parse_args as translate
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import bench_train
-    finally:
-        sys.path.pop(0)
+    from scripts import bench_train
+
     return {"nmt.translate": (translate, ["--checkpoint", "x.pt"]), "nmt.study": (study, []),
-            "scripts/bench_train.py": (bench_train.parse_args, [])}
+            "scripts.bench_train": (bench_train.parse_args, [])}
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999", "NaN"])

@@ -105,8 +105,8 @@ def test_a_run_folder_that_is_a_file(tmp_path, cache_dir, inside):
 
 @pytest.mark.parametrize("key", ["hydra.run.dir", "cache_dir", "hydra.sweep.dir"])
 def test_a_folder_that_cannot_be_made_is_one_line(tmp_path, key):
-    # /proc takes no new folders (root included): was Hydra's or the tokenizer cache's
-    # FileNotFoundError traceback (the cache's after the data was read)
+    # /proc takes no new folders (root included): one line before the data is read, never
+    # Hydra's or the tokenizer cache's FileNotFoundError traceback
     where = {"hydra.run.dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache"),
              key: "/proc/nmt_cannot_be_made/x"}
     sweep = ["--multirun"] if key == "hydra.sweep.dir" else []
@@ -168,8 +168,8 @@ def test_resume_with_other_data_is_one_line_and_force_continues(tmp_path, cache_
 # -- the model ----------------------------------------------------------------------
 
 def test_resume_with_another_model_changes_nothing_and_names_the_settings(tmp_path, cache_dir, finished):
-    # was: refused only after the data was read and .hydra/ rewritten with the refused config
-    # (and train.log appended), with 'Error(s) in loading state_dict for Seq2Seq:'
+    # refused before the data is read, .hydra/ and train.log untouched, never with
+    # 'Error(s) in loading state_dict for Seq2Seq:'
     import shutil
 
     run_dir = tmp_path / "copy"

@@ -4,8 +4,7 @@ TensorBoard shows an image in a card about 340 px wide, scaled down to fit.
 Each card holds one heatmap (a layer's head mean, or one head) drawn about
 that wide, with 9-10 pt token labels, a colour bar and a title naming the
 sentence, layer and head; a long source is cut into cards of at most
-MAX_COLUMNS tokens. (Checked by eye in headless Chromium; see the report of
-issue 17.)
+MAX_COLUMNS tokens (checked by eye in headless Chromium).
 """
 
 import struct

@@ -181,8 +181,8 @@ def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, whe
 
 @pytest.mark.parametrize("option", ["--input", "--reference"])
 def test_a_missing_input_names_its_option(tmp_path, capsys, option):
-    # was '... no such file; check the data paths in the config' (nmt.translate has no config),
-    # after the checkpoint was loaded; now before it is read (it does not exist either)
+    # the option's own name, not the config's data paths (nmt.translate has no config),
+    # before the checkpoint is read (it does not exist either)
     source = write_lines(tmp_path / "in.txt", SOURCES[:1])
     given = {"--input": source, "--reference": source, option: str(tmp_path / "nope.txt")}
     assert main(["--checkpoint", str(tmp_path / "none.pt"), *[x for kv in given.items() for x in kv]]) == 1
@@ -220,7 +220,7 @@ def test_attention_layer_without_plot_attention_is_refused(tmp_path, toy_checkpo
 ])
 def test_attention_layer_and_head_out_of_range_before_translating(tmp_path, tmp_path_factory, cache_dir,
                                                                  capsys, options, message):
-    # was: every line translated and written, then the error (exit 1 after the output)
+    # refused before any line is translated or written
     from tests.test_attention_html import tiny_transformer
 
     checkpoint = tiny_transformer(tmp_path_factory, cache_dir)
@@ -335,4 +335,4 @@ def test_plot_attention_pictures_say_what_they_show_and_split_long_sources(tmp_p
                  "--beam-size", "1", "--plot-attention", str(tmp_path / "big"), "--dpi", "300"]) == 0
     small, big = Image.open(tmp_path / "p" / "00001.png"), Image.open(tmp_path / "big" / "00001.png")
     assert big.width == pytest.approx(2 * small.width, rel=0.05)      # 300 dpi against the default 150
-    assert small.width >= 450                                          # 340 px before: read without zooming
+    assert small.width >= 450                                          # read without zooming

@@ -9,14 +9,12 @@ folder or Hugging Face hub), any line-aligned files, or the toy task.
 from collections.abc import Mapping
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
-
+from nmt.config_schema.data import check_kind, check_languages, check_test_pair, config_dict, need
 from nmt.data.examples import Corpus
 from nmt.data.readers import read_parallel
-from nmt.data.toy import check_toy_sizes, make_toy_corpus
+from nmt.data.toy import make_toy_corpus
 from nmt.errors import NmtError
 
-MULTI30K_LANGUAGES = ("cs", "de", "en", "fr")
 MULTI30K_FILES = {"train": "train", "valid": "val", "test": "test_2016_flickr"}   # task 1, 2016 test
 DEFAULT_HUB_ID = "bentrevett/multi30k"
 # Languages held by hub copies we know; any other id is checked once it is loaded.
@@ -27,15 +25,6 @@ LOCAL_HINT = "download Multi30k task 1 and set data.path=/path/to/multi30k"
 
 
 # -- Multi30k ------------------------------------------------------------------
-def _check_languages(src_lang: str, tgt_lang: str) -> None:
-    for key, lang in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
-        if lang not in MULTI30K_LANGUAGES:
-            raise NmtError(f"data.{key}={lang!r} is not a Multi30k language; choose one of "
-                           f"{list(MULTI30K_LANGUAGES)}")
-    if src_lang == tgt_lang:
-        raise NmtError(f"data.src_lang and data.tgt_lang are both {src_lang!r}; choose two languages")
-
-
 def _multi30k_file(folder: Path, base: str, lang: str) -> Path:
     for name in (f"{base}.{lang}", f"{base}.{lang}.gz"):
         if (folder / name).is_file():
@@ -105,7 +94,7 @@ def load_multi30k(src_lang: str, tgt_lang: str, path=None, hub_id: str = DEFAULT
     language (`train.de`, `train.de.gz`, ...), or, when `path` is None, from
     the hub dataset `hub_id` (bentrevett/multi30k has de and en only).
     """
-    _check_languages(src_lang, tgt_lang)
+    check_languages(src_lang, tgt_lang)
     if path is not None:
         return _multi30k_local(Path(path).expanduser(), src_lang, tgt_lang)
     return _multi30k_hub(str(hub_id), src_lang, tgt_lang, Path(cache_dir) if cache_dir else None)
@@ -114,81 +103,31 @@ def load_multi30k(src_lang: str, tgt_lang: str, path=None, hub_id: str = DEFAULT
 # -- any line-aligned files -------------------------------------------------------
 def load_files(train_src, train_tgt, valid_src, valid_tgt, test_src=None, test_tgt=None) -> Corpus:
     """A corpus from line-aligned text files (plain or .gz); the test pair is optional."""
-    if (test_src is None) != (test_tgt is None):
-        raise NmtError("set both data.test_src and data.test_tgt, or neither")
+    check_test_pair(test_src, test_tgt)
     test = read_parallel(test_src, test_tgt) if test_src is not None else []
     return Corpus(train=read_parallel(train_src, train_tgt), valid=read_parallel(valid_src, valid_tgt),
                   test=test, name=f"files-{Path(train_src).name}")
 
 
 # -- from the `data` config --------------------------------------------------------
-def config_dict(cfg) -> dict:
-    """The `data` config as a plain dict; a missing mandatory (???) key is an NmtError."""
-    if isinstance(cfg, DictConfig):
-        # OmegaConf names a key from the root when `cfg` is the composed config's `data` node
-        missing = sorted(key if key.startswith("data.") else f"data.{key}"
-                         for key in OmegaConf.missing_keys(cfg))
-        if missing:
-            raise NmtError(f"{missing[0]} is not set; add {missing[0]}=... to the command line")
-        return OmegaConf.to_container(cfg, resolve=True)
-    return dict(cfg)
-
-
-def _need(cfg: Mapping, key: str):
-    if cfg.get(key) is None:
-        raise NmtError(f"data.{key} is not set; add data.{key}=... to the command line")
-    return cfg[key]
-
-
 def _multi30k_from_cfg(cfg: Mapping, cache_dir) -> Corpus:
-    return load_multi30k(str(_need(cfg, "src_lang")), str(_need(cfg, "tgt_lang")), cfg.get("path"),
+    return load_multi30k(str(need(cfg, "src_lang")), str(need(cfg, "tgt_lang")), cfg.get("path"),
                          cfg.get("hub_id") or DEFAULT_HUB_ID, cache_dir)
 
 
 def _files_from_cfg(cfg: Mapping, cache_dir) -> Corpus:
-    return load_files(*(_need(cfg, k) for k in ("train_src", "train_tgt", "valid_src", "valid_tgt")),
+    return load_files(*(need(cfg, k) for k in ("train_src", "train_tgt", "valid_src", "valid_tgt")),
                       cfg.get("test_src"), cfg.get("test_tgt"))
 
 
 def _toy_from_cfg(cfg: Mapping, cache_dir) -> Corpus:
-    return make_toy_corpus(*(int(_need(cfg, key)) for key in ("n_train", "n_valid", "n_test", "seed")))
+    return make_toy_corpus(*(int(need(cfg, key)) for key in ("n_train", "n_valid", "n_test", "seed")))
 
 
 LOADERS = {"multi30k": _multi30k_from_cfg, "files": _files_from_cfg, "toy": _toy_from_cfg}
 
 
-def check_data_config(cfg) -> dict:
-    """Mistakes the `data` config alone reveals, before any file is read: a
-    required key not set, an unknown kind, settings that cannot work together
-    (streaming with guided alignment or without files, half a test pair, toy
-    sizes the task cannot give). Returns the config as a plain dict."""
-    cfg = config_dict(cfg)
-    kind = cfg.get("kind")
-    if kind not in LOADERS:
-        raise NmtError(f"data.kind={kind!r} unknown; choose one of {sorted(LOADERS)}")
-    if cfg.get("streaming"):
-        if kind != "files":
-            raise NmtError(f"data.streaming=true reads data=files only, not data.kind={kind!r}; "
-                           "use data=files_streaming with data.train_src=... and friends")
-        if cfg.get("train_alignments"):
-            raise NmtError("data.train_alignments (guided alignment) is not supported with data.streaming; "
-                           "use data=files, which holds the training pairs in memory")
-    if kind == "files":
-        for key in ("train_src", "train_tgt", "valid_src", "valid_tgt"):
-            _need(cfg, key)
-        if (cfg.get("test_src") is None) != (cfg.get("test_tgt") is None):
-            raise NmtError("set both data.test_src and data.test_tgt, or neither")
-    if kind == "multi30k":
-        _check_languages(str(_need(cfg, "src_lang")), str(_need(cfg, "tgt_lang")))
-    if kind == "toy":
-        check_toy_sizes(*(_need(cfg, key) for key in ("n_train", "n_valid", "n_test")))
-    return cfg
-
-
 def load_corpus(cfg, cache_dir=None) -> Corpus:
     """The corpus the `data` config names by its `kind`."""
     cfg = config_dict(cfg)
-    kind = cfg.get("kind")
-    if kind not in LOADERS:
-        raise NmtError(f"data.kind={kind!r} unknown; choose one of {sorted(LOADERS)}")
-    return LOADERS[kind](cfg, cache_dir)
+    return LOADERS[check_kind(cfg.get("kind"))](cfg, cache_dir)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from nmt.data.alignments import train_guides
 from nmt.data.batching import TokenBatcher
-from nmt.data.corpora import check_data_config, load_corpus
+from nmt.config_schema.data import check_data_config
+from nmt.data.corpora import load_corpus
 from nmt.data.examples import PreparedData, drop_empty, encode_train, positive_setting
 from nmt.data.streaming import prepare_streaming
 from nmt.data.tokenizer import Tokenizer
@@ -46,8 +47,8 @@ def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     if not valid:
         raise NmtError(f"{corpus.name}: the validation set has no non-empty source line; check its files")
 
-    tokenizer = Tokenizer.train(train, vocab_size, str(cfg.get("spm_model_type", "unigram")),
-                                bool(cfg.get("joint_vocab", True)),
+    tokenizer = Tokenizer.train(train, vocab_size, str(cfg["spm_model_type"]),
+                                bool(cfg["joint_vocab"]),
                                 Path(cache_dir) if cache_dir is not None else None)
     encoded = encode_train(corpus.train, tokenizer, max_len)
     if not encoded.examples:

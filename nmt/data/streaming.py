@@ -209,8 +209,8 @@ def prepare_streaming(cfg: dict, cache_dir, seed: int) -> PreparedData:
     tokenizer = Tokenizer.train_sampled(
         lambda: (s for s in iter_lines(src_path) if s.strip()),
         lambda: (t for t in iter_lines(tgt_path) if t.strip()),
-        fingerprint(src_path, tgt_path), vocab_size, str(cfg.get("spm_model_type", "unigram")),
-        bool(cfg.get("joint_vocab", True)), Path(cache_dir) if cache_dir is not None else None, sample)
+        fingerprint(src_path, tgt_path), vocab_size, str(cfg["spm_model_type"]),
+        bool(cfg["joint_vocab"]), Path(cache_dir) if cache_dir is not None else None, sample)
     batcher = StreamingBatcher(src_path, tgt_path, tokenizer, batch_tokens, max_len, buffer_pairs, seed)
     stats = {"corpus": f"files-{src_path.name}", "train_pairs": len(batcher), "streaming": True,
              "buffer_pairs": buffer_pairs, "valid_pairs": len(valid), "test_pairs": len(test),

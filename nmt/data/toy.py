@@ -21,6 +21,7 @@ comes from the first word of the field it opens (the month, then the day).
 import calendar
 import random
 
+from nmt.config_schema.data import check_toy_sizes
 from nmt.data.examples import Corpus
 from nmt.errors import NmtError
 
@@ -126,17 +127,6 @@ def _sample(rng: random.Random) -> tuple[int | None, int, int, int]:
     day = rng.randint(1, calendar.monthrange(year, month)[1])
     weekday = rng.randrange(7) if rng.random() < 0.5 else None
     return weekday, day, month, year
-
-
-def check_toy_sizes(n_train: int, n_valid: int, n_test: int) -> tuple[int, int, int]:
-    """The three split sizes as ints, or NmtError when the toy task cannot give them."""
-    sizes = (int(n_train), int(n_valid), int(n_test))
-    if min(sizes) < 0 or sizes[0] < 1 or sizes[1] < 1:
-        raise NmtError(f"toy sizes n_train={sizes[0]}, n_valid={sizes[1]}, n_test={sizes[2]}: "
-                       "need n_train >= 1, n_valid >= 1, n_test >= 0")
-    if sum(sizes) > 200_000:
-        raise NmtError(f"toy task: {sum(sizes)} sentences asked for; keep n_train + n_valid + n_test <= 200000")
-    return sizes
 
 
 def make_toy_corpus(n_train: int, n_valid: int, n_test: int, seed: int) -> Corpus:

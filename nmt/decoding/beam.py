@@ -1,5 +1,7 @@
 """Beam search, batched over sentences and beams, with incremental state."""
 
+from dataclasses import dataclass, fields
+
 import torch
 from torch import Tensor
 
@@ -66,6 +68,125 @@ def backtrack(steps: list) -> tuple[Tensor, Tensor]:
     return history, attention
 
 
+@dataclass
+class _Beams:
+    """The beams of the sentences still decoded, one row per beam slot (n = W
+    per sentence); `active` (n,) names each row's slot b*W + w among all B*W."""
+
+    active: Tensor      # (n,) long
+    scores: Tensor      # (n,) summed log-probability
+    lengths: Tensor     # (n,) long, output tokens including eos
+    finished: Tensor    # (n,) bool, has output eos
+    coverage: Tensor    # (n, S) sum_t a_t
+    limit: Tensor       # (n,) long, the most output tokens
+    y: Tensor           # (n,) long, the last token, the next step's input
+
+    def select(self, index: Tensor) -> "_Beams":
+        """The rows `index` (n',) of every field."""
+        return _Beams(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    def copy(self) -> "_Beams":
+        return _Beams(**{f.name: getattr(self, f.name).clone() for f in fields(self)})
+
+
+def _start(model, src: Tensor, bos: int, W: int, max_len_ratio: float, max_len_extra: int,
+           max_len_cap: int | None):
+    """Encode src (B, S) once and give each sentence W beam slots: the memory
+    and decoder state repeated to B*W rows, the beams (only the first of each
+    sentence may extend: all W start identical), and src_len (B,)."""
+    B, S = src.shape
+    memory, state = model.start(src)
+    src_len = memory.mask[:, 0].sum(-1)                                   # (B,)
+    expand = torch.arange(B, device=src.device).repeat_interleave(W)      # (B*W,)
+    memory = memory.index_select(expand)
+    state = model.decoder.reorder_state(state, expand)
+    scores = torch.zeros(B, W, device=src.device)
+    scores[:, 1:] = float("-inf")
+    beams = _Beams(
+        active=torch.arange(B * W, device=src.device),
+        scores=scores.view(-1),                                           # (B*W,)
+        lengths=torch.zeros(B * W, dtype=torch.long, device=src.device),
+        finished=torch.zeros(B * W, dtype=torch.bool, device=src.device),
+        coverage=torch.zeros(B * W, S, device=src.device),                # (B*W, S)
+        limit=max_output_length(src_len, max_len_ratio, max_len_extra, max_len_cap)[expand],  # (B*W,)
+        y=torch.full((B * W,), bos, dtype=torch.long, device=src.device),
+    )
+    return memory, state, beams, src_len
+
+
+def _allowed(logits: Tensor, t: int, beams: _Beams, eos: int, never: tuple[int, ...],
+             min_len: int) -> Tensor:
+    """logits (n, V) of step t -> the log-probabilities (n, V) each beam may
+    extend by: never an id in `never`, no eos before `min_len` tokens, only
+    eos at the beam's length limit, and an ended beam only eos, at no cost."""
+    log_probs = logits.float().log_softmax(-1)
+    eos_score = log_probs[:, eos].clone()
+    log_probs[:, list(never)] = float("-inf")
+    if t < min_len:
+        log_probs[:, eos] = float("-inf")
+    at_limit = (t + 1 >= beams.limit) & ~beams.finished
+    log_probs[at_limit] = float("-inf")
+    log_probs[at_limit, eos] = eos_score[at_limit]
+    log_probs[beams.finished] = float("-inf")
+    log_probs[beams.finished, eos] = 0.0
+    return log_probs
+
+
+def _extend(beams: _Beams, log_probs: Tensor, weights: Tensor, W: int, eos: int):
+    """The W best extensions of each sentence's beams, over log_probs (n, V)
+    and the step's attention weights (n, S): origin (n,) the row each new beam
+    extends, tokens (n,) what it extends by, and the new beams."""
+    V = log_probs.size(-1)
+    n_sent = log_probs.size(0) // W
+    candidates = (beams.scores[:, None] + log_probs).view(n_sent, W * V)  # (n/W, W*V)
+    top_scores, top_index = candidates.topk(W, dim=-1)                    # (n/W, W)
+    offsets = (torch.arange(n_sent, device=log_probs.device) * W)[:, None]  # (n/W, 1)
+    origin = (offsets + top_index // V).view(-1)                          # (n,)
+    tokens = (top_index % V).view(-1)                                     # (n,)
+    was_finished = beams.finished[origin]
+    extended = _Beams(
+        active=beams.active,
+        scores=top_scores.view(-1),
+        lengths=beams.lengths[origin] + (~was_finished).long(),
+        finished=was_finished | (tokens == eos),
+        coverage=beams.coverage[origin] + weights.float()[origin].masked_fill(was_finished[:, None], 0.0),
+        limit=beams.limit,
+        y=tokens,
+    )
+    return origin, tokens, extended
+
+
+def _record(final: _Beams, beams: _Beams, rows: Tensor | None = None) -> None:
+    """Copy the scores, lengths and coverage of the beams' `rows` (bool (n,),
+    None: all) into their slots of `final`, the B*W beams the search ended with."""
+    active = beams.active if rows is None else beams.active[rows]
+    for key in ("scores", "lengths", "coverage"):
+        value = getattr(beams, key)
+        getattr(final, key)[active] = value if rows is None else value[rows]
+
+
+def _ranked(final: _Beams, steps: list, source_mask: Tensor, src_len: Tensor, W: int, nbest: int,
+            alpha: float, beta: float) -> list[list[Hypothesis]]:
+    """Per sentence the `nbest` of its W final beams, best first by
+    s(Y, X) = log P(Y | X) / lp(Y) + cp(X; Y); source_mask (B*W, S)."""
+    B = src_len.size(0)
+    normalised = final.scores / length_penalty(final.lengths, alpha)      # (B*W,)
+    normalised = (normalised + coverage_penalty(final.coverage, source_mask, beta)).view(B, W)
+    order = normalised.argsort(dim=-1, descending=True)
+    history, attention = backtrack(steps)
+    history, attention, lengths = history.tolist(), attention.cpu(), final.lengths.tolist()
+    results = []
+    for b in range(B):
+        hyps = []
+        for w in order[b, :nbest].tolist():
+            i = b * W + w
+            n = lengths[i] - 1                                            # tokens before eos
+            hyps.append(Hypothesis(history[i][:n], float(normalised[b, w]),
+                                   attention[i, : n + 1, : int(src_len[b])]))
+        results.append(hyps)
+    return results
+
+
 @torch.no_grad()
 def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbest: int = 1,
                 alpha: float = 1.0, max_len_ratio: float = 1.5,
@@ -87,88 +208,29 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     decoder reports at every step (an RNN's attention; a Transformer's
     cross-attention of model.decoder.attention_layer, by default the last,
     averaged over heads or the chosen attention_head; an ensemble's mean);
-    the sum stops growing once the hypothesis has output eos.
+    the sum stops growing once the hypothesis has output eos. A sentence
+    whose W beams have all ended leaves the batch.
     """
-    B, S = src.shape
     W = beam_size
-    memory, state = model.start(src)
-    src_len = memory.mask[:, 0].sum(-1)                                   # (B,)
-    expand = torch.arange(B, device=src.device).repeat_interleave(W)      # (B*W,)
-    memory = memory.index_select(expand)
-    state = model.decoder.reorder_state(state, expand)
-    limit = max_output_length(src_len, max_len_ratio, max_len_extra, max_len_cap)[expand]  # (B*W,)
+    memory, state, beams, src_len = _start(model, src, bos, W, max_len_ratio, max_len_extra, max_len_cap)
     source_mask = memory.mask[:, 0]                                       # (B*W, S)
-
-    scores = torch.zeros(B, W, device=src.device)
-    scores[:, 1:] = float("-inf")              # all beams start identical: keep one
-    scores = scores.view(-1)                                              # (B*W,)
-    y = torch.full((B * W,), bos, dtype=torch.long, device=src.device)
-    finished = torch.zeros(B * W, dtype=torch.bool, device=src.device)
-    lengths = torch.zeros(B * W, dtype=torch.long, device=src.device)
+    final = beams.copy()   # each slot's scores, lengths, coverage once its sentence ends
     steps = []                          # per step: (origin (B*W,), tokens (B*W,), weights (B*W, S))
-    coverage = torch.zeros(B * W, S, device=src.device)                   # (B*W, S) sum_t a_t
-    # A sentence whose W beams have all ended leaves the batch: `active` are the
-    # beam slots b*W + w still decoded, `final` what the others ended with.
-    active = torch.arange(B * W, device=src.device)                       # (n,)
-    final = {"scores": scores.clone(), "lengths": lengths.clone(), "coverage": coverage.clone()}
-
-    for t in range(int(limit.max())):
-        n_sent = active.numel() // W
-        logits, state, weights = model.decoder.step(y, state, memory)    # (n, V), (n, S)
-        log_probs = logits.float().log_softmax(-1)
-        V = log_probs.size(-1)
-        eos_score = log_probs[:, eos].clone()
-        log_probs[:, list(never)] = float("-inf")                  # e.g. pad and bos: never an output
-        if t < min_len:
-            log_probs[:, eos] = float("-inf")
-        at_limit = (t + 1 >= limit) & ~finished
-        log_probs[at_limit] = float("-inf")                  # the last step must end
-        log_probs[at_limit, eos] = eos_score[at_limit]
-        log_probs[finished] = float("-inf")                  # done beams only carry on
-        log_probs[finished, eos] = 0.0
-        candidates = (scores[:, None] + log_probs).view(n_sent, W * V)    # (n/W, W*V)
-        top_scores, top_index = candidates.topk(W, dim=-1)                # (n/W, W)
-        offsets = (torch.arange(n_sent, device=src.device) * W)[:, None]  # (n/W, 1)
-        origin = (offsets + top_index // V).view(-1)                      # (n,)
-        tokens = (top_index % V).view(-1)                                 # (n,)
-
-        was_finished = finished[origin]
-        lengths = lengths[origin] + (~was_finished).long()
-        finished = was_finished | (tokens == eos)
-        scores = top_scores.view(-1)
-        steps.append(_in_slots(B * W, active, origin, tokens, weights.float(), eos))
-        coverage = coverage[origin] + weights.float()[origin].masked_fill(was_finished[:, None], 0.0)
-        y = tokens
-        done = finished.view(n_sent, W).all(-1)                           # (n/W,) sentences ended
+    for t in range(int(beams.limit.max())):
+        logits, state, weights = model.decoder.step(beams.y, state, memory)  # (n, V), (n, S)
+        log_probs = _allowed(logits, t, beams, eos, never, min_len)
+        origin, tokens, beams = _extend(beams, log_probs, weights, W, eos)
+        steps.append(_in_slots(final.active.numel(), beams.active, origin, tokens, weights.float(), eos))
+        done = beams.finished.view(-1, W).all(-1)                         # (n/W,) sentences ended
         if bool(done.any()):
             rows = done.repeat_interleave(W)                              # (n,)
-            for key, value in (("scores", scores), ("lengths", lengths), ("coverage", coverage)):
-                final[key][active[rows]] = value[rows]
+            _record(final, beams, rows)
             if bool(done.all()):
                 break
             keep = (~rows).nonzero().squeeze(1)                           # (n',)
-            active, memory = active[keep], memory.index_select(keep)
-            scores, lengths, finished, coverage = scores[keep], lengths[keep], finished[keep], coverage[keep]
-            limit, y = limit[keep], y[keep]
+            beams, memory = beams.select(keep), memory.index_select(keep)
             origin = origin[keep]               # the beams' reorder and the batch's shrinking in one copy
         state = model.decoder.reorder_state(state, origin)
-    else:                                           # the longest limit came before every sentence ended
-        for key, value in (("scores", scores), ("lengths", lengths), ("coverage", coverage)):
-            final[key][active] = value
-    scores, lengths, coverage = final["scores"], final["lengths"], final["coverage"]
-
-    normalised = scores / length_penalty(lengths, alpha)                  # (B*W,)
-    normalised = (normalised + coverage_penalty(coverage, source_mask, beta)).view(B, W)
-    order = normalised.argsort(dim=-1, descending=True)
-    history, attention = backtrack(steps)
-    history, attention, lengths = history.tolist(), attention.cpu(), lengths.tolist()
-    results = []
-    for b in range(B):
-        hyps = []
-        for w in order[b, :nbest].tolist():
-            i = b * W + w
-            n = lengths[i] - 1                                            # tokens before eos
-            hyps.append(Hypothesis(history[i][:n], float(normalised[b, w]),
-                                   attention[i, : n + 1, : int(src_len[b])]))
-        results.append(hyps)
-    return results
+    else:                                       # the longest limit came before every sentence ended
+        _record(final, beams)
+    return _ranked(final, steps, source_mask, src_len, W, nbest, alpha, beta)

@@ -44,7 +44,7 @@ from torch import Tensor, nn
 from nmt.data.tokenizer import Tokenizer
 from nmt.deploy import layout
 from nmt.errors import NmtError
-from nmt.models.build import TRANSFORMER_DECODER, TRANSFORMER_ENCODER
+from nmt.config_schema.combinations import TRANSFORMER_DECODER, TRANSFORMER_ENCODER
 from nmt.models.positional.base import AttentionPositions
 from nmt.models.positional.learned import LearnedEmbedding
 from nmt.models.positional.relative import RelativeTerms

@@ -1,24 +1,14 @@
 """Config in, model out: every part built with hydra.utils.instantiate."""
 
-import inspect
-
 import torch
 from hydra.errors import InstantiationException
-from hydra.utils import get_class
 from hydra.utils import instantiate as hydra_instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from torch import nn
 
-from nmt.config_files import CONFIGS
+from nmt.config_schema.combinations import TRANSFORMER_DECODER, check_combination
 from nmt.errors import NmtError
 from nmt.models.seq2seq import Seq2Seq
-
-TRANSFORMER_DECODER = "nmt.models.transformer.decoder.TransformerDecoder"
-TRANSFORMER_ENCODER = "nmt.models.transformer.encoder.TransformerEncoder"
-# A Transformer decoder reads the memory through cross-attention; these
-# bridges have nothing to start, so only they may be combined with it.
-BRIDGES_WITHOUT_EFFECT = ("nmt.models.bridges.LastBridge", "nmt.models.bridges.ZeroBridge")
-
 
 def instantiate(config, **kwargs):
     """hydra.utils.instantiate, but a constructor's NmtError stays one clear line."""
@@ -32,105 +22,14 @@ def instantiate(config, **kwargs):
                        f"{str(cause or error).splitlines()[-1][:200]}") from None
 
 
-def check_combination(model_cfg: DictConfig, positional_kind: str) -> None:
-    """One clear line for a combination that cannot work."""
-    transformer_decoder = model_cfg.decoder._target_ == TRANSFORMER_DECODER
-    uses_transformer = transformer_decoder or model_cfg.encoder._target_ == TRANSFORMER_ENCODER
-    scope = model_cfg.attention.get("scope", "global")
-    if transformer_decoder and scope != "global":
-        raise NmtError(f"model.attention.scope={scope} works with RNN decoders only; a Transformer "
-                       "decoder uses global multi-head cross-attention (use model/decoder=lstm or gru)")
-    if transformer_decoder and model_cfg.attention.get("_target_", "").endswith(".CoverageAttention"):
-        raise NmtError("model/attention=coverage works with RNN decoders only (the coverage vector is "
-                       "part of their state); use model/decoder=lstm or gru, or another attention")
-    if transformer_decoder and model_cfg.bridge._target_ not in BRIDGES_WITHOUT_EFFECT:
-        raise NmtError("model/bridge starts RNN decoders; a Transformer decoder reads the encoder "
-                       "through cross-attention: use model/bridge=zero with model/decoder=transformer")
-    if not uses_transformer and positional_kind != "none":
-        raise NmtError(f"model/positional={positional_kind} needs a Transformer encoder or decoder; "
-                       "RNNs read positions from their order (use model/positional=none)")
-
-
-# What the builder or trainer passes itself: never a key of the YAML.
-BUILDER_ARGUMENTS = {"self", "vocab_size", "memory_dim", "attention", "positional", "pad_id", "query_dim",
-                     "key_dim", "enc_dim", "dec_dim", "params", "optimizer"}
-PARTS = ("encoder", "decoder", "attention", "bridge", "positional")
-INSPECTED = ("nmt.", "torch.optim.")    # classes whose settings are looked up (imported) by name
-
-
-def _settings(target: str) -> set[str] | None:
-    """The keyword arguments the class `target` takes (None: any, or unknown)."""
-    if not str(target).startswith(INSPECTED):
-        return None
-    try:
-        parameters = inspect.signature(get_class(str(target)).__init__).parameters.values()
-    except Exception:  # noqa: BLE001 - a target that does not import: instantiate says so
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    return {p.name for p in parameters} - BUILDER_ARGUMENTS
-
-
-def _preset_keys(preset: str, key: str) -> set[str]:
-    """The keys under `key` (e.g. model.encoder) that the experiment preset sets itself."""
-    path = CONFIGS / "experiment" / f"{preset}.yaml"
-    try:
-        node = OmegaConf.select(OmegaConf.load(path), key)
-    except Exception:  # noqa: BLE001 - no such file: nothing to name
-        return set()
-    return set(node.keys()) if isinstance(node, DictConfig) else set()
-
-
-def check_group_settings(node, group: str, choices: dict | None = None) -> None:
-    """Every key of a group's node (group "model/encoder", "optimizer", ...) is one
-    its `_target_` class takes.
-
-    A preset that sets keys for one option and a command line that picks
-    another (experiment=quickstart model/encoder=transformer) would otherwise
-    fail in the constructor with "unexpected keyword argument 'embed_dim'".
-    `choices` is Hydra's runtime.choices (group -> option), for the message.
-    """
-    if not isinstance(node, DictConfig):
-        return
-    takes = _settings(node.get("_target_", ""))
-    if takes is None:
-        return
-    foreign = [key for key in node.keys() if not str(key).startswith("_") and key not in takes]
-    if not foreign:
-        return
-    choices = dict(choices or {})
-    prefix, part = group.replace("/", "."), group.rsplit("/", 1)[-1]
-    option = choices.get(group)
-    named = f"{group}={option}" if option else str(node._target_).rsplit(".", 1)[-1]
-    keys = ", ".join(f"{prefix}.{key}" for key in foreign)
-    its = f"its settings are {', '.join(sorted(takes))}" if takes else "it has no settings"
-    preset = choices.get("experiment")
-    if preset and option and set(foreign) & _preset_keys(str(preset), prefix):
-        raise NmtError(f"experiment={preset} sets {keys} for its own {part}, which {named} does "
-                       f"not take ({its}); drop {group}={option} to use the preset's {part}, "
-                       f"or drop experiment={preset} and set {prefix}.* yourself")
-    raise NmtError(f"{keys}: not a setting of {named} ({its}); remove it or choose the "
-                   f"{group} option it belongs to")
-
-
-def check_settings(model_cfg: DictConfig, choices: dict | None = None) -> None:
-    """check_group_settings for each part of the model."""
-    for part in PARTS:
-        check_group_settings(model_cfg.get(part), f"model/{part}", choices)
-
-
-def check_model_config(model_cfg: DictConfig, vocab_size: int, choices: dict | None = None) -> Seq2Seq:
-    """Every mistake building the model would find, before any data is read.
-
-    The combinations that cannot work, the settings each part takes, then
-    the model itself built on the meta device (shapes only, no memory, no
-    data): a constructor's own check (heads dividing d_model, an odd
-    bidirectional hidden_size, ...) answers here, not after the data.
+def check_model_config(model_cfg: DictConfig, vocab_size: int) -> Seq2Seq:
+    """The model built on the meta device (shapes only, no memory, no data),
+    before any data is read: a constructor's own check (heads dividing
+    d_model, an odd bidirectional hidden_size, ...) answers here, not after
+    the data. The parts' settings and combinations are nmt.config_schema's.
     Returns that meta-device model, for checks of settings that name its
     layers and heads (trainer.guided_alignment).
     """
-    check_combination(model_cfg, str(model_cfg.positional.get("kind", "none")))
-    check_settings(model_cfg, choices)
     with torch.device("meta"):
         return build_model(model_cfg, vocab_size, vocab_size)
 

@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import threading
 import time
@@ -37,14 +36,13 @@ from nmt.cli import command
 from nmt.cli_checks import write_stdout
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
+from nmt.provenance import git_commit
 from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
 from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_links, train_alignments,  # noqa: F401
                               valid_references)
 from nmt.study.options import parse_args as parse_options
 from nmt.study.planning import collect_records, plan, report_configs
 from nmt.study.runner import record_done, record_path_of
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse_args(argv):
@@ -63,14 +61,6 @@ def common_overrides(args) -> list[str]:
             "trainer.heatmap_sentences=0", "trainer.log_every=50", "trainer.metric=bleu",
             f"trainer.patience={args.patience}", f"trainer.label_smoothing={sizes.label_smoothing}",
             *([f"cache_dir={args.cache_dir}"] if args.cache_dir else []), *args.overrides]
-
-
-def git_commit() -> str:
-    def git(*cmd):
-        return subprocess.run(["git", *cmd], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "nmt", "configs")
-    return commit + (" (with uncommitted changes under nmt/ or configs/)" if dirty else "")
 
 
 def default_machine() -> str:

@@ -10,48 +10,23 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from nmt.cli_checks import check_checkpoint_exists
-from nmt.config_schema import validate
-from nmt.data.corpora import check_data_config
+from nmt.config_schema import check_classes, validate
 from nmt.errors import NmtError
 
 
 def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     """Mistakes the config alone reveals, found before any data is read: every
-    value against its rule (nmt/config_schema.py), the data settings that need
-    no file, then the model (its parts' settings, their combination, and a
-    build on the meta device) and the trainer settings that depend on it.
-    `choices` is Hydra's runtime.choices, to name options in messages."""
+    rule of nmt.config_schema (values, lengths and data, the files the config
+    names, then the settings each class takes and the model's combinations),
+    the model built on the meta device, and the trainer settings that depend
+    on it. `choices` is Hydra's runtime.choices, to name options in messages."""
     validate(cfg)
-    positional = str(cfg.model.positional.kind)
-    if positional == "learned":
-        table, max_len = int(cfg.model.positional.max_len), int(cfg.data.max_len)
-        if table < max_len + 1:  # the decoder reads <s> plus up to max_len subwords
-            raise NmtError(
-                f"model.positional.max_len={table} is shorter than the longest sentence "
-                f"(data.max_len={max_len} subwords, +1 for <s>); set "
-                f"model.positional.max_len={max_len + 1} or data.max_len={table - 1}"
-            )
-    window = cfg.model.attention.get("max_len")  # luong_location: one score per source position
-    if window is not None and int(window) < int(cfg.data.max_len):
-        max_len = int(cfg.data.max_len)
-        raise NmtError(
-            f"model.attention.max_len={window} is shorter than the longest source "
-            f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
-            f"or data.max_len={window}"
-        )
-    if cfg.model.share_embeddings and not cfg.data.joint_vocab:
-        raise NmtError(
-            "model.share_embeddings=true needs one vocabulary for both languages; "
-            "set data.joint_vocab=true or model.share_embeddings=false"
-        )
-    check_data_config(cfg.data)
     check_paths(cfg)  # a file that is not there: said before torch is imported
-    from nmt.models.build import check_group_settings, check_model_config
+    check_classes(cfg, choices)
+    from nmt.models.build import check_model_config
     from nmt.training.run_dir import make_folder
 
-    for group in ("optimizer", "schedule"):
-        check_group_settings(cfg.get(group), group, choices)
-    model = check_model_config(cfg.model, int(cfg.data.vocab_size), choices)
+    model = check_model_config(cfg.model, int(cfg.data.vocab_size))
     check_training_settings(cfg, model)
     make_folder(cfg.cache_dir, "cache_dir")  # last: only a run that passed makes it
 

@@ -11,7 +11,7 @@ NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine w
 
 @pytest.mark.parametrize("name", ["cuda:x", "cuda:", "cuda:-1", "cuda:1.5", "cuda: 0"])
 def test_a_cuda_device_that_is_not_a_number_is_one_line(name):
-    # was torch's RuntimeError 'Invalid device string' (a traceback through nmt.train)
+    # not torch's RuntimeError 'Invalid device string' (a traceback through nmt.train)
     with pytest.raises(NmtError) as caught:
         resolve_device(name)
     assert str(caught.value) == (f"device={name!r}: the GPU must be a number from 0, e.g. cuda:0; "
@@ -21,7 +21,7 @@ def test_a_cuda_device_that_is_not_a_number_is_one_line(name):
 @NO_GPU
 @pytest.mark.parametrize("name", ["cuda", "cuda:0", "cuda:3"])
 def test_a_cuda_device_without_a_gpu_is_one_line(name):
-    # cuda:N was accepted with no GPU at all, to fail at the first tensor moved there
+    # cuda:N with no GPU at all is refused here, not at the first tensor moved there
     with pytest.raises(NmtError) as caught:
         resolve_device(name)
     assert str(caught.value) == f"device={name} but no CUDA GPU is visible; use device=cpu or device=auto"

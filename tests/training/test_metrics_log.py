@@ -1,16 +1,14 @@
 """metrics.jsonl: every reader takes the same records and leaves out a line a kill cut short."""
 
 import json
-import sys
 from pathlib import Path
 
 from nmt.store.averaging import run_scores
 from nmt.study.metrics import read_metrics
 from nmt.store.metrics_log import parse_record, read_records
 from nmt.training.run_dir import drop_metrics_after
+from scripts import plot_learning_curve
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import plot_learning_curve  # noqa: E402
 
 WHOLE = [{"step": 300, "bleu": 10.5, "chrf": 30.0, "loss": 4.0, "train_seconds": 60.0},
          {"step": 600, "bleu": 20.25, "chrf": 40.0, "loss": 3.0, "train_seconds": 120.0}]

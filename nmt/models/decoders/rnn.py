@@ -37,8 +37,8 @@ class RNNDecoder(nn.Module):
     """
 
     def __init__(self, vocab_size: int, memory_dim: int, attention: nn.Module,
-                 cell: str = "lstm", style: str = "luong", embed_dim: int = 256,
-                 hidden_size: int = 256, layers: int = 1, dropout: float = 0.1,
+                 cell: str, style: str = "luong", embed_dim: int = 256,
+                 hidden_size: int = 256, layers: int = 1, dropout: float = 0.2,
                  input_feeding: bool = True, tie_embeddings: bool = False,
                  pad_id: int = 0, positional=None):
         super().__init__()

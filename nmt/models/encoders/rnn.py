@@ -24,9 +24,9 @@ class RNNEncoder(nn.Module):
     scaled-dot scores need. A bidirectional hidden_size must be even.
     """
 
-    def __init__(self, vocab_size: int, cell: str = "lstm", embed_dim: int = 256,
+    def __init__(self, vocab_size: int, cell: str, embed_dim: int = 256,
                  hidden_size: int = 256, layers: int = 1, bidirectional: bool = True,
-                 dropout: float = 0.1, pad_id: int = 0, positional=None):
+                 dropout: float = 0.2, pad_id: int = 0, positional=None):
         super().__init__()
         if cell not in CELLS:
             raise NmtError(f"cell={cell!r} unknown; choose one of {sorted(CELLS)}")
