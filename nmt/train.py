@@ -102,28 +102,43 @@ def main(cfg: DictConfig) -> float:
     # rank 0 of a run that finished; a sweep's jobs leave the next commands to its last line
     if trainer.summary is not None and HydraConfig.get().mode != RunMode.MULTIRUN:
         example = trainer.valid_pairs[0][0] if trainer.valid_pairs else None
-        write_stdout("\n".join(finish_lines(run_dir, trainer.settings.metric, trainer.summary["best"],
-                                             trainer.progress.step, example)) + "\n", keep_going=True)
+        write_stdout("\n".join(finish_lines(run_dir, trainer.summary, trainer.settings, example)) + "\n",
+                     keep_going=True)
     return float(trainer.final_metrics["bleu"])
 
 
-def finish_lines(run_dir: Path, metric: str, best: float, step: int, example: str | None) -> list[str]:
-    """The end-of-run summary: the best validation score, where best.pt is, and
-    the next commands with the real paths, quoted for a POSIX shell."""
+def finish_lines(run_dir: Path, summary: dict, settings, example: str | None) -> list[str]:
+    """The end-of-run summary: why the run stopped, the best validation score,
+    where best.pt is, its test score where the data has a test set, and the
+    next commands with the real paths, quoted for a POSIX shell. `summary`:
+    summary.json's record; `settings`: the run's TrainSettings."""
     run_dir = Path(run_dir).resolve()
     best_pt = run_dir / "checkpoints" / "best.pt"
     if not best_pt.exists():               # no validation scored (a non-finite score)
         best_pt = best_pt.with_name("last.pt")
-    name = {"bleu": "BLEU", "chrf": "chrF", "loss": "loss"}[metric]
+    name = {"bleu": "BLEU", "chrf": "chrF", "loss": "loss"}[settings.metric]
     checkpoint = shlex.quote(str(best_pt))
     echo = f"echo {shlex.quote(example)} | " if example else ""
-    return [f"nmt: finished at step {step}; best validation {name} {best:.2f}",
-            f"  {best_pt.stem} checkpoint: {best_pt}",
-            "  next:",
-            f"    {echo}python -m nmt.translate --checkpoint {checkpoint}",
-            f"    tensorboard --logdir {shlex.quote(str(run_dir / 'tensorboard'))}",
-            f"    python -m nmt.explore --checkpoint {checkpoint}"]
+    lines = [f"nmt: finished at step {summary['step']}, {stop_reason(summary['stopped_by'], settings, name)}; "
+             f"best validation {name} {summary['best']:.2f}",
+             f"  {best_pt.stem} checkpoint: {best_pt}"]
+    if "test_bleu" in summary:
+        lines.append(f"  test set: BLEU {summary['test_bleu']:.2f} chrF {summary['test_chrf']:.2f} "
+                     f"({summary['test_checkpoint']}, {summary['test_sentences']} sentences, "
+                     f"{summary['test_search']})")
+    return lines + ["  next:",
+                    f"    {echo}python -m nmt.translate --checkpoint {checkpoint}",
+                    f"    tensorboard --logdir {shlex.quote(str(run_dir / 'tensorboard'))}",
+                    f"    python -m nmt.explore --checkpoint {checkpoint}"]
 
+
+def stop_reason(stopped_by: str, settings, metric_name: str) -> str:
+    """Why the run stopped, from summary.json's `stopped_by` (a stop signal has a line of its own)."""
+    return {"trainer.max_steps": f"trainer.max_steps={settings.max_steps} reached",
+            "trainer.max_epochs": f"trainer.max_epochs={settings.max_epochs} done",
+            "trainer.max_minutes": f"time budget trainer.max_minutes={settings.max_minutes:g} spent",
+            "trainer.patience": f"early stopping: {metric_name} did not improve for "
+                                f"trainer.patience={settings.patience} validations"}[stopped_by]
 
 
 def run() -> int:

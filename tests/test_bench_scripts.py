@@ -524,3 +524,16 @@ def test_average_sweep_chooses_on_validation_and_tests_the_choice(tmp_path, cach
     assert record["chosen"] == {"kind": best["kind"], "n": best["n"]}
     assert set(record["test"]) == {"chosen", "best.pt"} and record["test"]["chosen"]["steps"] == best["steps"]
     assert record["test_sentences"] == 200
+
+
+def test_bench_heatmaps_times_a_validation_with_and_without_its_cards(tmp_path, cache_dir, capsys):
+    bench = load_script("bench_heatmaps")
+    out = tmp_path / "heatmaps.json"
+    figures = bench.main(["--steps", "1", "--repeats", "1", "--sentences", "1", "--cache-dir", str(cache_dir),
+                          "--out", str(out)])
+    assert figures["cards_per_validation"] == 15                 # 3 layers x (head mean + 4 heads)
+    assert 0 < figures["blocking_s"] <= figures["drained_s"]
+    assert figures["pause_ratio"] == (figures["validate_s"] + figures["blocking_s"]) / figures["validate_s"]
+    printed = capsys.readouterr().out
+    assert "pause with heatmaps / without" in printed and "command: python -m scripts.bench_heatmaps" in printed
+    assert json.loads(out.read_text())["command"] == figures["command"]

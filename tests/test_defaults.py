@@ -131,13 +131,16 @@ def test_the_run_ends_with_a_summary_of_best_bleu_and_best_pt(dot_run):
     best_bleu = max(json.loads(line)["bleu"]
                     for line in (dot_run["dir"] / "metrics.jsonl").read_text().splitlines())
     assert summary["best"] == best_bleu
-    assert lines[0] == f"nmt: finished at step 3; best validation BLEU {best_bleu:.2f}"
+    assert lines[0] == f"nmt: finished at step 3, trainer.max_steps=3 reached; best validation BLEU {best_bleu:.2f}"
     assert lines[1] == f"  best checkpoint: {(dot_run['dir'] / 'checkpoints' / 'best.pt').resolve()}"
-    assert len(lines) == 6 and lines[2] == "  next:"
+    # the toy task's 200 test pairs, translated by best.pt as validation does (greedy)
+    assert lines[2] == (f"  test set: BLEU {summary['test_bleu']:.2f} chrF {summary['test_chrf']:.2f} "
+                        "(best.pt, 200 sentences, greedy)")
+    assert len(lines) == 7 and lines[3] == "  next:"
 
 
 def next_commands(dot_run) -> dict:
-    commands = [line.strip() for line in summary_lines(dot_run["output"])[3:]]
+    commands = [line.strip() for line in summary_lines(dot_run["output"])[4:]]
     return {"translate": commands[0], "tensorboard": commands[1], "explore": commands[2]}
 
 

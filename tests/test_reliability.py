@@ -9,6 +9,7 @@ write in tests/training/.
 
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -202,13 +203,21 @@ def start_training(run_dir, cache_dir, log, *overrides):
             env=dict(os.environ, PYTHONUNBUFFERED="1", **ONE_THREAD))
 
 
-def wait_for_training(child, log, timeout=120):
-    """Until the progress bar is drawn: the trainer then handles SIGINT and SIGTERM."""
-    deadline = time.time() + timeout
-    while b"train:" not in log.read_bytes():
+def logged_steps(run_dir) -> int:
+    """The plain lines of training steps in train.log (step 1, then every trainer.log_every)."""
+    path = run_dir / "train.log"
+    return len(re.findall(r"\] - step \d+ epoch", path.read_text())) if path.exists() else 0
+
+
+def wait_for_training(child, log, run_dir, timeout=120):
+    """Until train.log has a training step's line more than it had: the trainer then
+    handles SIGINT and SIGTERM. With its output piped there is no progress bar."""
+    before, deadline = logged_steps(run_dir), time.time() + timeout
+    while logged_steps(run_dir) <= before:
         assert child.poll() is None, log.read_text()
         assert time.time() < deadline, "training did not start"
         time.sleep(0.1)
+    assert b"train:" not in log.read_bytes()             # no bar's redraws in a log file
 
 
 def stop(child, signum, log):
@@ -225,7 +234,7 @@ def test_signals_write_a_checkpoint_and_resume_continues(tmp_path, cache_dir):
 
     # SIGTERM (a scheduler stopping the job): checkpoint, exit 143, one line naming it
     child = start_training(run_dir, cache_dir, log)
-    wait_for_training(child, log)
+    wait_for_training(child, log, run_dir)
     code, stdout, line = stop(child, signal.SIGTERM, log)
     assert code == 143, log.read_text()
     first = load_checkpoint(last)["progress"]["step"]
@@ -236,7 +245,7 @@ def test_signals_write_a_checkpoint_and_resume_continues(tmp_path, cache_dir):
 
     # the command it printed continues the run
     child = start_training(run_dir, cache_dir, log, "trainer.resume=auto")
-    wait_for_training(child, log)
+    wait_for_training(child, log, run_dir)
 
     # meanwhile a second run on the same folder refuses at once and changes nothing
     second = run_cli("nmt.train", "experiment=quickstart", f"cache_dir={cache_dir}",

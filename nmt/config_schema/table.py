@@ -44,6 +44,7 @@ RULES: dict[str, Rule] = {
     "trainer.average_best": Int(low=0, hint="0 turns averaging off"),
     "trainer.val_beam_size": POSITIVE,
     "trainer.val_max_sentences": Int(low=1, null=True, hint="null validates on all sentences"),
+    "trainer.test_max_sentences": Int(low=0, null=True, hint="null scores all test sentences, 0 none"),
     "trainer.heatmap_sentences": COUNT,
     "trainer.max_bad_steps": POSITIVE,
     "trainer.hard_baseline_decay": Float(low=0, high=1, high_open=True),

@@ -1,5 +1,11 @@
 """trainer.max_minutes: a wall-clock budget for the whole run, validations
-included, carried across resumptions in the checkpoint."""
+and their heatmaps included, carried across resumptions in the checkpoint.
+
+The final validation runs after the budget is spent, so the loop keeps back
+`reserve` seconds for it (what the last validation took, and the heatmaps
+still to be drawn): the run ends on time rather than one validation late.
+Once the budget is spent, no heatmap card starts that would end after
+`deadline()`."""
 
 import time
 
@@ -10,6 +16,7 @@ class TimeBudget:
         self.seconds_before = 0.0  # spent by the processes before this one
         self.started: float | None = None  # when this process's loop began
         self.spent = 0.0  # the share used, as every rank agreed after the last update
+        self.reserve = 0.0  # seconds kept back for the final validation (not saved: measured anew)
 
     def start(self) -> None:
         self.started = time.perf_counter()
@@ -20,11 +27,16 @@ class TimeBudget:
         return self.seconds_before + now
 
     def fraction(self, wall_seconds: float | None = None) -> float:
-        """The share of the budget used so far: 0 without a budget, 1 when it is used up."""
+        """The share of the budget used so far, `reserve` counted as used (of
+        `wall_seconds` alone when given): 0 without a budget, 1 when it is used up."""
         if not self.max_minutes:
             return 0.0
-        wall = self.wall_seconds() if wall_seconds is None else wall_seconds
+        wall = self.wall_seconds() + self.reserve if wall_seconds is None else wall_seconds
         return min(1.0, wall / (60 * self.max_minutes))
+
+    def deadline(self) -> float:
+        """The perf_counter time at which the budget ends (this process's loop has started)."""
+        return self.started + 60 * self.max_minutes - self.seconds_before
 
     def state_dict(self) -> dict:
         return {"wall_seconds": self.wall_seconds()}

@@ -22,12 +22,14 @@ class Progress:
     best: float = -math.inf  # best validation score so far, higher is better
     bad_validations: int = 0  # validations since the last improvement
     baseline: float = 0.0  # hard attention's running reward baseline
-    train_seconds: float = 0.0  # time in updates (validation excluded)
+    # wall time of the updates and of loading their batches (validations, checkpoints, heatmaps excluded)
+    train_seconds: float = 0.0
     tokens_total: int = 0  # target tokens trained on
     step_scores: dict[int, float] = field(default_factory=dict)  # validated step -> score
     bad_steps: int = 0  # non-finite updates in a row (not saved: a resume starts at 0)
     skipped: int = 0  # non-finite updates skipped by this process
     last_validated: int | None = None
+    window: tuple[int, float] = (0, 0.0)  # tokens_total, train_seconds when the last window began
 
     def skip_update(self, max_bad_steps: int, last: Path) -> None:
         """Count a non-finite update; the `max_bad_steps`-th in a row ends the run
@@ -42,8 +44,15 @@ class Progress:
             )
 
     def speed(self) -> float:
-        """Target tokens per second of training time since the run began."""
+        """Target tokens per second of training wall time since the run began."""
         return self.tokens_total / self.train_seconds if self.train_seconds else 0.0
+
+    def window_speed(self) -> float:
+        """Target tokens per second of training wall time since the last call (or the
+        start of this process), warm-up only in the first window; a new window begins."""
+        tokens, seconds = self.tokens_total - self.window[0], self.train_seconds - self.window[1]
+        self.window = (self.tokens_total, self.train_seconds)
+        return tokens / seconds if seconds > 0 else 0.0
 
     def state_dict(self) -> dict:
         return {
@@ -64,6 +73,7 @@ class Progress:
         self.best, self.bad_validations = float(state["best"]), int(state["bad_validations"])
         self.baseline, self.train_seconds = float(state["baseline"]), float(state["train_seconds"])
         self.tokens_total = int(state["tokens_total"])
+        self.window = (self.tokens_total, self.train_seconds)
         self.step_scores = {int(k): float(v) for k, v in state.get("step_scores", {}).items()}
 
 

@@ -3,12 +3,15 @@ TensorBoard scalars and heatmaps, summary.json, and at the end the averaged
 checkpoints of trainer.average_last / trainer.average_best with their scores.
 
 On the other ranks a Reporter is built with `enabled=False` and writes nothing.
+The heatmaps are drawn by a thread of their own (`HeatmapDrawer`); every
+write to TensorBoard holds one lock.
 """
 
 import copy
 import json
 import logging
 import math
+import threading
 from pathlib import Path
 
 from torch.utils.tensorboard import SummaryWriter
@@ -16,9 +19,10 @@ from torch.utils.tensorboard import SummaryWriter
 from nmt.errors import NmtError
 from nmt.store.averaging import average_checkpoints
 from nmt.store.checkpoints import best_steps, save_checkpoint, step_checkpoints, step_of
-from nmt.store.metrics_log import METRICS_FILE
+from nmt.store.metrics_log import METRIC_SIGN, METRICS_FILE
+from nmt.training.heatmap_drawer import HeatmapDrawer
 from nmt.training.run_dir import drop_metrics_after
-from nmt.training.tensorboard import log_attention_images
+from nmt.training.tensorboard import attention_cards
 
 log = logging.getLogger("nmt.train")
 FINAL_KEYS = {"bleu", "chrf", "perplexity", "loss", "bleu_signature"}  # of a metrics.jsonl record
@@ -29,6 +33,8 @@ class Reporter:
         self.run_dir, self.hparams, self.enabled = Path(run_dir), hparams, enabled
         self.writer: SummaryWriter | None = None
         self.metrics_file = None
+        self.lock = threading.Lock()  # TensorBoard: this thread's scalars, the drawer's images
+        self.drawer: HeatmapDrawer | None = None
 
     def open(self, step: int) -> dict | None:
         """Open TensorBoard and metrics.jsonl where the run stands: records
@@ -37,41 +43,69 @@ class Reporter:
         if not self.enabled:
             return None
         self.writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=step or None)
+        self.drawer = HeatmapDrawer(self.writer, self.lock)
         validated = drop_metrics_after(self.run_dir / METRICS_FILE, step)  # each step once
         self.metrics_file = open(self.run_dir / METRICS_FILE, "a", encoding="utf-8")
         return validated if validated and FINAL_KEYS <= validated.keys() else None
 
     def scalars(self, step: int, values: dict) -> None:
         if self.enabled:
-            for tag, value in values.items():
-                self.writer.add_scalar(tag, value, step)
+            with self.lock:
+                for tag, value in values.items():
+                    self.writer.add_scalar(tag, value, step)
 
     def validation(self, record: dict, translator, heatmap_pairs) -> None:
-        """One metrics.jsonl line, the valid/* scalars and the heatmaps of a validation."""
+        """One metrics.jsonl line, the valid/* scalars and the heatmaps of a
+        validation: their maps are read here, then drawn by the drawing thread."""
         if not self.enabled:
             return
         self.metrics_file.write(json.dumps(record) + "\n")
         self.metrics_file.flush()
         self.scalars(record["step"], {f"valid/{tag}": record[tag] for tag in ("loss", "perplexity", "bleu", "chrf")})
-        log_attention_images(self.writer, translator, heatmap_pairs, record["step"])
+        self.drawer.submit(attention_cards(translator, heatmap_pairs), record["step"])
+
+    def drawing(self) -> bool:
+        """Whether the drawing thread is at work."""
+        return self.enabled and self.drawer.busy()
+
+    def heatmap_seconds(self) -> float:
+        """The heatmaps' drawing time still to come: those in progress and one more validation's."""
+        return self.drawer.seconds_needed() if self.enabled else 0.0
+
+    def heatmap_wait(self) -> float:
+        """How long the last validation waited for the heatmaps before it to be written."""
+        return self.drawer.waited if self.enabled else 0.0
+
+    def drop_heatmaps(self, deadline: float) -> None:
+        """Give up the heatmaps not drawn yet (the final validation's replace them);
+        from now on no card starts that would end after `deadline` (a perf_counter time)."""
+        if self.enabled:
+            self.drawer.drop()
+            self.drawer.deadline = deadline
 
     def final_hparams(self, result) -> None:
         if self.enabled:
-            self.writer.add_hparams(
-                self.hparams,
-                # under valid/: the run's final point sits in the validation cards, and no
-                # group of its own pushes valid/bleu below the fold
-                {"valid/bleu": result.bleu, "valid/chrf": result.chrf, "valid/perplexity": result.perplexity},
-                run_name="hparams",
-            )
+            with self.lock:
+                self._add_hparams(result)
+
+    def _add_hparams(self, result) -> None:
+        self.writer.add_hparams(
+            self.hparams,
+            # under valid/: the run's final point sits in the validation cards, and no
+            # group of its own pushes valid/bleu below the fold
+            {"valid/bleu": result.bleu, "valid/chrf": result.chrf, "valid/perplexity": result.perplexity},
+            run_name="hparams",
+        )
 
     def summary(self, summary: dict) -> None:
         """summary.json: what nmt.compare puts in its table."""
         if self.enabled:
             (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
 
-    def close(self) -> None:
+    def close(self, drop: bool = False) -> None:
+        """Wait for the heatmaps being drawn (drop: only the card in progress), then close the files."""
         if self.enabled:
+            self.drawer.close(drop)
             self.writer.close()
             self.metrics_file.close()
 
@@ -165,3 +199,24 @@ def train_scalars(loss: float, lr: float, grad_norm: float, speed: float, aux: d
     }
     scalars.update({f"train/{name}": value for name, value in aux.items()})  # coverage / guided alignment
     return scalars
+
+
+def run_summary(final: dict, progress, metric: str, parameters: int, wall_s: float, stopped_by: str) -> dict:
+    """summary.json's keys of the run itself: the `final` validation's record,
+    the best score by `metric`, speed and time, and the setting that ended the run."""
+    return {
+        "parameters": parameters,
+        "bleu": final["bleu"],
+        "chrf": final["chrf"],
+        "perplexity": final["perplexity"],
+        "loss": final["loss"],
+        "step": progress.step,
+        "tokens_per_s": progress.speed(),
+        "wall_s": wall_s,
+        "train_seconds": progress.train_seconds,
+        "best": METRIC_SIGN[metric] * progress.best,
+        "metric": metric,
+        "skipped_updates": progress.skipped,
+        "bleu_signature": final["bleu_signature"],
+        "stopped_by": stopped_by,
+    }

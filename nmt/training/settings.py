@@ -21,6 +21,7 @@ class TrainSettings:
     metric: str  # bleu | chrf | loss
     patience: int  # validations without improvement before stopping; 0 = never
     val_beam_size: int
+    test_max_sentences: int | None  # best.pt scored on this many test sentences at the end; None = all
     coverage_penalty: float
     hard_baseline_decay: float
     max_bad_steps: int
@@ -51,6 +52,7 @@ class TrainSettings:
             metric=str(tc.metric),
             patience=int(tc.patience),
             val_beam_size=int(tc.val_beam_size),
+            test_max_sentences=None if tc.test_max_sentences is None else int(tc.test_max_sentences),
             coverage_penalty=float(tc.coverage_penalty),
             hard_baseline_decay=float(tc.hard_baseline_decay),
             max_bad_steps=int(tc.max_bad_steps),

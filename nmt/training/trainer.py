@@ -10,7 +10,6 @@ from itertools import islice
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from nmt import signals
 from nmt.errors import NmtError
@@ -21,13 +20,15 @@ from nmt.store.checkpoints import (best_steps, check_fingerprint, load_checkpoin
                                    save_checkpoint)
 from nmt.store.metrics_log import METRIC_SIGN
 from nmt.training.budget import TimeBudget
+from nmt.training.display import Display
 from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.precision import autocast, compile_errors
 from nmt.training.progress import Progress, rng_state, set_rng_state
-from nmt.training.reporting import Reporter, averages, train_scalars
+from nmt.training.reporting import Reporter, averages, run_summary, train_scalars
 from nmt.training.resume_checks import load_start_weights, require_resume_state
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, holds_a_run_error
 from nmt.training.settings import TrainSettings
+from nmt.training.test_set import score_test_set
 
 log = logging.getLogger("nmt.train")
 PAD = 0
@@ -64,7 +65,9 @@ class Trainer:
         self.stop_signal: int | None = None
         self.final_metrics: dict | None = None    # the last validation's record
         self.summary: dict | None = None          # summary.json of a run that finished
-        self.window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
+        self.window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}   # since the last log line
+        self.mark = 0.0        # perf_counter when the last update's validation and checkpoints ended
+        self.validation_seconds = 0.0   # the last validation's pause, without waiting for heatmaps
 
     @property
     def step(self) -> int:
@@ -198,10 +201,9 @@ class Trainer:
         self._start()
         previous = {s: signal.signal(s, self._note_signal) for s in signals.STOP_SIGNALS}
         self.model.train()
-        # only other ranks pass disable: an explicit value would override TQDM_DISABLE=1
-        bar = tqdm(total=self.settings.max_steps, initial=self.progress.step, desc="train", unit="step",
-                   dynamic_ncols=True, mininterval=1.0, **({} if self.dist.is_main else {"disable": True}))
+        bar = Display(self.settings.max_steps, self.progress.step, self.dist.is_main)
         self.budget.start()
+        self.mark = time.perf_counter()
         try:
             self._run(bar)
         except Stop:                           # a stop signal: the update in progress was finished
@@ -212,7 +214,7 @@ class Trainer:
             signals.set_context(f"after training; checkpoints in {self.ckpt_dir}")
             for s, handler in previous.items():
                 signal.signal(s, handler)
-            self.reporter.close()
+            self.reporter.close(drop=self.stop_signal is not None)   # a stop signal: no waiting for heatmaps
         if self.stop_signal is None:
             return 0
         if self.dist.is_main:                  # also a signal during the final validation
@@ -261,7 +263,8 @@ class Trainer:
             return
         except BudgetSpent:
             stopped_by = "trainer.max_minutes"
-        self._validate_and_save(final=True)
+            self.reporter.drop_heatmaps(self.budget.deadline())   # the final validation's come instead
+        self._validate_and_save(bar, final=True)
         self._write_summary(stopped_by)
 
     def _epoch(self, bar) -> None:
@@ -285,9 +288,10 @@ class Trainer:
     def _update(self, group, bar) -> None:
         """One update, then what follows it: the log, the stop checks, validation or a step checkpoint."""
         p, s, w = self.progress, self.settings, self.window
-        started = time.perf_counter()
         result = self.train_update(group)
-        elapsed = time.perf_counter() - started
+        # wall time since the last update's validation and checkpoints: loading the batches and the update
+        now = time.perf_counter()
+        elapsed, self.mark = now - self.mark, now
         p.batch_index += len(group)
         p.train_seconds += elapsed
         if not result["finite"]:
@@ -296,15 +300,17 @@ class Trainer:
         p.bad_steps, p.step, p.tokens_total = 0, p.step + 1, p.tokens_total + result["tgt_tokens"]
         w["tokens"], w["time"] = w["tokens"] + result["tgt_tokens"], w["time"] + elapsed
         w["loss"], w["updates"] = w["loss"] + result["nll"], w["updates"] + 1
-        bar.update(1)
-        if p.step % s.log_every == 0 or p.step == 1:
-            if self.dist.is_main:
-                self._log_train(result, bar)
-            self.window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
+        # the final validation must fit in the budget too: kept back, as the last one took
+        self.budget.reserve = self.validation_seconds + self.reporter.heatmap_seconds()
         # a signal to any rank stops all; the time budget's share used, one value on every rank
         signum, self.budget.spent = self.dist.max(self.stop_signal or 0, self.budget.fraction())
-        if self.budget.spent:                  # the bar's ETA: the steps the minutes left allow
-            bar.total = min(s.max_steps, max(p.step, round(p.step / self.budget.spent)))
+        lr, loss, speed = self.optimizer.param_groups[0]["lr"], w["loss"] / w["updates"], w["tokens"] / w["time"]
+        bar.update(p.step, self.budget.spent, loss, lr, speed, drawing=self.reporter.drawing())
+        if p.step % s.log_every == 0 or p.step == 1:
+            if self.dist.is_main:
+                log.info("step %d epoch %d | loss %.3f | lr %.2e | %.0f tok/s", p.step, p.epoch, loss, lr, speed)
+                self.reporter.scalars(p.step, train_scalars(loss, lr, result["grad_norm"], speed, result["aux"]))
+            self.window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}
         if signum:
             self.stop_signal = self.stop_signal or int(signum)
             raise Stop
@@ -312,28 +318,22 @@ class Trainer:
             log.info("time budget of %g minutes reached at step %d", s.max_minutes, p.step)
             raise BudgetSpent
         if p.step % s.val_every == 0:
-            self._validate_and_save()
+            self._validate_and_save(bar)
+            self.validation_seconds = time.perf_counter() - now - self.reporter.heatmap_wait()
         elif s.save_every and p.step % s.save_every == 0 and self.dist.is_main:
             self._save_step_checkpoint()     # between validations, unscored
-
-    def _log_train(self, result: dict, bar) -> None:
-        w, p = self.window, self.progress
-        speed = w["tokens"] / w["time"] if w["time"] else 0.0
-        lr = self.optimizer.param_groups[0]["lr"]
-        loss = w["loss"] / max(1, w["updates"])
-        bar.set_postfix(loss=f"{loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{speed:.0f}")
-        log.info("step %d epoch %d | loss %.3f | lr %.2e | %.0f tok/s", p.step, p.epoch, loss, lr, speed)
-        self.reporter.scalars(p.step, train_scalars(loss, lr, result["grad_norm"], speed, result.get("aux", {})))
+        self.mark = time.perf_counter()
 
     # -- validation, checkpoints, summary ----------------------------------------
-    def _validate_and_save(self, final: bool = False) -> None:
+    def _validate_and_save(self, bar, final: bool = False) -> None:
         p, metric = self.progress, self.settings.metric
         if final and p.last_validated == p.step:
             return
         p.last_validated = p.step
         result, value = None, float("nan")
         if self.dist.is_main:
-            result = self.validation.score(self.model, self.translator, self.device)
+            with bar.doing("validating"):
+                result = self.validation.score(self.model, self.translator, self.device)
             value = {"bleu": result.bleu, "chrf": result.chrf, "loss": result.loss}[metric]
         (value,) = self.dist.broadcast(value)  # the other ranks wait for rank 0's score
         score = METRIC_SIGN[metric] * value
@@ -341,20 +341,21 @@ class Trainer:
         p.best, p.bad_validations = (score, 0) if improved else (p.best, p.bad_validations + 1)
         self.schedule.step_validation(score)  # on every rank: their learning rates stay equal
         if self.dist.is_main:
-            self._write_validation(result, score, improved, final)
+            self._write_validation(result, score, improved, final, bar)
         if not final and self.settings.patience and p.bad_validations >= self.settings.patience:
             log.info("early stopping: %s has not improved for %d validations", metric, p.bad_validations)
             raise EarlyStop
 
-    def _write_validation(self, result, score: float, improved: bool, final: bool) -> None:
+    def _write_validation(self, result, score: float, improved: bool, final: bool, bar) -> None:
         """metrics.jsonl, TensorBoard, the log and the checkpoints (rank 0)."""
         p = self.progress
         lr = self.optimizer.param_groups[0]["lr"]
         record = {"step": p.step, "epoch": p.epoch, "loss": result.loss, "perplexity": result.perplexity,
-                  "bleu": result.bleu, "chrf": result.chrf, "lr": lr, "tokens_per_s": p.speed(),
+                  "bleu": result.bleu, "chrf": result.chrf, "lr": lr, "tokens_per_s": p.window_speed(),
                   "train_seconds": p.train_seconds, "bleu_signature": result.bleu_signature,
                   "chrf_signature": result.chrf_signature}
-        self.reporter.validation(record, self.translator, self.validation.heatmap_pairs)
+        with bar.doing("drawing attention"):     # reading the maps; a thread draws them
+            self.reporter.validation(record, self.translator, self.validation.heatmap_pairs)
         log.info("validation step %d epoch %d | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f | lr %.2e | "
                  "%.0f tok/s%s", p.step, p.epoch, result.loss, result.perplexity, result.bleu, result.chrf,
                  lr, record["tokens_per_s"], " | new best" if improved else "")
@@ -381,20 +382,18 @@ class Trainer:
                                    also_keep=best_steps(self.progress.step_scores, s.average_best))
 
     def _write_summary(self, stopped_by: str) -> None:
-        """summary.json (rank 0), after the averaged checkpoints it reports;
-        `stopped_by` names the setting that ended the run."""
+        """summary.json (rank 0), after the averaged checkpoints and the test
+        scores of best.pt it reports; `stopped_by` names the setting that ended the run."""
         if not self.dist.is_main:
             return
-        p, s, m = self.progress, self.settings, self.final_metrics
-        summary = {"parameters": count_parameters(self.model), "bleu": m["bleu"], "chrf": m["chrf"],
-                   "perplexity": m["perplexity"], "loss": m["loss"], "step": p.step,
-                   "tokens_per_s": p.speed(), "wall_s": self.budget.wall_seconds(),
-                   "train_seconds": p.train_seconds, "best": METRIC_SIGN[s.metric] * p.best,
-                   "metric": s.metric, "skipped_updates": p.skipped, "bleu_signature": m["bleu_signature"],
-                   "stopped_by": stopped_by}
+        p, s = self.progress, self.settings
+        summary = run_summary(self.final_metrics, p, s.metric, count_parameters(self.model),
+                              self.budget.wall_seconds(), stopped_by)
         summary.update(averages(self.ckpt_dir, s.average_last, s.average_best, p.step_scores,
                                 model=self.model, make_translator=self.make_translator,
                                 validation=self.validation, device=self.device, reporter=self.reporter,
                                 step=p.step))
+        summary.update(score_test_set(self.ckpt_dir / "best.pt", self.model, self.make_translator,
+                                      self.data.test[:s.test_max_sentences], s.val_beam_size, s.coverage_penalty))
         self.reporter.summary(summary)
         self.summary = summary

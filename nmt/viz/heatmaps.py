@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 
@@ -54,7 +55,8 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     C = shown.shape[1]
     legend = centers is not None
     size = (max(CARD_IN, 1.3 + CELL_IN * C), 2.0 + (0.3 if legend else 0.0) + CELL_IN * T)
-    fig = plt.figure(figsize=size, dpi=DPI, layout="constrained")
+    fig = Figure(figsize=size, dpi=DPI, layout="constrained")   # not pyplot's: safe off the main thread
+    FigureCanvasAgg(fig)                                         # fig.canvas: Agg, as pyplot would give
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_equal(shown, 0.0) if exact_zeros else shown, cmap=ZERO_WHITE, vmin=0.0,
                       vmax=max(1e-6, float(weights.max())),
