@@ -23,6 +23,8 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
     part = "convergence" if args.convergence else args.data
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
     args.out = args.out or Path("benchmarks/attention_study") / part
+    if args.convergence:          # the check's own folder beside the part's, whichever --out was named
+        args.out = Path(args.out).parent / "convergence"
     args.reproduce = parse_reproduce(args.reproduce, parser)
     # where the records of the runs trained now go: the part's, or its reproduce/ folder
     args.records_out = args.out / REPRODUCE if args.reproduce else args.out

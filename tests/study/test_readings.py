@@ -3,6 +3,7 @@ without unlinked target words, Shift-Att on a 3x4 example, the baselines and
 the one-link floor; the seed plan fixed in advance; the hang guard by progress."""
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,6 +91,9 @@ def test_the_convergence_check_runs_its_rows_three_times_longer_with_early_stopp
     args = parse_args(["--data-path", "/data", "--convergence"])
     assert (args.budget_steps, args.transformer_budget_steps, args.patience) == (4800, 3000, 4)
     assert str(args.out).endswith("attention_study/convergence")
+    # the part's folder or the check's own: the check reads and writes beside the part, never over it
+    for out in ("bench/multi30k", "bench/convergence"):
+        assert parse_args(["--data-path", "/data", "--convergence", "--out", out]).out == Path("bench/convergence")
     configs = select(study_configs("multi30k"), args.only)
     assert plan(args, configs) == {name: [1, 2] for name in
                                    ("luong_general", "bahdanau", "coverage", "transformer-rotary")}
