@@ -304,7 +304,8 @@ class Trainer:
         self.budget.reserve = self.validation_seconds + self.reporter.heatmap_seconds()
         # a signal to any rank stops all; the time budget's share used, one value on every rank
         signum, self.budget.spent = self.dist.max(self.stop_signal or 0, self.budget.fraction())
-        lr, loss, speed = self.optimizer.param_groups[0]["lr"], w["loss"] / w["updates"], w["tokens"] / w["time"]
+        lr, loss = self.optimizer.param_groups[0]["lr"], w["loss"] / w["updates"]
+        speed = w["tokens"] / w["time"] if w["time"] else 0.0     # a clock too coarse to see the update
         bar.update(p.step, self.budget.spent, loss, lr, speed, drawing=self.reporter.drawing())
         if p.step % s.log_every == 0 or p.step == 1:
             if self.dist.is_main:
