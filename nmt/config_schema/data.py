@@ -35,6 +35,16 @@ def need(cfg: Mapping, key: str):
     return cfg[key]
 
 
+def whole_setting(cfg: Mapping, key: str) -> int:
+    """data.KEY checked by its rule in RULES, the same line as on the command
+    line (e.g. `data.max_len=0: must be >= 1`); not set is NmtError too."""
+    value = need(cfg, key)
+    message = RULES[f"data.{key}"].message(f"data.{key}", value)
+    if message:
+        raise NmtError(message)
+    return int(value)
+
+
 def check_kind(kind) -> str:
     if kind not in KINDS:
         raise NmtError(f"data.kind={kind!r} unknown; choose one of {sorted(KINDS)}")

@@ -12,7 +12,6 @@ alignments) follow the same selection without filtering again.
 
 from dataclasses import dataclass, field
 
-from nmt.errors import NmtError
 
 Pairs = list[tuple[str, str]]
 Example = tuple[list[int], list[int]]
@@ -50,18 +49,6 @@ class EncodedPairs:
     kept: list[int]
     empty: int
     too_long: int
-
-
-def positive_setting(cfg, key: str) -> int:
-    """data.KEY as a whole number >= 1; missing or anything else is NmtError."""
-    value = cfg.get(key)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if number < 1:
-        raise NmtError(f"data.{key}={value!r} must be a positive integer")
-    return number
 
 
 def drop_empty(pairs: Pairs, source_only: bool) -> tuple[Pairs, int]:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from nmt.data.alignments import train_guides
 from nmt.data.batching import TokenBatcher
-from nmt.config_schema.data import check_data_config
+from nmt.config_schema.data import check_data_config, whole_setting
 from nmt.data.corpora import load_corpus
-from nmt.data.examples import PreparedData, drop_empty, encode_train, positive_setting
+from nmt.data.examples import PreparedData, drop_empty, encode_train
 from nmt.data.streaming import prepare_streaming
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import NmtError
@@ -34,9 +34,9 @@ def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     cfg = check_data_config(data_cfg)
     if cfg.get("streaming"):               # corpora larger than memory
         return prepare_streaming(cfg, cache_dir, seed)
-    max_len = positive_setting(cfg, "max_len")
-    batch_tokens = positive_setting(cfg, "batch_tokens")
-    vocab_size = positive_setting(cfg, "vocab_size")
+    max_len = whole_setting(cfg, "max_len")
+    batch_tokens = whole_setting(cfg, "batch_tokens")
+    vocab_size = whole_setting(cfg, "vocab_size")
     corpus = load_corpus(cfg, cache_dir)
 
     train, _ = drop_empty(corpus.train, source_only=False)

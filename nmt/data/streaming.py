@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from nmt.data.batching import Batch, TokenBatcher, make_batch
-from nmt.data.examples import PreparedData, drop_empty, positive_setting
+from nmt.config_schema.data import whole_setting
+from nmt.data.examples import PreparedData, drop_empty
 from nmt.data.readers import BOM, read_parallel
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import NmtError
@@ -183,25 +184,20 @@ class StreamingBatcher:
 
 
 def prepare_streaming(cfg: dict, cache_dir, seed: int) -> PreparedData:
-    """data.streaming=true: a sampled vocabulary and a StreamingBatcher over the training files."""
-    if cfg.get("kind") != "files":
-        raise NmtError(f"data.streaming=true reads data=files only, not data.kind={cfg.get('kind')!r}; "
-                       "use data=files_streaming with data.train_src=... and friends")
-    for key in ("train_src", "train_tgt", "valid_src", "valid_tgt"):
-        if cfg.get(key) is None:
-            raise NmtError(f"data.{key} is not set; add data.{key}=... to the command line")
-    max_len = positive_setting(cfg, "max_len")
-    batch_tokens = positive_setting(cfg, "batch_tokens")
-    vocab_size = positive_setting(cfg, "vocab_size")
-    buffer_pairs = positive_setting(cfg, "buffer_pairs")
-    sample = positive_setting(cfg, "spm_sentences")
+    """data.streaming=true: a sampled vocabulary and a StreamingBatcher over the training files.
+
+    `cfg` is the plain dict check_data_config returned: kind files, the four
+    file keys set, both halves of the test pair or neither."""
+    max_len = whole_setting(cfg, "max_len")
+    batch_tokens = whole_setting(cfg, "batch_tokens")
+    vocab_size = whole_setting(cfg, "vocab_size")
+    buffer_pairs = whole_setting(cfg, "buffer_pairs")
+    sample = whole_setting(cfg, "spm_sentences")
     src_path, tgt_path = _check_plain_file(cfg["train_src"]), _check_plain_file(cfg["train_tgt"])
 
     valid, valid_empty = drop_empty(read_parallel(cfg["valid_src"], cfg["valid_tgt"]), source_only=True)
     test = []
-    if cfg.get("test_src") is not None or cfg.get("test_tgt") is not None:
-        if cfg.get("test_src") is None or cfg.get("test_tgt") is None:
-            raise NmtError("set both data.test_src and data.test_tgt, or neither")
+    if cfg.get("test_src") is not None:
         test, _ = drop_empty(read_parallel(cfg["test_src"], cfg["test_tgt"]), source_only=True)
     if not valid:
         raise NmtError(f"{cfg['valid_src']}: the validation set has no non-empty source line; check its files")
