@@ -11,7 +11,7 @@ Eight families, each changing one part of a fixed base model:
     bridge      how the decoder's first state is made (last is the base)
     positional  a small Transformer with each positional encoding (ALiBi included)
     guided      guided alignment: the attention supervised with word links of the
-                training pairs (RNN base: Chen et al. 2016, Mi et al. 2016, Liu et
+                training pairs (RNN: the base and bahdanau; Chen et al. 2016, Mi et al. 2016, Liu et
                 al. 2016; Transformer: Garg et al. 2019, one head), the toy
                 task's true links, or on Multi30k eflomal's silver links
                 (python -m nmt.study.eflomal_links --train-out; --train-links)
@@ -239,6 +239,9 @@ def study_configs(profile: str) -> list[StudyConfig]:
     guided = (f"trainer.guided_alignment.weight={GUIDED_WEIGHT}",)
     configs += [
         StudyConfig(f"{BASE}-guided", "guided", rnn_overrides(s, BASE) + guided, also=(BASE,),
+                    needs_alignments=True),
+        # the same supervision on the strong base: does the weak base's gain transfer?
+        StudyConfig("bahdanau-guided", "guided", rnn_overrides(s, "bahdanau") + guided, also=("bahdanau",),
                     needs_alignments=True),
         StudyConfig("transformer-sinusoidal-guided", "guided",
                     transformer_overrides(s, "sinusoidal") + guided
