@@ -28,6 +28,7 @@ table also shows the base run it is compared with (`also`), trained once.
 """
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SCORES = ["bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_location",
           "scaled_dot", "cosine", "multihead"]
@@ -168,6 +169,12 @@ class Convergence:
 
 CONVERGENCE = Convergence(rows=("luong_general", "bahdanau", "coverage", "transformer-rotary"),
                           factor=3, patience=4, seeds=2)
+CONVERGENCE_FOLDER = "convergence"     # OUT/../convergence: the check's records and its own report
+
+
+def is_convergence_folder(out) -> bool:
+    """True for the convergence check's folder: its report reads as the check's, not the grid's."""
+    return Path(out).name == CONVERGENCE_FOLDER
 
 
 @dataclass(frozen=True)

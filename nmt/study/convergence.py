@@ -13,7 +13,7 @@ import statistics
 from itertools import combinations
 from pathlib import Path
 
-from nmt.study.configs import CONVERGENCE, study_configs
+from nmt.study.configs import CONVERGENCE, CONVERGENCE_FOLDER, study_configs
 from nmt.study.gallery import learning_curves
 from nmt.study.statistics import decide, welch
 from nmt.study.tables import aggregate, collect
@@ -63,7 +63,7 @@ def paragraph(checks: list[tuple]) -> str:
 
 def convergence_lines(out_dir: Path, grid: dict) -> list[str]:
     """The section; its curves are drawn into out_dir (CURVES)."""
-    folder = Path(out_dir).parent / "convergence"
+    folder = Path(out_dir).parent / CONVERGENCE_FOLDER
     configs = [c for c in study_configs("multi30k") if c.name in CONVERGENCE.rows]
     runs = [r for r in collect(folder, configs, {}) if r["eval"]] if (folder / "records").is_dir() else []
     out = ["", "## Convergence check", "",
@@ -87,6 +87,14 @@ def convergence_lines(out_dir: Path, grid: dict) -> list[str]:
     transformer = {c.name: c.transformer for c in configs}
     checks = ordering_checks(grid, table, list(CONVERGENCE.rows), transformer)
     return out + ["", f"![Convergence check: validation BLEU]({CURVES})", "", paragraph(checks)]
+
+
+def check_pointer_lines() -> list[str]:
+    """In the check's own report: where it is read against the grid."""
+    return ["", "## Against the grid", "",
+            "This report holds the convergence check's runs alone. Which of the grid's orderings hold at "
+            "convergence, with the grid's figures beside these, is read in the Multi30k report's section "
+            "*Convergence check* ([../multi30k/README.md](../multi30k/README.md#convergence-check))."]
 
 
 def mean_sd(table: dict, name: str) -> str:

@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, finite_float
-from nmt.study.configs import BUDGETS, CONVERGENCE, PROFILES
+from nmt.study.configs import BUDGETS, CONVERGENCE, CONVERGENCE_FOLDER, PROFILES
 from nmt.study.provenance import REPRODUCE
 
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
@@ -20,11 +20,11 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
     args = parser.parse_args(argv)
     apply_overrides(args, parser)
     apply_defaults(args, parser)
-    part = "convergence" if args.convergence else args.data
+    part = CONVERGENCE_FOLDER if args.convergence else args.data
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
     args.out = args.out or Path("benchmarks/attention_study") / part
     if args.convergence:          # the check's own folder beside the part's, whichever --out was named
-        args.out = Path(args.out).parent / "convergence"
+        args.out = Path(args.out).parent / CONVERGENCE_FOLDER
     args.reproduce = parse_reproduce(args.reproduce, parser)
     # where the records of the runs trained now go: the part's, or its reproduce/ folder
     args.records_out = args.out / REPRODUCE if args.reproduce else args.out

@@ -14,7 +14,7 @@ ranks nothing here. The seeds of every row are fixed before the runs
 (nmt.study.configs.BUDGETS); `seed_plan_line` says which rows are short.
 """
 
-from nmt.study.configs import BUDGETS, StudyConfig, label
+from nmt.study.configs import BUDGETS, CONVERGENCE, CONVERGENCE_FOLDER, StudyConfig, label
 from nmt.study.tables import against, cell
 
 
@@ -61,18 +61,23 @@ def ranking_table(configs: list[StudyConfig], table: dict, toy: bool, transforme
     return lines
 
 
-def seed_plan_line(configs: list[StudyConfig], table: dict, data: str) -> str:
-    """Does every ranked row have the seeds fixed before the runs
-    (nmt.study.configs.BUDGETS: `seeds` each, `top_seeds` for the base and
-    the top group named in advance)? Seeds are never added after looking."""
-    budget = BUDGETS[data]
+def seed_plan_line(configs: list[StudyConfig], table: dict, part: str) -> str:
+    """Does every ranked row have the seeds fixed before the runs? `part` is
+    toy or multi30k (nmt.study.configs.BUDGETS: `seeds` each, `top_seeds` for
+    the base and the top group named in advance) or convergence (CONVERGENCE:
+    `seeds` for each of its rows). Seeds are never added after looking."""
     ranked = [c.name for c in configs if not c.decode_of and c.name in table and table[c.name]["n"]]
     if not ranked:
         return ""
-    planned = {n: budget.top_seeds if n in budget.top_group else budget.seeds for n in ranked}
+    if part == CONVERGENCE_FOLDER:
+        planned = dict.fromkeys(ranked, CONVERGENCE.seeds)
+        plan = f"{CONVERGENCE.seeds} seeds for each row of the convergence check"
+    else:
+        budget = BUDGETS[part]
+        planned = {n: budget.top_seeds if n in budget.top_group else budget.seeds for n in ranked}
+        plan = f"{budget.seeds} seeds for every configuration" + (
+            f", {budget.top_seeds} for the base and the top group named in advance ({', '.join(budget.top_group)})"
+            if budget.top_group else "")
     short = [f"{n} ({table[n]['n']} of {planned[n]})" for n in ranked if table[n]["n"] < planned[n]]
-    plan = f"{budget.seeds} seeds for every configuration" + (
-        f", {budget.top_seeds} for the base and the top group named in advance ({', '.join(budget.top_group)})"
-        if budget.top_group else "")
     return (f"Seeds, fixed before any run: {plan}. "
             + (f"Still short of their plan: {', '.join(short)}." if short else "Every ranked row has them."))

@@ -17,8 +17,8 @@ from types import SimpleNamespace
 from nmt.atomic import atomic_write
 from nmt.study.alignment_table import alignment_lines, baseline_note, eflomal_quality
 from nmt.study.baselines import baseline_counts
-from nmt.study.configs import FAMILIES, StudyConfig, label, study_configs
-from nmt.study.convergence import convergence_lines
+from nmt.study.configs import CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder, label, study_configs
+from nmt.study.convergence import check_pointer_lines, convergence_lines
 from nmt.study.gallery import family_grid, learning_curves
 from nmt.study.index import write_index
 from nmt.study.provenance import commit_lines, reproduction_lines
@@ -151,18 +151,19 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
     the AER baselines (none without them) and the test-set noise (Multi30k)."""
     out_dir = Path(args.out)
     names = {r["name"] for r in runs}
-    toy = settings["data"] == "toy"
+    toy, check = settings["data"] == "toy", is_convergence_folder(out_dir)
     configs = [c for c in study_configs(settings["data"]) if c.name in names]
     table = aggregate(runs)
     galleries, curves = render_figures(out_dir, configs, runs, sentences)
     baselines = baseline_counts(test, links) if test and links else None
     text = "\n".join([
         *header_lines(settings, runs, table, args.out), *how_read_lines(settings), *setup_lines(settings["sizes"]),
-        *ranking_lines(configs, table, toy, settings["data"]), *note_lines(baselines),
+        *ranking_lines(configs, table, toy, CONVERGENCE_FOLDER if check else settings["data"]),
+        *note_lines(baselines),
         *alignment_lines(configs, table, baselines, eflomal_quality(out_dir.parent), toy),
         *([] if toy or not test else noise_lines(out_dir, runs, [t for _, t in test])),
         *family_sections(configs, runs, table, galleries, curves, toy, baseline_note(baselines or {})),
-        *([] if toy else convergence_lines(out_dir, table)),
+        *([] if toy else check_pointer_lines() if check else convergence_lines(out_dir, table)),
         *commit_lines(runs), *reproduction_lines(out_dir), *tail_lines(runs, sentences)])
     (out_dir / "README.md").write_text(text, encoding="utf-8")
     write_csvs(out_dir, runs, table)
@@ -180,7 +181,7 @@ def noise_lines(out_dir: Path, runs: list[dict], references: list[str]) -> list[
     return ["", "## Test-set noise", "", noise_line(results)]
 
 
-def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, data: str) -> list[str]:
+def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, part: str) -> list[str]:
     """The section "Overall ranking": every trained configuration, first to last
     (nmt.study.ranking), RNN and Transformer apart, and on the toy task the
     guided rows apart; then whether every row has its planned seeds."""
@@ -205,7 +206,7 @@ def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, data: str)
     for title, rows in tables:
         if rows:
             lines += [f"### {title}", "", *rows, ""]
-    return lines + [seed_plan_line(configs, table, data)]
+    return lines + [seed_plan_line(configs, table, part)]
 
 
 def note_lines(baselines: dict | None) -> list[str]:

@@ -3,7 +3,7 @@ sessions), how its figures are read, and the models' setup."""
 
 import shlex
 
-from nmt.study.configs import StudyConfig
+from nmt.study.configs import StudyConfig, is_convergence_folder
 
 
 def budget_of(run: dict, settings: dict) -> int:
@@ -15,7 +15,8 @@ def budget_of(run: dict, settings: dict) -> int:
 def rebuild_command(settings: dict, out) -> str:
     """The command that rewrites this report: Multi30k's needs the data and the
     links the study was given (the AER baselines read the test links)."""
-    words = ["python", "-m", "nmt.study", "--report-only", "--data", settings["data"], "--out", str(out)]
+    words = ["python", "-m", "nmt.study", "--report-only", *(["--convergence"] if is_convergence_folder(out) else []),
+             "--data", settings["data"], "--out", str(out)]
     for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links")):
         if settings.get(key):
             words += [option, settings[key]]
@@ -53,13 +54,19 @@ def budget_text(settings: dict, runs: list[dict]) -> str:
     return budget
 
 
+def title(settings: dict, out) -> str:
+    if is_convergence_folder(out):
+        return "the convergence check, Multi30k de→en (the grid's rows trained to convergence)"
+    return "part 1, the toy task" if settings["data"] == "toy" else "part 2, Multi30k de→en"
+
+
 def header_lines(settings: dict, runs: list[dict], table: dict, out) -> list[str]:
     toy = settings["data"] == "toy"
     finished = [r for r in runs if r["status"] == "finished"]
     cpu = sum(r["eval"]["cpu_minutes"] for r in finished)
     first = finished[0]["eval"] if finished else {}
     return [
-        f"# The attention study: {'part 1, the toy task' if toy else 'part 2, Multi30k de→en'}", "",
+        f"# The attention study: {title(settings, out)}", "",
         "Written by `python -m nmt.study` from the run records in `records/` beside this file; do not edit "
         f"by hand. Rebuild it (no training) with `{rebuild_command(settings, out)}`.", "",
         f"- Data: {settings['data_description']}",

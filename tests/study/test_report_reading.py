@@ -8,10 +8,11 @@ import pytest
 
 from nmt.study.alignment import AerCounts
 from nmt.study.configs import study_configs
-from nmt.study.convergence import convergence_lines, ordering_checks, paragraph
+from nmt.study.convergence import check_pointer_lines, convergence_lines, ordering_checks, paragraph
 from nmt.study.provenance import commit_lines, compare_records, reproduction_lines
 from nmt.study.ranking import ranking_table, seed_plan_line
 from nmt.study.readings import chosen_on_valid, derived
+from nmt.study.report_header import rebuild_command, title
 from nmt.study.tables import aggregate, cell
 
 
@@ -68,6 +69,22 @@ def test_the_seed_plan_line_names_the_rows_short_of_their_seeds():
     line = seed_plan_line(study_configs("multi30k"), aggregate(runs), "multi30k")
     assert line.startswith("Seeds, fixed before any run: 3 seeds for every configuration, 5 for the base")
     assert line.endswith("Still short of their plan: bahdanau (3 of 5), lstmn (1 of 3).")
+
+
+def test_the_convergence_checks_own_report_reads_as_the_check():
+    # its folder, not a flag, marks it: python -m nmt.study --convergence always writes OUT/../convergence
+    settings = {"data": "multi30k", "data_path": "/data", "links": "test.links"}
+    assert title(settings, "bench/convergence").startswith("the convergence check")
+    assert title(settings, "bench/multi30k") == "part 2, Multi30k de→en"
+    assert rebuild_command(settings, "bench/convergence").startswith(
+        "python -m nmt.study --report-only --convergence --data multi30k --out bench/convergence")
+    assert "--convergence" not in rebuild_command(settings, "bench/multi30k")
+    runs = [run("bahdanau", 1, test_bleu=36.0)]
+    line = seed_plan_line(study_configs("multi30k"), aggregate(runs), "convergence")
+    assert line == ("Seeds, fixed before any run: 2 seeds for each row of the convergence check. "
+                    "Still short of their plan: bahdanau (1 of 2).")
+    # the check is read against the grid in the grid's report, never against its own runs
+    assert "../multi30k/README.md#convergence-check" in check_pointer_lines()[-1]
 
 
 def bleu_runs(values: dict[str, list[float]]) -> list[dict]:
