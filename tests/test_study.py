@@ -180,7 +180,7 @@ def test_guided_runs_take_the_training_links_given(tmp_path):
     from nmt.study.__main__ import train_alignments
 
     guided = [c for c in study_configs("multi30k") if c.family == "guided"]
-    assert [c.name for c in guided] == ["luong_general-guided", "transformer-sinusoidal-guided"]
+    assert [c.name for c in guided] == ["luong_general-guided", "bahdanau-guided", "transformer-sinusoidal-guided"]
     assert all(c.needs_alignments for c in guided)
     with pytest.raises(NmtError, match="give --train-links FILE"):
         train_alignments(Namespace(data="multi30k", train_links=None, runs_dir=tmp_path))
