@@ -43,7 +43,9 @@ def held(comparison, reading: str) -> str:
         return "holds" if comparison.gap > 0 else "reverses"
     if reading == "no finding":
         return "is not settled (no finding)"
-    return reading
+    if reading == "too few seeds":
+        return "cannot be tested yet (fewer than 2 seeds on a side)"
+    return f"is described, not tested ({reading})"        # seeds without spread
 
 
 def paragraph(checks: list[tuple]) -> str:

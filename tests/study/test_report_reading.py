@@ -106,6 +106,11 @@ def test_the_convergence_paragraph_says_which_orderings_hold():
     assert "bahdanau above luong_general (grid: by 6.90 BLEU) holds at convergence (gap +2.00 [" in text
     assert "bahdanau above coverage (grid: by 0.90 BLEU) is not settled (no finding)" in text
     assert paragraph([]).startswith("No ordering to check yet")
+    # one converged seed: the ordering is named, and said to be untested
+    single = ordering_checks(grid, aggregate(bleu_runs({"bahdanau": [38.0], "luong_general": [36.0]})),
+                             ["luong_general", "bahdanau"], rnn)
+    assert ("bahdanau above luong_general (grid: by 6.90 BLEU) cannot be tested yet (fewer than 2 seeds on a "
+            "side) at convergence (gap +2.00)") in paragraph(single)
 
 
 def test_the_convergence_section_without_records_says_not_run_yet(tmp_path):
