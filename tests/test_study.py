@@ -75,12 +75,52 @@ def test_transformer_runs_get_their_own_update_budget(tmp_path, monkeypatch):
 
     args = parse_args(["--data-path", "/data", "--runs-dir", str(tmp_path)])
     seen = {}
-    monkeypatch.setattr(runner, "train", lambda config, seed, run_dir, common, *a: seen.update({config.name: common}))
+    monkeypatch.setattr(runner, "train",
+                        lambda config, seed, run_dir, common, *a, **k: seen.update({config.name: common}))
     configs = {c.name: c for c in study_configs("multi30k")}
     for name in ("transformer-rotary", "bahdanau"):
         run_one(configs[name], 1, args, common_overrides(args), [], None, [])
     assert "trainer.max_steps=1000" in seen["transformer-rotary"] and "trainer.max_steps=1600" not in seen["transformer-rotary"]
     assert "trainer.max_steps=1600" in seen["bahdanau"]
+
+
+def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch):
+    """A finished run folder trained by other code is evaluated, and its record
+    names the training commit; a rerun at the final commit (--reproduce)
+    trains such a folder again instead of evaluating it."""
+    import nmt.study.__main__ as study_main
+    import nmt.study.metrics as metrics
+    import nmt.study.runner as runner
+
+    trained = []
+
+    def fake_training(command, log_path, env, timeout_s, stall_s, progress=()):
+        run_dir = log_path.parent                  # what nmt.train leaves: a summary and a best checkpoint
+        (run_dir / "checkpoints").mkdir()
+        (run_dir / "checkpoints" / "best.pt").write_bytes(b"")
+        (run_dir / "summary.json").write_text("{}")
+        trained.append(run_dir)
+        return 0, "finished"
+
+    monkeypatch.setattr(runner, "run_watched", fake_training)
+    monkeypatch.setattr(runner, "git_commit", lambda: "final")
+    monkeypatch.setattr(study_main, "git_commit", lambda: "final")
+    monkeypatch.setattr(metrics, "evaluate_run", lambda *a, **k: {"eval": {"test_bleu": 30.0}})
+    bahdanau = next(c for c in study_configs("multi30k") if c.name == "bahdanau")
+    for reproduce, folder in ((None, "study"), ("bahdanau:1", "rerun")):
+        args = parse_args(["--data-path", "/data", "--runs-dir", str(tmp_path / folder)]
+                          + (["--reproduce", reproduce] if reproduce else []))
+        run_dir = runner.run_dir_of(args.runs_dir, "bahdanau", 1)      # a folder trained earlier, by other code
+        run_dir.mkdir(parents=True)
+        fake_training(None, run_dir / "study_train.out", {}, None, 0)
+        (run_dir / runner.TRAINED).write_text('{"commit": "earlier"}')
+        trained.clear()
+        record = study_main.run_one(bahdanau, 1, args, [], [], None, [])
+        assert record["status"] == "finished"
+        if reproduce:       # trained again, at the final commit
+            assert trained == [run_dir] and record["commit"] == "final" and "evaluated_at" not in record
+        else:               # evaluated as it is: the record says which code trained it
+            assert trained == [] and (record["commit"], record["evaluated_at"]) == ("earlier", "final")
 
 
 def test_seed_spread_pools_the_variances():

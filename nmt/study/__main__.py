@@ -134,19 +134,24 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None) -> dic
     folder is trained first, with that configuration's own command and seed."""
     from nmt.study.configs import study_configs
     from nmt.study.metrics import evaluate_run
-    from nmt.study.runner import failure_reason, read_record, record_path_of, run_dir_of, train
+    from nmt.study.runner import failure_reason, read_record, record_path_of, run_dir_of, train, trained_commit
 
     trained = next(c for c in study_configs(args.data) if c.name == config.decode_of) if config.decode_of \
         else config
     common = run_common(trained, args, common)
     run_dir = run_dir_of(args.runs_dir, trained.name, seed)
     timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else None   # a stall is caught anyway
+    here = git_commit()
     record = {"name": config.name, "family": config.family, "seed": seed, "overrides": list(config.overrides),
-              "common": common, "commit": git_commit(), "cpu": cpu_fingerprint()}
+              "common": common, "commit": here, "cpu": cpu_fingerprint()}
     if config.decode_of:
         record["decode_of"] = config.decode_of
-    if not train(trained, seed, run_dir, common, timeout, args.threads):
+    # a rerun at the final commit must train there; a study may evaluate a folder trained before
+    if not train(trained, seed, run_dir, common, timeout, args.threads, at_commit=here if args.reproduce else None):
         return {**record, "status": "failed", "reason": failure_reason(run_dir)}
+    record["commit"] = trained_commit(run_dir) or "unknown"       # the code that trained it
+    if record["commit"] != here:
+        record["evaluated_at"] = here
     started = time.perf_counter()
     beam = config.beam_size or args.beam_size
     try:
