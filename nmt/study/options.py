@@ -25,6 +25,9 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
     args.out = args.out or Path("benchmarks/attention_study") / part
     if args.convergence:          # the check's own folder beside the part's, whichever --out was named
         args.out = Path(args.out).parent / CONVERGENCE_FOLDER
+    elif Path(args.out).name == CONVERGENCE_FOLDER:   # that name marks the check's report (configs.py)
+        parser.error(f"--out {args.out}: a folder named {CONVERGENCE_FOLDER} holds the convergence check; "
+                     "add --convergence, or name another folder")
     args.reproduce = parse_reproduce(args.reproduce, parser)
     # where the records of the runs trained now go: the part's, or its reproduce/ folder
     args.records_out = args.out / REPRODUCE if args.reproduce else args.out

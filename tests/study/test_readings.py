@@ -101,6 +101,8 @@ def test_the_convergence_check_runs_its_rows_three_times_longer_with_early_stopp
     assert "trainer.max_steps=4800" in common and "trainer.patience=4" in common
     with pytest.raises(SystemExit):
         parse_args(["--data", "toy", "--convergence"])
+    with pytest.raises(SystemExit):                   # a grid written where the check's report belongs
+        parse_args(["--data-path", "/data", "--out", "bench/convergence"])
 
 
 def test_a_run_that_only_writes_into_its_folder_is_not_stopped(tmp_path):
