@@ -85,9 +85,9 @@ def test_transformer_runs_get_their_own_update_budget(tmp_path, monkeypatch):
 
 
 def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch):
-    """A finished run folder trained by other code is evaluated, and its record
-    names the training commit; a rerun at the final commit (--reproduce)
-    trains such a folder again instead of evaluating it."""
+    """A finished run folder trained by other code on another processor is
+    evaluated, and its record names the training commit and processor; a rerun
+    at the final commit (--reproduce) trains such a folder again, here."""
     import nmt.study.__main__ as study_main
     import nmt.study.metrics as metrics
     import nmt.study.runner as runner
@@ -105,6 +105,8 @@ def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch
     monkeypatch.setattr(runner, "run_watched", fake_training)
     monkeypatch.setattr(runner, "git_commit", lambda: "final")
     monkeypatch.setattr(study_main, "git_commit", lambda: "final")
+    monkeypatch.setattr(runner, "cpu_fingerprint", lambda: "this cpu")
+    monkeypatch.setattr(study_main, "cpu_fingerprint", lambda: "this cpu")
     monkeypatch.setattr(metrics, "evaluate_run", lambda *a, **k: {"eval": {"test_bleu": 30.0}})
     bahdanau = next(c for c in study_configs("multi30k") if c.name == "bahdanau")
     for reproduce, folder in ((None, "study"), ("bahdanau:1", "rerun")):
@@ -113,14 +115,17 @@ def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch
         run_dir = runner.run_dir_of(args.runs_dir, "bahdanau", 1)      # a folder trained earlier, by other code
         run_dir.mkdir(parents=True)
         fake_training(None, run_dir / "study_train.out", {}, None, 0)
-        (run_dir / runner.TRAINED).write_text('{"commit": "earlier"}')
+        (run_dir / runner.TRAINED).write_text('{"commit": "earlier", "cpu": "that cpu"}')
         trained.clear()
         record = study_main.run_one(bahdanau, 1, args, [], [], None, [])
         assert record["status"] == "finished"
         if reproduce:       # trained again, at the final commit
             assert trained == [run_dir] and record["commit"] == "final" and "evaluated_at" not in record
-        else:               # evaluated as it is: the record says which code trained it
+            assert runner.trained_stamp(run_dir) == {"commit": "final", "cpu": "this cpu"}
+            assert record["cpu"] == "this cpu" and "evaluated_on" not in record
+        else:               # evaluated as it is: the record says which code and processor trained it
             assert trained == [] and (record["commit"], record["evaluated_at"]) == ("earlier", "final")
+            assert (record["cpu"], record["evaluated_on"]) == ("that cpu", "this cpu")
 
 
 def test_seed_spread_pools_the_variances():

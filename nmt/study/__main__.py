@@ -38,6 +38,7 @@ from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.provenance import git_commit
 from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
+from nmt.study.machine import cpu_fingerprint
 from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_links, train_alignments,  # noqa: F401
                               valid_references)
 from nmt.study.options import parse_args as parse_options
@@ -65,29 +66,6 @@ def common_overrides(args) -> list[str]:
 
 def default_machine() -> str:
     return f"{os.cpu_count()}-core CPU ({platform.machine()}, {platform.system()}), no GPU"
-
-
-def cpu_fingerprint(cpuinfo: str | None = None) -> str:
-    """What makes a run's minutes comparable: the processor's model, family and
-    model number, its widest vector unit and the core count, from
-    /proc/cpuinfo where there is one ("AMD EPYC, family 25 model 1, avx2, 2
-    cores"). Recorded with each run, so that a plan estimates from runs on
-    the same kind of processor."""
-    from nmt.training.precision import cpu_flags, read_cpuinfo
-
-    cpuinfo = read_cpuinfo() if cpuinfo is None else cpuinfo
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() and key.strip() not in fields:
-            fields[key.strip()] = value.strip()
-    flags = cpu_flags(cpuinfo)
-    vector = next((f for f in ("amx_bf16", "avx512_bf16", "avx512f", "avx2", "avx", "neon", "asimd")
-                   if f in flags or f in fields.get("Features", "").split()), "no avx")
-    name = fields.get("model name") or platform.processor() or platform.machine()
-    family = (f", family {fields['cpu family']} model {fields['model']}"
-              if "cpu family" in fields and "model" in fields else "")
-    return f"{name}{family}, {vector}, {os.cpu_count()} cores"
 
 
 def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
@@ -134,7 +112,7 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None) -> dic
     folder is trained first, with that configuration's own command and seed."""
     from nmt.study.configs import study_configs
     from nmt.study.metrics import evaluate_run
-    from nmt.study.runner import failure_reason, read_record, record_path_of, run_dir_of, train, trained_commit
+    from nmt.study.runner import failure_reason, read_record, record_path_of, run_dir_of, train, trained_stamp
 
     trained = next(c for c in study_configs(args.data) if c.name == config.decode_of) if config.decode_of \
         else config
@@ -149,9 +127,12 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None) -> dic
     # a rerun at the final commit must train there; a study may evaluate a folder trained before
     if not train(trained, seed, run_dir, common, timeout, args.threads, at_commit=here if args.reproduce else None):
         return {**record, "status": "failed", "reason": failure_reason(run_dir)}
-    record["commit"] = trained_commit(run_dir) or "unknown"       # the code that trained it
+    stamp = trained_stamp(run_dir)
+    record["commit"] = stamp.get("commit", "unknown")            # the code that trained it
     if record["commit"] != here:
         record["evaluated_at"] = here
+    if stamp.get("cpu", record["cpu"]) != record["cpu"]:         # the processor that trained it
+        record["evaluated_on"], record["cpu"] = record["cpu"], stamp["cpu"]
     started = time.perf_counter()
     beam = config.beam_size or args.beam_size
     try:

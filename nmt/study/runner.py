@@ -4,8 +4,8 @@ A failed run (non-zero exit, time-out) leaves `study_failed.txt` in its
 folder with the exit status and the last lines of its output; the study
 goes on. A folder with `summary.json` is finished and is not trained again,
 so an interrupted study continues where it stopped. `study_trained.json`
-names the commit that trained the folder: a record names that commit, not
-the one of the process that evaluated it, and a rerun that must train at
+names the commit and the processor that trained the folder: a record names
+those, not the ones of the process that evaluated it, and a rerun that must train at
 its own commit (--reproduce) trains again a folder trained at another.
 
 Each run's contribution to the report is one JSON record beside the report,
@@ -26,9 +26,10 @@ from pathlib import Path
 
 from nmt.provenance import git_commit
 from nmt.study.configs import StudyConfig
+from nmt.study.machine import cpu_fingerprint
 
 FAILED = "study_failed.txt"
-TRAINED = "study_trained.json"    # {"commit": the commit of the code that trained the folder}
+TRAINED = "study_trained.json"    # {"commit": the code that trained the folder, "cpu": its processor}
 # A run whose folder (its output, train.log, metrics.jsonl and TensorBoard's event files,
 # which the trainer adds to every trainer.log_every updates and flushes at least every two
 # minutes) has not grown for this long is taken as hung and stopped. Validation lines alone
@@ -118,24 +119,26 @@ def run_watched(command: list[str], log_path: Path, env: dict, timeout_s: float 
     return process.returncode, f"exit status {process.returncode}"
 
 
-def trained_commit(run_dir: Path) -> str | None:
-    """The commit that trained the folder; None where the folder does not say."""
+def trained_stamp(run_dir: Path) -> dict:
+    """What trained the folder ({"commit", "cpu"}); {} where the folder does not say
+    (a key is missing where the folder predates it)."""
     try:
-        return json.loads((Path(run_dir) / TRAINED).read_text(encoding="utf-8")).get("commit")
-    except (OSError, ValueError, AttributeError):
-        return None
+        stamp = json.loads((Path(run_dir) / TRAINED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stamp if isinstance(stamp, dict) else {}
 
 
 def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], timeout_s: float | None,
           threads: int = 1, stall_minutes: float = STALL_MINUTES, at_commit: str | None = None) -> bool:
     """Train unless finished; True when the run folder holds a finished run.
     With `at_commit`, a finished folder counts only if that commit trained it."""
-    if status(run_dir) == "finished" and (at_commit is None or trained_commit(run_dir) == at_commit):
+    if status(run_dir) == "finished" and (at_commit is None or trained_stamp(run_dir).get("commit") == at_commit):
         return True
     if run_dir.exists():                      # failed, interrupted, or trained by other code: start clean
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
-    (run_dir / TRAINED).write_text(json.dumps({"commit": git_commit()}) + "\n")
+    (run_dir / TRAINED).write_text(json.dumps({"commit": git_commit(), "cpu": cpu_fingerprint()}) + "\n")
     command = train_command(config, seed, run_dir, common)
     (run_dir / "study_command.json").write_text(json.dumps(command[1:]) + "\n")
     log_path = run_dir / "study_train.out"
