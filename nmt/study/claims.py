@@ -103,7 +103,7 @@ CLAIMS = (
           "RNN attention one step early: the one-step-later reading aligns better",
           "aer", (("bahdanau@aer_shift", "bahdanau"), ("luong_general@aer_shift", "luong_general"),
                   ("luong_dot@aer_shift", "luong_dot")), ""),
-    Claim("chen2020", "abstract, Fig. 1 (Shift-Att; section number not checked)",
+    Claim("chen2020", "abstract; Sec. 1, Fig. 1 (the section defining Shift-Att not checked)",
           "for a Transformer, the attention read one step later aligns better",
           "aer_head_valid", (("transformer-sinusoidal@aer_head_valid_shift", "transformer-sinusoidal"),
                              ("transformer-rotary@aer_head_valid_shift", "transformer-rotary"),

@@ -112,7 +112,8 @@ PAPERS = {
         "Chen, Liu, Chen, Jiang & Liu 2020, Accurate Word Alignment Induction from Neural Machine "
         "Translation, EMNLP (Shift-Att)",
         "Transformers on three public gold-alignment data sets: read the attention of target word y_t at the "
-        "step where y_t is the decoder input, one step later (abstract, Fig. 1)",
+        "step where y_t is the decoder input, one step later (abstract; Sec. 1, Fig. 1, whose example map is "
+        "the third decoder layer's attention)",
         "our Transformers have 2 layers and we choose the layer and head on the validation set; how they "
-        "choose their layer was not checked"),
+        "choose their layer was not checked (their method section was not read)"),
 }
