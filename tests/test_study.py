@@ -261,6 +261,22 @@ def test_report_names_the_command_that_rebuilds_it():
                                               "--data-path ../shared/data/multi30k --links t.links")
 
 
+def test_the_rebuild_command_runs_from_the_repository_root(tmp_path):
+    """Absolute paths the study was given, inside the checkout or beside it
+    (../shared), are written as the README's commands use them; others as given."""
+    from nmt.study.report_header import rebuild_command
+
+    root = tmp_path / "checkout"
+    (root / ".git").mkdir(parents=True)
+    out = root / "benchmarks" / "study" / "multi30k"
+    settings = {"data": "multi30k", "data_path": str(tmp_path / "shared" / "data" / "multi30k"),
+                "links": str(out / "test.links"), "train_links": "/elsewhere/train.links"}
+    assert rebuild_command(settings, out) == (
+        "python -m nmt.study --report-only --data multi30k --out benchmarks/study/multi30k "
+        "--data-path ../shared/data/multi30k --links benchmarks/study/multi30k/test.links "
+        "--train-links /elsewhere/train.links")
+
+
 def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
     """The coverage-penalty rows train nothing of their own: bahdanau's run is
     trained once (before the rows that decode it, even with --jobs 2), then its

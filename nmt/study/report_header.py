@@ -1,7 +1,9 @@
 """The top of a part's report: what was run and how (data, budget, runs,
 sessions), how its figures are read, and the models' setup."""
 
+import os
 import shlex
+from pathlib import Path
 
 from nmt.study.configs import StudyConfig, is_convergence_folder
 
@@ -12,14 +14,32 @@ def budget_of(run: dict, settings: dict) -> int:
         else settings["budget_steps"]
 
 
+def repository_root(out) -> Path | None:
+    """The work tree that holds OUT (a folder with a .git entry above it), or None."""
+    folder = Path(out).resolve()
+    return next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
+
+
+def as_run_from(root: Path | None, path) -> str:
+    """An absolute path inside the repository or beside it (../shared/...) written
+    relative to the repository root, where the README's commands run; any
+    other path as given."""
+    path = str(path)
+    if root is None or not os.path.isabs(path) or not Path(path).is_relative_to(root.parent):
+        return path
+    return os.path.relpath(path, root)
+
+
 def rebuild_command(settings: dict, out) -> str:
-    """The command that rewrites this report: Multi30k's needs the data and the
-    links the study was given (the AER baselines read the test links)."""
+    """The command that rewrites this report, run from the repository root:
+    Multi30k's needs the data and the links the study was given (the AER
+    baselines read the test links)."""
+    root = repository_root(out)
     words = ["python", "-m", "nmt.study", "--report-only", *(["--convergence"] if is_convergence_folder(out) else []),
-             "--data", settings["data"], "--out", str(out)]
+             "--data", settings["data"], "--out", as_run_from(root, Path(out).resolve() if root else out)]
     for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links")):
         if settings.get(key):
-            words += [option, settings[key]]
+            words += [option, as_run_from(root, settings[key])]
     return shlex.join(words)
 
 
