@@ -5,25 +5,41 @@ The rows of nmt.study.configs.CONVERGENCE train 3x the grid's update budget
 with early stopping on validation BLEU (python -m nmt.study --convergence,
 records in benchmarks/attention_study/convergence/records). For every pair
 of those rows of one architecture, the grid's ordering by mean test BLEU is
-checked at convergence with Welch's test and Holm's correction over the
-pairs (nmt.study.statistics): it holds, reverses, or is not settled.
+read in the grid and at convergence with Welch's test and Holm's correction
+over the pairs (nmt.study.statistics): a finding of the grid holds, reverses,
+or is not confirmed at convergence.
 """
 
 import statistics
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
 from nmt.study.configs import CONVERGENCE, CONVERGENCE_FOLDER, study_configs
 from nmt.study.gallery import learning_curves
-from nmt.study.statistics import decide, welch
+from nmt.study.statistics import Comparison, decide, welch
 from nmt.study.tables import aggregate, collect
 
 CURVES = "curves_convergence.png"
+NOT_CONFIRMED = "is not confirmed at convergence (no finding there)"
 
 
-def ordering_checks(grid: dict, converged: dict, rows: list[str], transformer: dict) -> list[tuple]:
-    """(first, second, grid gap, Comparison at convergence, reading) per pair of
-    one architecture with runs in both, the grid's better row first."""
+@dataclass(frozen=True)
+class OrderingCheck:
+    """One pair of rows of one architecture, the grid's better row first: its
+    gap in the grid and at convergence, each read with Holm over the pairs."""
+    first: str
+    second: str
+    grid: Comparison
+    grid_reading: str
+    converged: Comparison
+    converged_reading: str
+
+
+def ordering_checks(grid: dict, converged: dict, rows: list[str], transformer: dict) -> list[OrderingCheck]:
+    """Every pair of `rows` of one architecture with runs in both, the grid's
+    better row first; Holm's correction runs over the pairs, in the grid and
+    at convergence apart."""
     def bleu(table, name):
         return table.get(name, {}).get("values", {}).get("test_bleu", [])
 
@@ -31,36 +47,59 @@ def ordering_checks(grid: dict, converged: dict, rows: list[str], transformer: d
     for a, b in combinations(rows, 2):
         if transformer[a] != transformer[b] or not all(bleu(t, n) for t in (grid, converged) for n in (a, b)):
             continue
-        gap = statistics.fmean(bleu(grid, a)) - statistics.fmean(bleu(grid, b))
-        first, second = (a, b) if gap >= 0 else (b, a)
-        pairs.append((first, second, abs(gap), welch(bleu(converged, first), bleu(converged, second))))
-    readings = decide([c for *_, c in pairs])
-    return [(*p, r) for p, r in zip(pairs, readings)]
+        first, second = (a, b) if statistics.fmean(bleu(grid, a)) >= statistics.fmean(bleu(grid, b)) else (b, a)
+        pairs.append((first, second, welch(bleu(grid, first), bleu(grid, second)),
+                      welch(bleu(converged, first), bleu(converged, second))))
+    grid_readings = decide([g for _, _, g, _ in pairs])
+    converged_readings = decide([c for *_, c in pairs])
+    return [OrderingCheck(a, b, g, gr, c, cr)
+            for (a, b, g, c), gr, cr in zip(pairs, grid_readings, converged_readings)]
 
 
-def held(comparison, reading: str) -> str:
-    if reading == "differs":
-        return "holds" if comparison.gap > 0 else "reverses"
-    if reading == "no finding":
-        return "is not settled (no finding)"
-    if reading == "too few seeds":
-        return "cannot be tested yet (fewer than 2 seeds on a side)"
-    return f"is described, not tested ({reading})"        # seeds without spread
+def verdict(check: OrderingCheck) -> str:
+    """Does the grid's conclusion on this pair hold at convergence? In words."""
+    grid, converged = check.grid_reading, check.converged_reading
+    if "too few seeds" in (grid, converged):
+        side = "the grid" if grid == "too few seeds" else "the convergence check"
+        return f"cannot be tested yet (fewer than 2 seeds on a side in {side})"
+    if "spread" in grid or "spread" in converged:
+        return f"is described, not tested (grid: {grid}; at convergence: {converged})"
+    if grid == "differs":
+        if converged == "differs":
+            return "holds" if check.converged.gap > 0 else "reverses"
+        return NOT_CONFIRMED
+    if converged == "differs":
+        ahead = check.first if check.converged.gap > 0 else check.second
+        return f"was no finding in the grid; at convergence {ahead} is ahead (a finding of the check alone)"
+    return "is a finding neither in the grid nor at convergence"
 
 
-def paragraph(checks: list[tuple]) -> str:
-    """The one paragraph: which orderings of the grid hold at convergence."""
+def evidence(c: Comparison) -> str:
+    if not c.testable:
+        return f"{c.gap:+.2f}"
+    return f"{c.gap:+.2f} [{c.low:+.2f}, {c.high:+.2f}], p = {c.p:.3g}"
+
+
+def paragraph(checks: list[OrderingCheck]) -> str:
+    """The one paragraph: which of the grid's conclusions hold at convergence."""
     if not checks:
         return "No ordering to check yet: the rows need finished runs in both the grid and the check."
-    parts = []
-    for first, second, gap, c, reading in checks:
-        evidence = (f"gap {c.gap:+.2f} [{c.low:+.2f}, {c.high:+.2f}], Welch p = {c.p:.3g}" if c.testable
-                    else f"gap {c.gap:+.2f}")
-        parts.append(f"{first} above {second} (grid: by {gap:.2f} BLEU) {held(c, reading)} at convergence "
-                     f"({evidence})")
-    return ("Of the grid's orderings among these rows, by mean test BLEU at 1,600 (RNN) or 1,000 "
-            "(Transformer) updates, with Holm's correction over the "
-            f"{len(checks)} pair{'s' * (len(checks) != 1)}: " + "; ".join(parts) + ".")
+    parts = [f"{c.first} above {c.second} {verdict(c)} (grid {evidence(c.grid)}; at convergence "
+             f"{evidence(c.converged)})" for c in checks]
+    findings = [c for c in checks if c.grid_reading == "differs"]
+    holding = [f"{c.first} above {c.second}" for c in findings if verdict(c) == "holds"]
+    failing = [f"{c.first} above {c.second}" for c in findings if verdict(c) in ("reverses", NOT_CONFIRMED)]
+    untested = [f"{c.first} above {c.second}" for c in findings
+                if verdict(c) not in ("holds", "reverses", NOT_CONFIRMED)]
+    summary = (f" Of the grid's findings among these rows, these hold at convergence: {', '.join(holding) or 'none'}; "
+               f"these do not: {', '.join(failing) or 'none'}"
+               + (f"; not testable at convergence yet: {', '.join(untested)}" if untested else "") + "."
+               if findings else
+               " None of these orderings is a finding of the grid, so none can be said to hold or fail at "
+               "convergence.")
+    return ("Each pair's gap in test BLEU (its 95% interval and Welch's p), in the grid at 1,600 (RNN) or "
+            "1,000 (Transformer) updates and at convergence, read with Holm's correction over the "
+            f"{len(checks)} pair{'s' * (len(checks) != 1)} in each: " + "; ".join(parts) + "." + summary)
 
 
 def convergence_lines(out_dir: Path, grid: dict) -> list[str]:

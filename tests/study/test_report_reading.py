@@ -8,7 +8,8 @@ import pytest
 
 from nmt.study.alignment import AerCounts
 from nmt.study.configs import study_configs
-from nmt.study.convergence import check_pointer_lines, convergence_lines, ordering_checks, paragraph
+from nmt.study.convergence import (NOT_CONFIRMED, check_pointer_lines, convergence_lines, ordering_checks, paragraph,
+                                   verdict)
 from nmt.study.provenance import commit_lines, compare_records, reproduction_lines
 from nmt.study.ranking import ranking_table, seed_plan_line
 from nmt.study.readings import chosen_on_valid, derived
@@ -92,25 +93,46 @@ def bleu_runs(values: dict[str, list[float]]) -> list[dict]:
             for n, found in values.items() for s, b in enumerate(found, 1)]
 
 
-def test_the_convergence_paragraph_says_which_orderings_hold():
-    grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [28.0, 28.4], "coverage": [34.0, 34.4]}))
-    # at convergence: bahdanau still far above luong_general; coverage vs bahdanau within noise
+def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
+    # grid: bahdanau and coverage far above luong_general, bahdanau vs coverage within noise
+    grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2, 35.1], "luong_general": [28.0, 28.4, 28.2],
+                                "coverage": [34.0, 35.0, 36.0]}))
+    # at convergence: bahdanau still far above luong_general; coverage vs luong_general within noise
     converged = aggregate(bleu_runs({"bahdanau": [38.0, 38.1], "luong_general": [36.0, 36.1],
                                      "coverage": [37.0, 39.0]}))
     rnn = {"bahdanau": False, "luong_general": False, "coverage": False}
     checks = ordering_checks(grid, converged, ["luong_general", "bahdanau", "coverage"], rnn)
-    assert [(a, b, reading) for a, b, _, _, reading in checks] == [
-        ("bahdanau", "luong_general", "differs"), ("coverage", "luong_general", "no finding"),
-        ("bahdanau", "coverage", "no finding")]
+    assert [(c.first, c.second, c.grid_reading, c.converged_reading) for c in checks] == [
+        ("bahdanau", "luong_general", "differs", "differs"), ("coverage", "luong_general", "differs", "no finding"),
+        ("bahdanau", "coverage", "no finding", "no finding")]
+    # bahdanau - luong_general at convergence: gap 2.00, both spreads 0.0707, t = 28.3 on 2 df
+    assert checks[0].converged.gap == pytest.approx(2.0) and checks[0].converged.df == pytest.approx(2.0)
+    assert checks[0].converged.p == pytest.approx(0.001248, rel=1e-3)
+    assert [verdict(c) for c in checks] == ["holds", NOT_CONFIRMED, "is a finding neither in the grid nor at convergence"]
     text = paragraph(checks)
-    assert "bahdanau above luong_general (grid: by 6.90 BLEU) holds at convergence (gap +2.00 [" in text
-    assert "bahdanau above coverage (grid: by 0.90 BLEU) is not settled (no finding)" in text
+    assert "bahdanau above luong_general holds (grid +6.90 [" in text
+    assert "; at convergence +2.00 [+1.70, +2.30], p = 0.00125)" in text
+    assert text.endswith("Of the grid's findings among these rows, these hold at convergence: bahdanau above "
+                         "luong_general; these do not: coverage above luong_general.")
     assert paragraph([]).startswith("No ordering to check yet")
     # one converged seed: the ordering is named, and said to be untested
     single = ordering_checks(grid, aggregate(bleu_runs({"bahdanau": [38.0], "luong_general": [36.0]})),
                              ["luong_general", "bahdanau"], rnn)
-    assert ("bahdanau above luong_general (grid: by 6.90 BLEU) cannot be tested yet (fewer than 2 seeds on a "
-            "side) at convergence (gap +2.00)") in paragraph(single)
+    assert ("bahdanau above luong_general cannot be tested yet (fewer than 2 seeds on a side in the convergence "
+            "check) (grid +6.90 [") in paragraph(single)
+    assert paragraph(single).endswith("not testable at convergence yet: bahdanau above luong_general.")
+    # a reversal, and a gap that only the check finds
+    flipped = ordering_checks(aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [30.0, 30.2]})),
+                              aggregate(bleu_runs({"bahdanau": [36.0, 36.1], "luong_general": [38.0, 38.1]})),
+                              ["bahdanau", "luong_general"], rnn)
+    assert verdict(flipped[0]) == "reverses"
+    quiet_grid = aggregate(bleu_runs({"bahdanau": [35.0, 30.0], "coverage": [34.0, 31.0]}))
+    clear_end = aggregate(bleu_runs({"bahdanau": [38.0, 38.1], "coverage": [36.0, 36.1]}))
+    found_later = ordering_checks(quiet_grid, clear_end, ["bahdanau", "coverage"], rnn)
+    assert verdict(found_later[0]) == ("was no finding in the grid; at convergence bahdanau is ahead (a finding "
+                                       "of the check alone)")
+    assert paragraph(found_later).endswith("None of these orderings is a finding of the grid, so none can be said "
+                                           "to hold or fail at convergence.")
 
 
 def test_the_convergence_section_without_records_says_not_run_yet(tmp_path):
@@ -162,4 +184,4 @@ def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
     assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4000 | 4800, 4800 |" in lines
     assert "| coverage | 0 | – | not run yet | – | – |" in lines
     assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
-    assert lines[-1].startswith("Of the grid's orderings") and "holds at convergence" in lines[-1]
+    assert lines[-1].startswith("Each pair's gap in test BLEU") and "these hold at convergence: bahdanau above" in lines[-1]
