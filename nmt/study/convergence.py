@@ -91,9 +91,10 @@ def paragraph(checks: list[OrderingCheck]) -> str:
     failing = [f"{c.first} above {c.second}" for c in findings if verdict(c) in ("reverses", NOT_CONFIRMED)]
     untested = [f"{c.first} above {c.second}" for c in findings
                 if verdict(c) not in ("holds", "reverses", NOT_CONFIRMED)]
-    summary = (f" Of the grid's findings among these rows, these hold at convergence: {', '.join(holding) or 'none'}; "
-               f"these do not: {', '.join(failing) or 'none'}"
-               + (f"; not testable at convergence yet: {', '.join(untested)}" if untested else "") + "."
+    named = [("that hold at convergence", holding), ("that do not", failing),
+             ("that cannot be tested there yet", untested)]
+    summary = (" The grid's findings among these rows " + "; ".join(f"{label}: {', '.join(pairs)}"
+                                                              for label, pairs in named if pairs) + "."
                if findings else
                " None of these orderings is a finding of the grid, so none can be said to hold or fail at "
                "convergence.")

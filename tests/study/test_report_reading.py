@@ -112,15 +112,16 @@ def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
     text = paragraph(checks)
     assert "bahdanau above luong_general holds (grid +6.90 [" in text
     assert "; at convergence +2.00 [+1.70, +2.30], p = 0.00125)" in text
-    assert text.endswith("Of the grid's findings among these rows, these hold at convergence: bahdanau above "
-                         "luong_general; these do not: coverage above luong_general.")
+    assert text.endswith("The grid's findings among these rows that hold at convergence: bahdanau above "
+                         "luong_general; that do not: coverage above luong_general.")
     assert paragraph([]).startswith("No ordering to check yet")
     # one converged seed: the ordering is named, and said to be untested
     single = ordering_checks(grid, aggregate(bleu_runs({"bahdanau": [38.0], "luong_general": [36.0]})),
                              ["luong_general", "bahdanau"], rnn)
     assert ("bahdanau above luong_general cannot be tested yet (fewer than 2 seeds on a side in the convergence "
             "check) (grid +6.90 [") in paragraph(single)
-    assert paragraph(single).endswith("not testable at convergence yet: bahdanau above luong_general.")
+    assert paragraph(single).endswith("The grid's findings among these rows that cannot be tested there yet: "
+                                      "bahdanau above luong_general.")
     # a reversal, and a gap that only the check finds
     flipped = ordering_checks(aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [30.0, 30.2]})),
                               aggregate(bleu_runs({"bahdanau": [36.0, 36.1], "luong_general": [38.0, 38.1]})),
@@ -184,4 +185,4 @@ def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
     assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4000 | 4800, 4800 |" in lines
     assert "| coverage | 0 | – | not run yet | – | – |" in lines
     assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
-    assert lines[-1].startswith("Each pair's gap in test BLEU") and "these hold at convergence: bahdanau above" in lines[-1]
+    assert lines[-1].startswith("Each pair's gap in test BLEU") and "that hold at convergence: bahdanau above" in lines[-1]
