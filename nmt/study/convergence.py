@@ -87,12 +87,12 @@ def paragraph(checks: list[OrderingCheck]) -> str:
     parts = [f"{c.first} above {c.second} {verdict(c)} (grid {evidence(c.grid)}; at convergence "
              f"{evidence(c.converged)})" for c in checks]
     findings = [c for c in checks if c.grid_reading == "differs"]
-    holding = [f"{c.first} above {c.second}" for c in findings if verdict(c) == "holds"]
-    failing = [f"{c.first} above {c.second}" for c in findings if verdict(c) in ("reverses", NOT_CONFIRMED)]
-    untested = [f"{c.first} above {c.second}" for c in findings
-                if verdict(c) not in ("holds", "reverses", NOT_CONFIRMED)]
-    named = [("that hold at convergence", holding), ("that do not", failing),
-             ("that cannot be tested there yet", untested)]
+    groups = {"holds": "that hold at convergence", "reverses": "that reverse there",
+              NOT_CONFIRMED: "that are not confirmed there (no finding at convergence)"}
+    named = [(label, [f"{c.first} above {c.second}" for c in findings if verdict(c) == key])
+             for key, label in groups.items()]
+    named.append(("that cannot be tested there yet",
+                  [f"{c.first} above {c.second}" for c in findings if verdict(c) not in groups]))
     summary = (" The grid's findings among these rows " + "; ".join(f"{label}: {', '.join(pairs)}"
                                                               for label, pairs in named if pairs) + "."
                if findings else

@@ -113,7 +113,8 @@ def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
     assert "bahdanau above luong_general holds (grid +6.90 [" in text
     assert "; at convergence +2.00 [+1.70, +2.30], p = 0.00125)" in text
     assert text.endswith("The grid's findings among these rows that hold at convergence: bahdanau above "
-                         "luong_general; that do not: coverage above luong_general.")
+                         "luong_general; that are not confirmed there (no finding at convergence): coverage above "
+                         "luong_general.")
     assert paragraph([]).startswith("No ordering to check yet")
     # one converged seed: the ordering is named, and said to be untested
     single = ordering_checks(grid, aggregate(bleu_runs({"bahdanau": [38.0], "luong_general": [36.0]})),
@@ -127,6 +128,8 @@ def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
                               aggregate(bleu_runs({"bahdanau": [36.0, 36.1], "luong_general": [38.0, 38.1]})),
                               ["bahdanau", "luong_general"], rnn)
     assert verdict(flipped[0]) == "reverses"
+    assert paragraph(flipped).endswith("The grid's findings among these rows that reverse there: bahdanau above "
+                                       "luong_general.")
     quiet_grid = aggregate(bleu_runs({"bahdanau": [35.0, 30.0], "coverage": [34.0, 31.0]}))
     clear_end = aggregate(bleu_runs({"bahdanau": [38.0, 38.1], "coverage": [36.0, 36.1]}))
     found_later = ordering_checks(quiet_grid, clear_end, ["bahdanau", "coverage"], rnn)
