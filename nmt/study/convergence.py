@@ -124,11 +124,39 @@ def convergence_lines(out_dir: Path, grid: dict) -> list[str]:
             continue
         out.append(f"| {name} | {len(mine)} | {mean_sd(grid, name)} | {mean_sd(table, name)} | "
                    f"{', '.join(str(r['eval']['best_step']) for r in mine)} | "
-                   f"{', '.join(str(r['eval']['final_step']) for r in mine)} |")
+                   f"{', '.join(str(r['eval']['final_step']) + (' (cap)' if at_cap(r) else '') for r in mine)} |")
+    out += cap_lines(runs)
     learning_curves(runs, Path(out_dir) / CURVES, "Convergence check", list(CONVERGENCE.rows))
     transformer = {c.name: c.transformer for c in configs}
     checks = ordering_checks(grid, table, list(CONVERGENCE.rows), transformer)
     return out + ["", f"![Convergence check: validation BLEU]({CURVES})", "", paragraph(checks)]
+
+
+def update_cap(run: dict) -> int | None:
+    """The run's update cap (trainer.max_steps among its overrides), if it names one."""
+    for override in run.get("common", []):
+        key, _, value = override.partition("=")
+        if key == "trainer.max_steps":
+            return int(value)
+    return None
+
+
+def at_cap(run: dict) -> bool:
+    """Did the update cap end the run, before early stopping's patience ran out?"""
+    cap = update_cap(run)
+    return cap is not None and run["eval"]["final_step"] >= cap
+
+
+def cap_lines(runs: list[dict]) -> list[str]:
+    """Which runs the cap ended: their figures are the best within the cap."""
+    capped = [r for r in runs if at_cap(r)]
+    if not capped:
+        return ["", f"Every run ended by early stopping, before its update cap ({len(runs)} of {len(runs)})."]
+    named = ", ".join(f"{r['name']} seed {r['seed']} (best update {r['eval']['best_step']} of {update_cap(r)})"
+                      for r in capped)
+    return ["", f"{len(capped)} of {len(runs)} runs ended at the update cap with early stopping's patience not "
+            f"yet spent: {named}. Their figures are the best within the cap, a lower bound on the converged "
+            "figure; a best update near the cap says the run was still gaining."]
 
 
 def check_pointer_lines() -> list[str]:

@@ -53,7 +53,7 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
                          "eval": evaluation, "records": record.get("records", []),
                          "gallery": record.get("gallery", []), "hypotheses": record.get("hypotheses", []),
                          "reason": record.get("reason", "not run yet"), "commit": record.get("commit"),
-                         "transformer": config.transformer,
+                         "common": record.get("common", []), "transformer": config.transformer,
                          "same_checkpoint": record.get("same_checkpoint_as_record")})
     for run in runs:
         run["first_seed"] = min(r["seed"] for r in runs if r["name"] == run["name"])

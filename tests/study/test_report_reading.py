@@ -180,12 +180,16 @@ def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
             path = tmp_path / "convergence" / "records" / name / f"seed{seed}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             curve = [{"step": s, "bleu": bleu * s / 4000, "train_seconds": s} for s in (1000, 2000, 4000)]
-            path.write_text(json.dumps({"status": "finished", "records": curve, "eval": {
-                "test_bleu": bleu, "best_step": 4000, "final_step": 4800, "wall_s": 100.0}}))
+            final = 4800 if (name, seed) == ("bahdanau", 2) else 4600       # one run ends at the cap
+            path.write_text(json.dumps({"status": "finished", "records": curve, "common": ["trainer.max_steps=4800"],
+                                        "eval": {"test_bleu": bleu, "best_step": 4000, "final_step": final,
+                                                 "wall_s": 100.0}}))
     grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [28.0, 28.4]}))
     (tmp_path / "multi30k").mkdir()
     lines = convergence_lines(tmp_path / "multi30k", grid)
-    assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4000 | 4800, 4800 |" in lines
+    assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4000 | 4600, 4800 (cap) |" in lines
+    assert ("1 of 4 runs ended at the update cap with early stopping's patience not yet spent: bahdanau seed 2 "
+            "(best update 4000 of 4800).") in "".join(lines)
     assert "| coverage | 0 | – | not run yet | – | – |" in lines
     assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
     assert lines[-1].startswith("Each pair's gap in test BLEU") and "that hold at convergence: bahdanau above" in lines[-1]
