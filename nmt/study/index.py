@@ -12,9 +12,10 @@ import statistics
 from pathlib import Path
 
 from nmt.study.alignment_table import baseline_note, eflomal_quality
-from nmt.study.configs import study_configs
+from nmt.study.configs import CONVERGENCE, CONVERGENCE_FOLDER, study_configs
 from nmt.study.findings import findings
 from nmt.study.ranking import ranking_table, seed_plan_line
+from nmt.study.runner import record_done
 from nmt.study.tables import aggregate, cell, collect
 
 PARTS = {"toy": "Part 1: the toy task (true alignment known)", "multi30k": "Part 2: Multi30k de→en"}
@@ -127,6 +128,17 @@ def papers_lines(parts: dict) -> list[str]:
     return out
 
 
+def convergence_item(root: Path) -> str:
+    """The index's pointer to the convergence check and to where it is read."""
+    finished = [p for p in (root / CONVERGENCE_FOLDER / "records").glob("*/seed*.json") if record_done(p)]
+    planned = len(CONVERGENCE.rows) * CONVERGENCE.seeds
+    if not finished:
+        return f"- Convergence check (Multi30k, {planned} runs planned): not run yet"
+    return (f"- [Convergence check](convergence/README.md): {len(finished)} of {planned} planned runs finished "
+            f"({', '.join(CONVERGENCE.rows)}, {CONVERGENCE.factor}× the grid's budget with early stopping); read "
+            "against the grid in [Part 2's *Convergence check*](multi30k/README.md#convergence-check)")
+
+
 def write_index(root: Path) -> None:
     root = Path(root)
     out = ["# The attention study", "",
@@ -143,6 +155,7 @@ def write_index(root: Path) -> None:
                        f"{len(table)} configurations; last command `{command}`")
         else:
             out.append(f"- {title}: not run yet")
+    out.append(convergence_item(root))
     quality = eflomal_quality(root)      # its baselines are scored on the parts' own test links
     if parts["toy"][0]:
         out += glance_toy(parts["toy"][0], baseline_note(quality.get("toy", {}).get("baselines_vs_truth", {})))

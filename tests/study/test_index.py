@@ -39,6 +39,12 @@ def test_the_index_reads_the_claims_against_each_part(tmp_path):
     assert "#### Britz, Goldie, Luong & Le 2017" in m30k
     assert "bahdanau 34.20 ± 0.20 (3 seeds) vs luong_dot 30.13 ± 0.15 (3 seeds)" in m30k
     assert "paired bootstrap" in text and "convergence check" in m30k
+    assert "- Convergence check (Multi30k, 8 runs planned): not run yet" in text
+    write_records(tmp_path / "convergence", {"bahdanau": [{"test_bleu": 36.0}]})
+    write_index(tmp_path)
+    assert ("- [Convergence check](convergence/README.md): 1 of 8 planned runs finished (luong_general, bahdanau, "
+            "coverage, transformer-rotary, 3× the grid's budget with early stopping); read against the grid in "
+            "[Part 2's *Convergence check*](multi30k/README.md#convergence-check)") in (tmp_path / "README.md").read_text()
 
 
 def test_parts_without_runs_say_so(tmp_path):
