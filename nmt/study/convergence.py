@@ -132,19 +132,26 @@ def convergence_lines(out_dir: Path, grid: dict) -> list[str]:
     return out + ["", f"![Convergence check: validation BLEU]({CURVES})", "", paragraph(checks)]
 
 
-def update_cap(run: dict) -> int | None:
-    """The run's update cap (trainer.max_steps among its overrides), if it names one."""
-    for override in run.get("common", []):
-        key, _, value = override.partition("=")
-        if key == "trainer.max_steps":
+def override(run: dict, key: str) -> int | None:
+    """An integer override the run was trained with (trainer.max_steps, ...), if it names one."""
+    for item in run.get("common", []):
+        name, _, value = item.partition("=")
+        if name == key:
             return int(value)
     return None
 
 
+def update_cap(run: dict) -> int | None:
+    return override(run, "trainer.max_steps")
+
+
 def at_cap(run: dict) -> bool:
-    """Did the update cap end the run, before early stopping's patience ran out?"""
-    cap = update_cap(run)
-    return cap is not None and run["eval"]["final_step"] >= cap
+    """Did the update cap end the run, before early stopping's patience ran out?
+    (A run whose patience ran out on the cap's own validation was stopped by both: not counted.)"""
+    cap, patience, every = (override(run, k) for k in ("trainer.max_steps", "trainer.patience", "trainer.val_every"))
+    if cap is None or run["eval"]["final_step"] < cap:
+        return False
+    return patience is None or every is None or run["eval"]["final_step"] - run["eval"]["best_step"] < patience * every
 
 
 def cap_lines(runs: list[dict]) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 
 from nmt.study.alignment import AerCounts
 from nmt.study.configs import study_configs
-from nmt.study.convergence import (NOT_CONFIRMED, check_pointer_lines, convergence_lines, ordering_checks, paragraph,
+from nmt.study.convergence import (NOT_CONFIRMED, at_cap, check_pointer_lines, convergence_lines, ordering_checks, paragraph,
                                    verdict)
 from nmt.study.provenance import commit_lines, compare_records, reproduction_lines
 from nmt.study.ranking import ranking_table, seed_plan_line
@@ -181,15 +181,21 @@ def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
             path.parent.mkdir(parents=True, exist_ok=True)
             curve = [{"step": s, "bleu": bleu * s / 4000, "train_seconds": s} for s in (1000, 2000, 4000)]
             final = 4800 if (name, seed) == ("bahdanau", 2) else 4600       # one run ends at the cap
-            path.write_text(json.dumps({"status": "finished", "records": curve, "common": ["trainer.max_steps=4800"],
-                                        "eval": {"test_bleu": bleu, "best_step": 4000, "final_step": final,
+            path.write_text(json.dumps({"status": "finished", "records": curve, "common": ["trainer.max_steps=4800", "trainer.patience=4",
+                                                                       "trainer.val_every=200"],
+                                        "eval": {"test_bleu": bleu, "best_step": 4200 if final == 4800 else 4000,
+                                                 "final_step": final,
                                                  "wall_s": 100.0}}))
     grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2], "luong_general": [28.0, 28.4]}))
     (tmp_path / "multi30k").mkdir()
     lines = convergence_lines(tmp_path / "multi30k", grid)
-    assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4000 | 4600, 4800 (cap) |" in lines
+    assert "| bahdanau | 2 | 35.10 ± 0.14 | 38.05 ± 0.07 | 4000, 4200 | 4600, 4800 (cap) |" in lines
     assert ("1 of 4 runs ended at the update cap with early stopping's patience not yet spent: bahdanau seed 2 "
-            "(best update 4000 of 4800).") in "".join(lines)
+            "(best update 4200 of 4800).") in "".join(lines)
+    # patience spent on the cap's own validation (4 x 200 updates without a gain): early stopping ended it too
+    both = {"common": ["trainer.max_steps=4800", "trainer.patience=4", "trainer.val_every=200"],
+            "eval": {"best_step": 4000, "final_step": 4800}}
+    assert not at_cap(both) and at_cap({**both, "eval": {"best_step": 4200, "final_step": 4800}})
     assert "| coverage | 0 | – | not run yet | – | – |" in lines
     assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
     assert lines[-1].startswith("Each pair's gap in test BLEU") and "that hold at convergence: bahdanau above" in lines[-1]
