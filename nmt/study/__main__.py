@@ -125,7 +125,8 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None) -> dic
     if config.decode_of:
         record["decode_of"] = config.decode_of
     # a rerun at the final commit must train there; a study may evaluate a folder trained before
-    if not train(trained, seed, run_dir, common, timeout, args.threads, at_commit=here if args.reproduce else None):
+    if not train(trained, seed, run_dir, common, timeout, args.threads,
+                 at_commit=here if args.reproduce else None, commit=here):
         return {**record, "status": "failed", "reason": failure_reason(run_dir)}
     stamp = trained_stamp(run_dir)
     record["commit"] = stamp.get("commit", "unknown")            # the code that trained it

@@ -130,15 +130,17 @@ def trained_stamp(run_dir: Path) -> dict:
 
 
 def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], timeout_s: float | None,
-          threads: int = 1, stall_minutes: float = STALL_MINUTES, at_commit: str | None = None) -> bool:
+          threads: int = 1, stall_minutes: float = STALL_MINUTES, at_commit: str | None = None,
+          commit: str | None = None) -> bool:
     """Train unless finished; True when the run folder holds a finished run.
-    With `at_commit`, a finished folder counts only if that commit trained it."""
+    With `at_commit`, a finished folder counts only if that commit trained it;
+    `commit` (default: asked of git) is stamped on a folder this call trains."""
     if status(run_dir) == "finished" and (at_commit is None or trained_stamp(run_dir).get("commit") == at_commit):
         return True
     if run_dir.exists():                      # failed, interrupted, or trained by other code: start clean
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
-    (run_dir / TRAINED).write_text(json.dumps({"commit": git_commit(), "cpu": cpu_fingerprint()}) + "\n")
+    (run_dir / TRAINED).write_text(json.dumps({"commit": commit or git_commit(), "cpu": cpu_fingerprint()}) + "\n")
     command = train_command(config, seed, run_dir, common)
     (run_dir / "study_command.json").write_text(json.dumps(command[1:]) + "\n")
     log_path = run_dir / "study_train.out"
