@@ -74,6 +74,18 @@ def verdict(check: OrderingCheck) -> str:
     return "is a finding neither in the grid nor at convergence"
 
 
+def shown_verdict(check: OrderingCheck) -> str:
+    """The verdict as the paragraph says it: a finding not confirmed at
+    convergence also says which way the gap points there."""
+    said = verdict(check)
+    if said != NOT_CONFIRMED:
+        return said
+    if check.converged.gap > 0:
+        return ("is not confirmed at convergence (no finding there: the gap keeps the grid's direction but "
+                "is not significant after Holm's correction)")
+    return "is not confirmed at convergence (no finding there: the gap points the other way, within noise)"
+
+
 def evidence(c: Comparison) -> str:
     if not c.testable:
         return f"{c.gap:+.2f}"
@@ -84,7 +96,7 @@ def paragraph(checks: list[OrderingCheck]) -> str:
     """The one paragraph: which of the grid's conclusions hold at convergence."""
     if not checks:
         return "No ordering to check yet: the rows need finished runs in both the grid and the check."
-    parts = [f"{c.first} above {c.second} {verdict(c)} (grid {evidence(c.grid)}; at convergence "
+    parts = [f"{c.first} above {c.second} {shown_verdict(c)} (grid {evidence(c.grid)}; at convergence "
              f"{evidence(c.converged)})" for c in checks]
     findings = [c for c in checks if c.grid_reading == "differs"]
     groups = {"holds": "that hold at convergence", "reverses": "that reverse there",

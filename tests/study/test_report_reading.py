@@ -112,10 +112,19 @@ def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
     text = paragraph(checks)
     assert "bahdanau above luong_general holds (grid +6.90 [" in text
     assert "; at convergence +2.00 [+1.70, +2.30], p = 0.00125)" in text
+    # coverage - luong_general at convergence: +1.95, same sign as the grid's, 1 df: not significant
+    assert ("coverage above luong_general is not confirmed at convergence (no finding there: the gap keeps the "
+            "grid's direction but is not significant after Holm's correction) (grid +6.80 [") in text
     assert text.endswith("The grid's findings among these rows that hold at convergence: bahdanau above "
                          "luong_general; that are not confirmed there (no finding at convergence): coverage above "
                          "luong_general.")
     assert paragraph([]).startswith("No ordering to check yet")
+    # coverage 36.00 against luong_general 36.05 at convergence: the gap turns, within noise
+    turned = ordering_checks(grid, aggregate(bleu_runs({"coverage": [35.0, 37.0], "luong_general": [36.0, 36.1]})),
+                             ["luong_general", "coverage"], rnn)
+    assert verdict(turned[0]) == NOT_CONFIRMED
+    assert ("coverage above luong_general is not confirmed at convergence (no finding there: the gap points the "
+            "other way, within noise) (grid +6.80 [") in paragraph(turned)
     # one converged seed: the ordering is named, and said to be untested
     single = ordering_checks(grid, aggregate(bleu_runs({"bahdanau": [38.0], "luong_general": [36.0]})),
                              ["luong_general", "bahdanau"], rnn)
