@@ -80,10 +80,9 @@ def shown_verdict(check: OrderingCheck) -> str:
     said = verdict(check)
     if said != NOT_CONFIRMED:
         return said
-    if check.converged.gap > 0:
-        return ("is not confirmed at convergence (no finding there: the gap keeps the grid's direction but "
-                "is not significant after Holm's correction)")
-    return "is not confirmed at convergence (no finding there: the gap points the other way, within noise)"
+    way = ("the gap keeps the grid's direction but is not significant after Holm's correction"
+           if check.converged.gap > 0 else "the gap points the other way, within noise")
+    return NOT_CONFIRMED.removesuffix(")") + f": {way})"
 
 
 def evidence(c: Comparison) -> str:
@@ -153,10 +152,6 @@ def override(run: dict, key: str) -> int | None:
     return None
 
 
-def update_cap(run: dict) -> int | None:
-    return override(run, "trainer.max_steps")
-
-
 def at_cap(run: dict) -> bool:
     """Did the update cap end the run, before early stopping's patience ran out?
     (A run whose patience ran out on the cap's own validation was stopped by both: not counted.)"""
@@ -171,8 +166,8 @@ def cap_lines(runs: list[dict]) -> list[str]:
     capped = [r for r in runs if at_cap(r)]
     if not capped:
         return ["", f"Every run ended by early stopping, before its update cap ({len(runs)} of {len(runs)})."]
-    named = ", ".join(f"{r['name']} seed {r['seed']} (best update {r['eval']['best_step']} of {update_cap(r)})"
-                      for r in capped)
+    named = ", ".join(f"{r['name']} seed {r['seed']} (best update {r['eval']['best_step']} of "
+                      f"{override(r, 'trainer.max_steps')})" for r in capped)
     return ["", f"{len(capped)} of {len(runs)} runs ended at the update cap with early stopping's patience not "
             f"yet spent: {named}. Their figures are the best within the cap, a lower bound on the converged "
             "figure; a best update near the cap says the run was still gaining."]
