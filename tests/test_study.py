@@ -370,6 +370,24 @@ def test_a_record_rerun_at_this_commit_is_compared_with_its_original(tmp_path, c
     assert "| luong_dot | 1 |" in readme.split("## Overall ranking")[1]          # the original, once
 
 
+def test_reproduce_trains_again_a_rerun_recorded_at_another_commit(tmp_path, monkeypatch):
+    from nmt.study import __main__ as study_main
+    from nmt.study.runner import record_path_of
+
+    monkeypatch.setattr(study_main, "git_commit", lambda: "bbbbbbbbbbbb")
+    args = parse_args(["--data", "toy", "--out", str(tmp_path), "--reproduce", "bahdanau:1,luong_dot:1"])
+    configs, seeds = study_main.chosen_runs(args)
+    for name, commit in (("bahdanau", "aaaaaaaaaaaa"), ("luong_dot", "bbbbbbbbbbbb")):
+        path = record_path_of(args.records_out, name, 1)
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"name": name, "seed": 1, "status": "finished", "commit": commit}))
+    todo, total = study_main.pending(args, configs, seeds)
+    assert [(c.name, s) for c, s in todo] == [("bahdanau", 1)] and total == 2
+    # the study itself keeps a finished record from any commit
+    plain = parse_args(["--data", "toy", "--out", str(tmp_path / "reproduce")])
+    assert study_main.pending(plain, configs, seeds)[0] == []
+
+
 def test_reproduce_names_runs_as_name_and_seed():
     assert parse_args(["--data", "toy", "--reproduce", "bahdanau:1,luong_dot:2"]).reproduce == {
         "bahdanau": [1], "luong_dot": [2]}

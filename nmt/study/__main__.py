@@ -201,9 +201,11 @@ def chosen_runs(args) -> tuple[list, dict[str, list[int]]]:
 def pending(args, configs, seeds) -> tuple[list, int]:
     """(config, seed) not yet finished, seed-major: every configuration's first
     seed before any second seed, so a study stopped early has every row; and
-    the number of runs planned."""
+    the number of runs planned. A --reproduce rerun counts only if this
+    commit trained it: one from an earlier commit is trained again."""
+    here = git_commit() if args.reproduce else None
     todo = [(c, s) for s in sorted({s for v in seeds.values() for s in v}) for c in configs
-            if s in seeds[c.name] and not record_done(record_path_of(args.records_out, c.name, s))]
+            if s in seeds[c.name] and not record_done(record_path_of(args.records_out, c.name, s), here)]
     return todo, sum(len(s) for s in seeds.values())
 
 

@@ -55,9 +55,10 @@ def write_record(path: Path, record: dict) -> None:
     atomic_write(path, (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8"))
 
 
-def record_done(path: Path) -> bool:
+def record_done(path: Path, commit: str | None = None) -> bool:
+    """A finished record; with `commit`, one whose run that commit trained."""
     record = read_record(path)
-    return bool(record) and record.get("status") == "finished"
+    return bool(record) and record.get("status") == "finished" and commit in (None, record.get("commit"))
 
 
 def run_dir_of(runs_dir: Path, name: str, seed: int) -> Path:
