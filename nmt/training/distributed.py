@@ -18,6 +18,13 @@ epoch ends at the shortest share), whether the loss was finite, a stop
 signal, the time budget; validation scores come from rank 0. Rank 0 alone
 logs, validates and writes checkpoints; the others wait for it.
 
+A backend's worker threads may still hold a collective's tensors after the
+collective returned (gloo's barrier keeps the works before it). Python keeps
+each such tensor until the backend lets go of it (`_Lent`), and `close`
+waits for that: a tensor whose last owner is a worker thread needs the GIL
+to die, and DDP's Reducer, when it drops the process group last, joins
+those threads holding the GIL, which would hang the rank at exit.
+
 With one process (no torchrun) every method is a no-op and nothing is
 initialised.
 """
@@ -25,7 +32,9 @@ initialised.
 import logging
 import math
 import os
+import pickle
 import re
+import time
 from contextlib import contextmanager, nullcontext
 
 import torch
@@ -42,6 +51,7 @@ class Distributed:
                  device: torch.device = torch.device("cpu")):
         self.rank, self.world_size, self.local_rank = rank, world_size, local_rank
         self.device = device
+        self.lent = _Lent()   # the tensors of collectives the backend may still hold
 
     @classmethod
     def start(cls, device: torch.device) -> "Distributed":
@@ -79,7 +89,9 @@ class Distributed:
         return self.rank == 0
 
     def close(self) -> None:
+        """Leave the process group once the backend holds none of this rank's tensors."""
         if self.enabled and dist.is_initialized():
+            self.lent.wait_returned()
             dist.destroy_process_group()
 
     # -- the model ----------------------------------------------------------------
@@ -98,7 +110,8 @@ class Distributed:
     def _reduce(self, values, op) -> list[float]:
         if not self.enabled:
             return [float(v) for v in values]
-        tensor = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
+        tensor = self.lent.keep(torch.tensor([float(v) for v in values], dtype=torch.float64,
+                                             device=self.device))
         with _peers_alive():
             dist.all_reduce(tensor, op=op)
         return tensor.tolist()
@@ -119,19 +132,26 @@ class Distributed:
         """Rank 0's values on every rank (float64; NaN travels)."""
         if not self.enabled:
             return [float(v) for v in values]
-        tensor = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
+        tensor = self.lent.keep(torch.tensor([float(v) for v in values], dtype=torch.float64,
+                                             device=self.device))
         with _peers_alive():
             dist.broadcast(tensor, src=0)
         return tensor.tolist()
 
     def broadcast_object(self, obj):
-        """Rank 0's picklable object on every rank (e.g. its run folder)."""
+        """Rank 0's picklable object on every rank (e.g. its run folder): its
+        pickle's length, then its bytes, in tensors this rank keeps (`_Lent`)."""
         if not self.enabled:
             return obj
-        box = [obj]
+        payload = pickle.dumps(obj) if self.is_main else b""
+        (size,) = self.broadcast(len(payload))
+        data = torch.zeros(int(size), dtype=torch.uint8)
+        if self.is_main:
+            data.copy_(torch.frombuffer(bytearray(payload), dtype=torch.uint8))
+        data = self.lent.keep(data.to(self.device))
         with _peers_alive():
-            dist.broadcast_object_list(box, src=0)
-        return box[0]
+            dist.broadcast(data, src=0)
+        return pickle.loads(data.cpu().numpy().tobytes())
 
     def barrier(self) -> None:
         if self.enabled:
@@ -166,6 +186,26 @@ class Distributed:
     def rank_seed(self, seed: int, step: int) -> int:
         """A seed for dropout and sampling that differs between ranks (and resumes)."""
         return seed + 100_003 * self.rank + step
+
+
+class _Lent:
+    """The tensors this rank handed to collectives, each kept by Python until
+    the backend's threads let go of it (its C++ use count is back to 1)."""
+
+    def __init__(self):
+        self.tensors: list[torch.Tensor] = []
+
+    def keep(self, tensor: torch.Tensor) -> torch.Tensor:
+        self.tensors = [t for t in self.tensors if t._use_count() > 1] + [tensor]
+        return tensor
+
+    def wait_returned(self, seconds: float = 10.0) -> None:
+        """Sleep (the GIL free for the backend's threads) until every tensor is
+        returned; after `seconds` (a rank that died mid-collective) stop waiting."""
+        deadline = time.monotonic() + seconds
+        while any(t._use_count() > 1 for t in self.tensors) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self.tensors = []
 
 
 @contextmanager
