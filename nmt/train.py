@@ -1,24 +1,36 @@
 """python -m nmt.train [overrides]: the config checked, the run folder locked,
-the trainer built and run, and the end-of-run lines printed."""
+the trainer built and run, and the end-of-run lines printed.
+
+From Python (a notebook, a script), `fit` trains as the command does and
+returns the run folder and its summary instead of printing them:
+
+    from nmt.train import fit
+    result = fit(["experiment=quickstart", "trainer.max_steps=100"])
+    result.run_dir, result.summary["best"], result.best_checkpoint
+"""
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
     from nmt.cli import run_command
 
     run_command("nmt.train", "before training started; no checkpoint was written", entry="run")
 
+import copy
 import logging
 import os
 import shlex
 import signal
 import sys
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
 import hydra
+from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.utils import configure_log
 from hydra.errors import CompactHydraException
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from nmt import signals
 from nmt.cli import print_error
@@ -53,41 +65,10 @@ def _log_to_file(message: str) -> None:
 
 @hydra.main(config_path=str(CONFIGS), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float:
-    global _owns_folder
-    from nmt.training.config_checks import check_config
-
-    _owns_folder = False
     guard_stdout_logging()               # a full disk under the console log: one line at the end
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        check_config(cfg, HydraConfig.get().runtime.choices)   # settings and paths before torch loads
-        # heavy imports once the config passed
-        from tqdm.contrib.logging import logging_redirect_tqdm
-
-        from nmt.training.build import build_trainer
-        from nmt.training.resume_checks import check_resume_data, check_resume_model, check_resume_state
-        from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
-
-        # A second run on this folder refuses before reading data, and before writing
-        # anything there. Under torchrun every rank runs this function; the folder
-        # belongs to rank 0.
-        weights_only = bool(cfg.trainer.resume_weights_only)
-        resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir, weights_only)   # missing: one line
-        if resume_from is not None:         # other data: refused before reading it, changing nothing
-            check_resume_state(resume_from, weights_only)   # weights only (averaged): said before any data
-            check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
-            check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
-        main_rank = int(os.environ.get("RANK", "0")) == 0
-        fresh = is_fresh(cfg.trainer.resume) or weights_only     # a new run: never into a run's folder
-        lock = RunDirLock(run_dir, fresh=fresh) if main_rank else nullcontext()
-        with lock:
-            _owns_folder = main_rank
-            if main_rank:
-                write_hydra_record(run_dir, cfg)
-            trainer = build_trainer(cfg, run_dir)
-            with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
-                guard_stdout_logging()      # tqdm's handler too: a full disk is one line at the end
-                code = trainer.fit()
+        trainer, code = _fit(cfg, run_dir, HydraConfig.get().runtime.choices)
     except NmtError as error:
         _log_to_file(str(error))
         print_error(error)
@@ -105,6 +86,91 @@ def main(cfg: DictConfig) -> float:
         write_stdout("\n".join(finish_lines(run_dir, trainer.summary, trainer.settings, example)) + "\n",
                      keep_going=True)
     return float(trainer.final_metrics["bleu"])
+
+
+def _fit(cfg: DictConfig, run_dir: Path, choices: dict) -> tuple:
+    """Check the config, hold the run folder, build the trainer and train:
+    (the trainer, its exit code: 0, or 130/143 after a stop signal)."""
+    global _owns_folder
+    from nmt.training.config_checks import check_config
+
+    _owns_folder = False
+    check_config(cfg, choices)           # settings and paths before torch loads
+    # heavy imports once the config passed
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    from nmt.training.build import build_trainer
+    from nmt.training.resume_checks import check_resume_data, check_resume_model, check_resume_state
+    from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
+
+    # A second run on this folder refuses before reading data, and before writing
+    # anything there. Under torchrun every rank runs this function; the folder
+    # belongs to rank 0.
+    weights_only = bool(cfg.trainer.resume_weights_only)
+    resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir, weights_only)   # missing: one line
+    if resume_from is not None:         # other data: refused before reading it, changing nothing
+        check_resume_state(resume_from, weights_only)   # weights only (averaged): said before any data
+        check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
+        check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
+    main_rank = int(os.environ.get("RANK", "0")) == 0
+    fresh = is_fresh(cfg.trainer.resume) or weights_only     # a new run: never into a run's folder
+    lock = RunDirLock(run_dir, fresh=fresh) if main_rank else nullcontext()
+    with lock:
+        _owns_folder = main_rank
+        if main_rank:
+            write_hydra_record(run_dir, cfg)
+        trainer = build_trainer(cfg, run_dir)
+        with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
+            guard_stdout_logging()      # tqdm's handler too: a full disk is one line at the end
+            code = trainer.fit()
+    return trainer, code
+
+
+@dataclass
+class TrainResult:
+    """What `fit` returns: the run's folder and its summary.json record
+    (step, stopped_by, best, the final validation's bleu/chrf/loss, and
+    test_bleu/test_chrf where the data has a test set)."""
+    run_dir: Path
+    summary: dict
+
+    @property
+    def best_checkpoint(self) -> Path:
+        """checkpoints/best.pt, or last.pt when no validation scored."""
+        best = self.run_dir / "checkpoints" / "best.pt"
+        return best if best.exists() else best.with_name("last.pt")
+
+
+def fit(overrides=(), run_dir=None) -> TrainResult:
+    """Train as `python -m nmt.train OVERRIDES` does, in this process, and
+    return the run folder and its summary.
+
+    overrides: Hydra overrides, as on the command line, e.g.
+    ["experiment=quickstart", "model/attention=bahdanau", "trainer.max_steps=200"].
+    run_dir: the run folder (default: hydra.run.dir, outputs/DATE/TIME).
+    The log goes to the console and to RUN/train.log, as the command's does.
+    A problem nmt can name raises NmtError with its one line; a stop signal
+    (Ctrl-C) raises NmtError naming the checkpoint to resume from.
+    """
+    overrides = [str(o) for o in overrides]
+    check_overrides(overrides)                       # a typo: the command's line with the fix
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3", job_name="train"):
+        cfg = compose("config", overrides=overrides, return_hydra_config=True)
+    run_dir = Path(run_dir if run_dir is not None else cfg.hydra.run.dir).resolve()
+    with open_dict(cfg):
+        cfg.hydra.runtime.output_dir = str(run_dir)
+        cfg.hydra.overrides.task = overrides
+    HydraConfig.instance().set_config(cfg)           # what the trainer reads, as under the command
+    configure_log(cfg.hydra.job_logging, cfg.hydra.verbose)
+    choices = OmegaConf.to_container(cfg.hydra.runtime.choices)
+    task = copy.deepcopy(cfg)                        # the job's config, as Hydra hands it to main
+    with open_dict(task):
+        del task["hydra"]
+    trainer, code = _fit(task, run_dir, choices)
+    if code or trainer.summary is None:
+        raise NmtError(f"training in {run_dir} stopped before it finished (exit status {code}); "
+                       f"continue it with trainer.resume=auto and run_dir={str(run_dir)!r}")
+    return TrainResult(run_dir, dict(trainer.summary))
 
 
 def finish_lines(run_dir: Path, summary: dict, settings, example: str | None) -> list[str]:

@@ -4,11 +4,13 @@
     t = Translator.from_checkpoint("outputs/.../checkpoints/best.pt", device="cpu")
     out = t.translate(["Ein Hund läuft."], beam_size=5)
     out[0].text, out[0].score, out[0].attention   # attention (T, S)
+    out[0].plot()      # the heatmap as a matplotlib Figure; in Jupyter, `out[0]` alone shows it
 
     # several checkpoints of one vocabulary, decoded as an ensemble
     t = Translator.from_checkpoints(["run1/checkpoints/best.pt", "run2/checkpoints/best.pt"])
 """
 
+import html
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from nmt.errors import NmtError
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
 from nmt.device import resolve_device
+from nmt.viz.heatmaps import attention_figure, figure_png_base64
 
 BOS, EOS, PAD = 2, 3, 0
 
@@ -92,6 +95,9 @@ def _check_sentences(sentences) -> list:
 
 @dataclass
 class Translation:
+    """One sentence's translation: its text and score, the subwords on both
+    sides, and the attention over the source of each output subword. In
+    Jupyter it shows itself as its text above its heatmap (`_repr_html_`)."""
     text: str
     score: float
     src_pieces: list[str]
@@ -100,6 +106,24 @@ class Translation:
     nbest: list[tuple[str, float]] = field(default_factory=list)
     truncated: bool = False
     tokens: list[int] = field(default_factory=list)   # output ids, without bos/eos
+
+    def plot(self, title: str | None = None, exact_zeros: bool = False):
+        """The attention as a labelled heatmap, a matplotlib Figure: source
+        subwords across, output subwords down, with its colour scale.
+        exact_zeros: the model's normaliser is sparsemax or entmax15, so a
+        weight of exactly 0 is drawn white. `fig.savefig("a.png")` writes it."""
+        if not self.src_pieces:
+            raise NmtError("an empty line has no attention to draw")
+        return attention_figure(self.attention, self.src_pieces, self.tgt_pieces,
+                                self.text if title is None else title, exact_zeros=exact_zeros)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the text, its score, and the heatmap as an inline PNG."""
+        head = f"<p><b>{html.escape(self.text)}</b> <small>(score {self.score:.3f})</small></p>"
+        if not self.src_pieces:
+            return head
+        png = figure_png_base64(self.plot(title=""))
+        return f'{head}<img alt="attention heatmap" src="data:image/png;base64,{png}"/>'
 
 
 class Translator:

@@ -7,10 +7,9 @@ shared colour scale from 0 to 1.
 """
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 PANEL_CMAP = "viridis"
 
@@ -32,9 +31,10 @@ def family_grid(rows: list[tuple[str, list]], sentences: list[tuple[str, str]], 
     n_rows, n_cols = len(rows), len(sentences)
     widths = [max(2.2, 0.2 * max(len(r[1][c].src_pieces) for r in rows) + 0.9) for c in range(n_cols)]
     heights = [max(2.0, 0.2 * max(len(t.tgt_pieces) for t in r[1]) + 1.0) for r in rows]
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(sum(widths) + 2.2, sum(heights) + 1.6),
-                             gridspec_kw={"width_ratios": widths, "height_ratios": heights},
-                             squeeze=False, dpi=90)
+    fig = Figure(figsize=(sum(widths) + 2.2, sum(heights) + 1.6), dpi=90)   # not pyplot's: no backend switch
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(n_rows, n_cols, gridspec_kw={"width_ratios": widths, "height_ratios": heights},
+                        squeeze=False)
     image = None
     for r, (row_label, translations) in enumerate(rows):
         for c, out in enumerate(translations):
@@ -61,7 +61,6 @@ def family_grid(rows: list[tuple[str, list]], sentences: list[tuple[str, str]], 
         bar_ax = fig.add_axes((0.915, 0.3, 0.012, 0.4))
         fig.colorbar(image, cax=bar_ax, label="attention weight")
     fig.savefig(path, dpi=90)
-    plt.close(fig)
 
 
 STYLES = ["-", "--", "-.", ":"]
@@ -73,9 +72,10 @@ def learning_curves(runs: list[dict], path, title: str, names: list[str],
     (left) and training minutes (right); one colour per configuration, one
     line style per seed. runs: dicts with name, seed, records (metrics.jsonl
     lines with step, bleu, train_seconds)."""
-    fig, (by_step, by_time, key) = plt.subplots(1, 3, figsize=(15, 4.2), dpi=90,
-                                                gridspec_kw={"width_ratios": [1, 1, 0.45]})
-    colours = plt.get_cmap("tab10").colors
+    fig = Figure(figsize=(15, 4.2), dpi=90)
+    FigureCanvasAgg(fig)
+    by_step, by_time, key = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 0.45]})
+    colours = matplotlib.colormaps["tab10"].colors
     top = max([r["bleu"] for run in runs for r in run["records"]] + [1.0]) * 1.05
     seeds = sorted({run["seed"] for run in runs})
     for run in runs:
@@ -102,4 +102,3 @@ def learning_curves(runs: list[dict], path, title: str, names: list[str],
         ax.set_ylim(0, top)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    plt.close(fig)

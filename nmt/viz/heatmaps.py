@@ -1,12 +1,17 @@
-"""Attention heatmaps: source subwords across, target subwords down."""
+"""Attention heatmaps: source subwords across, target subwords down.
+
+Figures are matplotlib `Figure`s with an Agg canvas of their own, never
+pyplot's, so importing this module leaves matplotlib's backend alone (a
+notebook keeps its inline backend) and drawing works off the main thread.
+"""
+
+import base64
+import io
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 
 # TensorBoard shows an image in a card about 340 px wide, scaled down to fit
@@ -105,6 +110,12 @@ def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: s
 
 
 def save_figure(fig: Figure, path, dpi: int | None = None) -> None:
-    """Write `fig` as a PNG (at `dpi`, default the figure's DPI) and close it."""
+    """Write `fig` as a PNG (at `dpi`, default the figure's DPI)."""
     fig.savefig(path, bbox_inches="tight", dpi=dpi or DPI)
-    plt.close(fig)
+
+
+def figure_png_base64(fig: Figure, dpi: int | None = None) -> str:
+    """`fig` as a PNG, base64-encoded, for an <img src="data:image/png;base64,..."> tag."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight", dpi=dpi or DPI)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
