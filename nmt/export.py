@@ -16,10 +16,12 @@ if __name__ == "__main__":      # first: stop signals are one line while torch l
 
     run_command("nmt.export", "; DIR is written whole or not at all")
 
+import sys
+from argparse import ArgumentTypeError
 from pathlib import Path
 
 from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, check_checkpoint_exists, write_stdout
+from nmt.cli_checks import ArgumentParser, check_checkpoint_exists, finite_float, write_stdout
 from nmt.deploy import require_ctranslate2
 from nmt.deploy.layout import QUANTIZATIONS
 from nmt.errors import NmtError
@@ -33,7 +35,29 @@ def parse_args(argv=None):
                         help="CTranslate2's weight type: float32 (default; what nmt computes), int8 "
                              "(about 4x smaller, faster on CPU), int8_float32, int16, ...")
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+    parser.add_argument("--min-agreement", type=fraction, default=0.5,
+                        help="a type other than float32: refuse the export when fewer of the checkpoint's "
+                             "validation sentences than this fraction translate as float32 does")
+    parser.add_argument("--max-bleu-drop", type=non_negative_float, default=1.0,
+                        help="a type other than float32: refuse the export when its BLEU on those "
+                             "sentences is more than this many points below float32's")
     return parser.parse_args(argv)
+
+
+def fraction(text: str) -> float:
+    """argparse type: a number from 0 to 1."""
+    value = finite_float(text)
+    if not 0 <= value <= 1:
+        raise ArgumentTypeError(f"{text} is not in [0, 1]")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse type: a finite number of at least 0."""
+    value = finite_float(text)
+    if value < 0:
+        raise ArgumentTypeError(f"{text} is below 0")
+    return value
 
 
 def check_output_folder(output: Path, force: bool) -> None:
@@ -45,19 +69,39 @@ def check_output_folder(output: Path, force: bool) -> None:
         raise NmtError(f"--output {output}: its parent folder does not exist")
 
 
-def export(checkpoint: str, output: Path, quantization: str) -> dict:
-    """Check, load, convert and write; returns the metadata written."""
+def export(checkpoint: str, output: Path, quantization: str, min_agreement: float = 0.5,
+           max_bleu_drop: float = 1.0) -> tuple[dict, str]:
+    """Check, load, convert, self-check (a lossy type) and write; returns the
+    metadata written and what the self-check found (a line, or "")."""
     check_checkpoint_exists(checkpoint)      # before CTranslate2 and torch load: a typo answers at once
     require_ctranslate2()
     from omegaconf import OmegaConf
 
+    from nmt.deploy import self_check
     from nmt.deploy.convert import check_exportable, export_translator
     from nmt.store.checkpoints import load_checkpoint
     from nmt.translator import Translator
 
-    check_exportable(OmegaConf.create(load_checkpoint(checkpoint)["config"]).model)
+    state = load_checkpoint(checkpoint)
+    check_exportable(OmegaConf.create(state["config"]).model)
     translator = Translator.from_checkpoint(checkpoint, device="cpu")
-    return export_translator(translator, output, quantization, checkpoint)
+    sources, references = self_check.stored_samples(state)
+    found = []
+
+    def check(folder: Path) -> None:
+        agreement = self_check.measure(translator, folder, sources, references)
+        warning = self_check.check_agreement(agreement, quantization, min_agreement, max_bleu_drop)
+        if warning:
+            print(f"nmt: warning: {warning}", file=sys.stderr, flush=True)
+        found.append(agreement.describe(quantization))
+
+    lossy = quantization not in self_check.LOSSLESS
+    if lossy and not sources:
+        print(f"nmt: warning: {checkpoint} stores no validation sentences, so the {quantization} export "
+              "was not compared with float32; check it on your own test set", file=sys.stderr, flush=True)
+    metadata = export_translator(translator, output, quantization, checkpoint,
+                                 check=check if lossy and sources else None)
+    return metadata, found[0] if found else ""
 
 
 @command
@@ -65,9 +109,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     output = Path(args.output)
     check_output_folder(output, args.force)
-    export(args.checkpoint, output, args.quantization)
+    _, agreement = export(args.checkpoint, output, args.quantization, args.min_agreement, args.max_bleu_drop)
     size = sum(f.stat().st_size for f in output.iterdir()) / 2**20
-    write_stdout(f"exported {args.checkpoint} to {output} ({args.quantization}, {size:.1f} MiB); "
+    checked = f"self-check: {agreement}\n" if agreement else ""
+    write_stdout(f"{checked}exported {args.checkpoint} to {output} ({args.quantization}, {size:.1f} MiB); "
                  f"translate with: python -m nmt.translate --checkpoint {output}\n")
     return 0
 

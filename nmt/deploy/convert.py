@@ -228,9 +228,12 @@ class NmtConverter(Converter):
         return self.spec
 
 
-def export_translator(translator, output, quantization: str = "float32", checkpoint: str = "") -> dict:
+def export_translator(translator, output, quantization: str = "float32", checkpoint: str = "",
+                      check=None) -> dict:
     """Write `translator`'s model (an nmt.Translator of one Transformer) to
-    the folder `output` as layout.py describes; returns its metadata."""
+    the folder `output` as layout.py describes; returns its metadata.
+    `check(folder)` runs on the finished folder before it takes `output`'s
+    place: an NmtError there leaves `output` as it was."""
     converter = NmtConverter(translator.model, translator.tokenizer)
     has_table = hasattr(converter.spec.decoder, "position_encodings")
     table = translator.max_tgt_len or (POSITION_ROWS if has_table else None)
@@ -245,6 +248,8 @@ def export_translator(translator, output, quantization: str = "float32", checkpo
         (folder / layout.SOURCE_SPM).write_bytes(protos["src"])
         (folder / layout.TARGET_SPM).write_bytes(protos["tgt"])
         (folder / layout.METADATA).write_text(json.dumps(metadata, indent=1) + "\n", encoding="utf-8")
+        if check is not None:
+            check(folder)
 
     layout.write_folder(build, Path(output))
     return metadata
