@@ -44,6 +44,7 @@ from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_li
 from nmt.study.options import parse_args as parse_options
 from nmt.study.planning import collect_records, plan, report_configs
 from nmt.study.runner import record_done, record_path_of
+from nmt.study.second_test import confirm_links, confirm_pairs
 
 
 def parse_args(argv):
@@ -104,14 +105,15 @@ def run_common(config, args, common: list[str]) -> list[str]:
     return common
 
 
-def run_one(config, seed, args, common, test, links, gallery, valid=None) -> dict:
+def run_one(config, seed, args, common, test, links, gallery, valid=None, confirm=None) -> dict:
     """Train (unless its run folder is finished) and evaluate one run -> its record.
 
     A decode-only configuration (`decode_of`) evaluates the run folder of the
     configuration it names, with its own beam and coverage penalty; a missing
-    folder is trained first, with that configuration's own command and seed."""
+    folder is trained first, with that configuration's own command and seed.
+    `confirm`: (pairs, links or None) of the confirmation set, scored too."""
     from nmt.study.configs import study_configs
-    from nmt.study.metrics import evaluate_run
+    from nmt.study.metrics import evaluate_confirmation, evaluate_run
     from nmt.study.runner import failure_reason, read_record, record_path_of, run_dir_of, train, trained_stamp
 
     trained = next(c for c in study_configs(args.data) if c.name == config.decode_of) if config.decode_of \
@@ -140,6 +142,8 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None) -> dic
         record.update(evaluate_run(run_dir, test, links, beam, args.target_bleu,
                                    () if config.decode_of else gallery,   # the trained row has it
                                    coverage_penalty=config.coverage_penalty, valid=valid))
+        if confirm is not None:
+            record["confirm"] = evaluate_confirmation(run_dir, *confirm, beam, config.coverage_penalty)
     except Exception as error:    # one broken run must not stop the study
         return {**record, "status": "failed", "reason": f"evaluation failed: {type(error).__name__}: {error}"}
     if config.decode_of:
@@ -166,7 +170,8 @@ def main(argv=None) -> int:
         write_stdout("".join(f"{config.family:11s} {config.name:28s} {' '.join(config.overrides)}\n"
                              for config in configs))
         return 0
-    for option, path in (("--links", args.links), ("--valid-links", args.valid_links)):
+    for option, path in (("--links", args.links), ("--valid-links", args.valid_links),
+                         ("--confirm-links", args.confirm_links)):
         if path:                         # read after hours of training: a FIFO or a typo is said now
             refuse_special(path, option, "give a text file of word links")
             if not Path(path).is_file():
@@ -183,7 +188,11 @@ def main(argv=None) -> int:
 
     gallery = pick_sentences(valid)
     if not args.report_only:
-        train_all(args, argv, settings, configs, seeds, (valid, test, gallery))
+        confirm = confirm_pairs(args)
+        confirm = (confirm, confirm_links(args, confirm)) if confirm else None
+        train_all(args, argv, settings, configs, seeds, (valid, test, gallery, confirm))
+    if args.records_only:
+        return 0
     rewrite_report(args, load_settings(args.out) or settings, configs, seeds, gallery, test)
     write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
     return 0
@@ -240,7 +249,7 @@ def record_session(args, argv, settings: dict, runs: int) -> dict:
                 "patience": args.patience, "target_bleu": args.target_bleu,
                 "beam_size": args.beam_size, "sizes": PROFILES[args.data].__dict__,
                 "runs_dir": str(args.runs_dir), "links": args.links, "valid_links": args.valid_links,
-                "train_links": args.train_links, "data_path": args.data_path,
+                "train_links": args.train_links, "confirm_links": args.confirm_links, "data_path": args.data_path,
                 "sessions": [*settings.get("sessions", []), session]}
     args.records_out.mkdir(parents=True, exist_ok=True)
     (args.records_out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
@@ -250,7 +259,7 @@ def record_session(args, argv, settings: dict, runs: int) -> dict:
 def train_all(args, argv, settings: dict, configs, seeds: dict, data: tuple) -> None:
     """Train and evaluate every pending run, `--jobs` side by side, saving each
     record as it lands and rewriting the report every --report-every minutes."""
-    valid, test, gallery = data
+    valid, test, gallery, confirm = data
     if args.git_commit:
         from nmt.study.autocommit import work_tree_of
 
@@ -272,12 +281,13 @@ def train_all(args, argv, settings: dict, configs, seeds: dict, data: tuple) -> 
     for phase in ([(c, s) for c, s in todo if not c.decode_of], [(c, s) for c, s in todo if c.decode_of]):
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {pool.submit(run_one, c, s, args, common, test, links, [x for x, _ in gallery],
-                                   valid_links): (c, s) for c, s in phase}
+                                   valid_links, confirm): (c, s) for c, s in phase}
             for future in as_completed(futures):
                 done += 1
                 config, seed = futures[future]
                 save_record(args.records_out, config, seed, future.result(), done, len(todo), args.git_commit)
-                if time.monotonic() - last_report > args.report_every * 60 and done < len(todo):
+                if not args.records_only and time.monotonic() - last_report > args.report_every * 60 \
+                        and done < len(todo):
                     with lock:
                         rewrite_report(args, load_settings(args.out), configs, seeds, gallery, test)
                     last_report = time.monotonic()

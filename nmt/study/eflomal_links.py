@@ -5,6 +5,8 @@
         --out benchmarks/attention_study/multi30k/test.links
     python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k --split valid \\
         --out benchmarks/attention_study/multi30k/valid.links
+    python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k --split test_2017_flickr \\
+        --out benchmarks/attention_study/multi30k/test_2017.links
     python -m nmt.study --data-path ../shared/data/multi30k \\
         --links benchmarks/attention_study/multi30k/test.links ...
 
@@ -37,6 +39,7 @@ from nmt.cli import command
 from nmt.cli_checks import ArgumentParser, write_stdout
 from nmt.errors import NmtError
 from nmt.study.alignment import read_links
+from nmt.study.second_test import CONFIRM_SET, confirm_pairs
 from nmt.study.symmetrise import grow_diag_final_and
 
 
@@ -76,8 +79,9 @@ def main(argv=None) -> int:
     parser.add_argument("--data", choices=["multi30k", "toy"], default="multi30k", help="the study's data")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path)")
     parser.add_argument("--out", required=True, type=Path, help="the split's links (Pharaoh)")
-    parser.add_argument("--split", choices=["test", "valid"], default="test",
-                        help="the split aligned (with the training pairs) and written to --out")
+    parser.add_argument("--split", choices=["test", "valid", CONFIRM_SET], default="test",
+                        help="the split aligned (with the training pairs) and written to --out; "
+                        f"{CONFIRM_SET}: the confirmation set (nmt.study.second_test)")
     parser.add_argument("--train-out", type=Path, help="also write the training pairs' links here")
     parser.add_argument("--train-sentences", type=int, help="use the first N training pairs (default all)")
     parser.add_argument("--cache-dir", help="cache_dir (default data/)")
@@ -94,6 +98,11 @@ def main(argv=None) -> int:
         train, test = load_pairs(study_args, split="train")
         if args.split == "valid":
             test, _ = load_pairs(study_args, split="valid")
+        elif args.split == CONFIRM_SET:
+            test = confirm_pairs(study_args)
+            if test is None:
+                raise NmtError(f"--split {CONFIRM_SET}: --data-path must be a Multi30k folder holding "
+                               f"{CONFIRM_SET}.de and .en (plain or .gz)")
         train = train[: args.train_sentences]
         # a pair with an empty side gets an empty line (no links) and is not given to eflomal
         kept = [k for k, (s, t) in enumerate(train) if s.strip() and t.strip()]

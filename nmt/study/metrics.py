@@ -217,7 +217,8 @@ def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: l
               "valid_bleu": record.get("bleu", summary["bleu"]),
               "last_valid_bleu": records[-1]["bleu"] if records else None,
               "tokens_per_s": summary["tokens_per_s"], "sentences_per_s": len(sources) / decode_seconds,
-              "best_step": step, "final_step": summary["step"], "wall_s": summary["wall_s"],
+              "best_step": step, "final_step": summary["step"], "stopped_by": summary.get("stopped_by"),
+              "wall_s": summary["wall_s"],
               "train_seconds": summary["train_seconds"], "test_sentences": len(sources),
               "beam_size": beam_size, "coverage_penalty": coverage_penalty, "target_bleu": target_bleu,
               "steps_to_target": steps_to_target(records, target_bleu) if target_bleu else None}
@@ -226,3 +227,19 @@ def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: l
     return {"eval": result, "hypotheses": hypotheses, "gallery": panels,
             "records": [{k: r.get(k) for k in ("step", "bleu", "chrf", "loss", "perplexity",
                                                "train_seconds")} for r in records]}
+
+
+def evaluate_confirmation(run_dir: Path, pairs: list[tuple[str, str]], references: list[set] | None,
+                          beam_size: int = 1, coverage_penalty: float = 0.0,
+                          name: str = "test_2017_flickr") -> dict:
+    """The best checkpoint of `run_dir` on the confirmation set: {"set", "eval", "hypotheses"},
+    "eval" with the same keys as the test set's (test_bleu, test_chrf, aer, entropy, ...)."""
+    translator = Translator.from_checkpoint(Path(run_dir) / "checkpoints" / "best.pt", device="cpu")
+    sources, targets = [s for s, _ in pairs], [t for _, t in pairs]
+    hypotheses = [o.text for o in translator.translate(sources, beam_size=beam_size,
+                                                       coverage_penalty=coverage_penalty)]
+    bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, targets)
+    result = {"test_bleu": bleu, "test_chrf": chrf, "bleu_signature": bleu_sig, "chrf_signature": chrf_sig,
+              "test_sentences": len(sources), "beam_size": beam_size, "coverage_penalty": coverage_penalty}
+    result.update(alignment_figures(translator, pairs, references))
+    return {"set": name, "eval": result, "hypotheses": hypotheses}

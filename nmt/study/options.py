@@ -5,14 +5,15 @@ import argparse
 from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, finite_float
-from nmt.study.configs import BUDGETS, CONVERGENCE, CONVERGENCE_FOLDER, PROFILES
+from nmt.study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
+                               PROFILES)
 from nmt.study.provenance import REPRODUCE
 
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
            "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
            "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str,
            "valid_links": str,
-           "train_links": str, "transformer_budget_steps": int, "only_seeds": str}
+           "train_links": str, "transformer_budget_steps": int, "only_seeds": str, "confirm_links": str}
 
 
 def parse_args(argv, description: str = "") -> argparse.Namespace:
@@ -20,14 +21,19 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
     args = parser.parse_args(argv)
     apply_overrides(args, parser)
     apply_defaults(args, parser)
-    part = CONVERGENCE_FOLDER if args.convergence else args.data
+    if args.convergence and args.confirm:
+        parser.error("give --convergence or --confirm, not both")
+    own = {CONVERGENCE_FOLDER: ("--convergence", args.convergence, "the convergence check"),
+           CONFIRMATION_FOLDER: ("--confirm", args.confirm, "the confirmation runs")}
+    part = next((folder for folder, (_, chosen, _) in own.items() if chosen), args.data)
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
     args.out = args.out or Path("benchmarks/attention_study") / part
-    if args.convergence:          # the check's own folder beside the part's, whichever --out was named
-        args.out = Path(args.out).parent / CONVERGENCE_FOLDER
-    elif Path(args.out).name == CONVERGENCE_FOLDER:   # that name marks the check's report (configs.py)
-        parser.error(f"--out {args.out}: a folder named {CONVERGENCE_FOLDER} holds the convergence check; "
-                     "add --convergence, or name another folder")
+    if part in own:               # the check's own folder beside the part's, whichever --out was named
+        args.out = Path(args.out).parent / part
+    elif Path(args.out).name in own:   # those names mark the checks' reports (configs.py)
+        flag, _, what = own[Path(args.out).name]
+        parser.error(f"--out {args.out}: a folder named {Path(args.out).name} holds {what}; add {flag}, or "
+                     "name another folder")
     args.reproduce = parse_reproduce(args.reproduce, parser)
     # where the records of the runs trained now go: the part's, or its reproduce/ folder
     args.records_out = args.out / REPRODUCE if args.reproduce else args.out
@@ -65,9 +71,10 @@ def build_parser(description: str) -> ArgumentParser:
     parser.add_argument("--only-seeds", default="", help="comma-separated seeds: of the plan, train only these "
                         "(e.g. 3: the third seeds that --spread adds, before the second seeds of the rest)")
     parser.add_argument("--only", help="comma-separated configurations or families (see --list)")
-    parser.add_argument("--convergence", action="store_true",
-                        help="the convergence check (nmt.study.configs.CONVERGENCE): its rows, 3x the update "
-                        "budget with early stopping, 2 seeds, into OUT/../convergence")
+    add_check_options(parser)
+    parser.add_argument("--records-only", action="store_true",
+                        help="train and save (and with --git-commit, commit) the records only: no report is "
+                        "written; a later --report-only writes it")
     parser.add_argument("--jobs", type=int, default=1, help="runs side by side, one thread each")
     parser.add_argument("--max-runs", type=int, help="stop after training this many runs (split a long "
                         "study into sittings; run the command again to continue)")
@@ -105,6 +112,19 @@ def build_parser(description: str) -> ArgumentParser:
     return parser
 
 
+def add_check_options(parser: ArgumentParser) -> None:
+    """The convergence check's and the confirmation runs' options."""
+    parser.add_argument("--convergence", action="store_true",
+                        help="the convergence check (nmt.study.configs.CONVERGENCE): its rows, 3x the update "
+                        "budget with early stopping, 2 seeds, into OUT/../convergence")
+    parser.add_argument("--confirm", action="store_true",
+                        help="the confirmation runs (nmt.study.configs.CONFIRMATION): their rows trained to early "
+                        "stopping under a high update cap, 3 seeds, each scored on test_2016 and test_2017, "
+                        "into OUT/../confirmation")
+    parser.add_argument("--confirm-links", help="reference word links of the confirmation set (test_2017_flickr), "
+                        "one line per sentence (nmt.study.eflomal_links --split test_2017_flickr)")
+
+
 def apply_overrides(args, parser) -> None:
     """study.KEY=VALUE sets an option; any other KEY=VALUE goes to every training run."""
     extra = []
@@ -135,6 +155,8 @@ def apply_defaults(args, parser) -> None:
     defaults = BUDGETS[args.data]
     if args.convergence:
         apply_convergence(args, parser, defaults)
+    if args.confirm:
+        apply_confirmation(args, parser)
     if not args.budget_minutes and not args.budget_steps:
         args.budget_minutes, args.budget_steps = defaults.budget_minutes, defaults.budget_steps
     for name in ("seeds", "val_every", "val_sentences", "patience", "target_bleu"):
@@ -158,3 +180,15 @@ def apply_convergence(args, parser, defaults) -> None:
     args.only = ",".join(CONVERGENCE.rows)
     args.patience = CONVERGENCE.patience if args.patience is None else args.patience
     args.seeds = CONVERGENCE.seeds if args.seeds is None else args.seeds
+
+
+def apply_confirmation(args, parser) -> None:
+    """--confirm: its rows, its update cap (both architectures), early stopping, its seeds."""
+    if args.data != "multi30k" or args.budget_minutes or args.budget_steps or args.only \
+            or args.transformer_budget_steps:
+        parser.error("--confirm sets the Multi30k rows and budgets itself: give it without --data toy, "
+                     "--budget-*, --transformer-budget-steps and --only")
+    args.budget_steps = args.transformer_budget_steps = CONFIRMATION.cap_steps
+    args.only = ",".join(CONFIRMATION.rows)
+    args.patience = CONFIRMATION.patience if args.patience is None else args.patience
+    args.seeds = CONFIRMATION.seeds if args.seeds is None else args.seeds

@@ -19,7 +19,8 @@ def plan(args, configs) -> dict[str, list[int]]:
         except ValueError:
             raise NmtError(f"--only-seeds {args.only_seeds}: give seed numbers, e.g. 3 or 2,3") from None
     budget = BUDGETS[args.data]
-    top = set(budget.top_group) if args.seeds == budget.seeds else set()   # an explicit --seeds overrides
+    # an explicit --seeds overrides the top group's; so do the checks, which fix their own seeds
+    top = set(budget.top_group) if args.seeds == budget.seeds and not (args.convergence or args.confirm) else set()
 
     def count(config) -> int:
         name = config.decode_of or config.name                 # a decode-only row follows what it decodes
