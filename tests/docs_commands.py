@@ -1,0 +1,133 @@
+"""Run the commands of a documentation page (README.md, a tutorial) as a reader would:
+in an empty folder, one after the other, through bash, with the venv's `python` and
+`nmt-*` first on PATH.
+
+Only what would take too long changes: a training command gets TINY overrides appended
+(a few updates, a few sentences validated), the Multi30k folder beside the repository
+replaces `../shared/data/multi30k`, and a server (`nmt.explore`, `tensorboard`) is
+started on a free port, asked for its first page, and stopped.
+"""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.helpers import MULTI30K, ROOT
+
+TINY = (
+    "trainer.max_steps=6",
+    "trainer.val_every=6",
+    "trainer.val_max_sentences=8",
+    "trainer.test_max_sentences=8",
+    "trainer.heatmap_sentences=1",
+    "trainer.max_minutes=null",
+)
+COMMAND_STARTS = ("python ", "python3 ", "nmt-", "printf ", "echo ", "mkdocs ", "tensorboard ", "pip ")
+SERVERS = ("nmt.explore", "nmt-explore", "tensorboard ")
+
+
+def page_commands(markdown: str) -> list[str]:
+    """The commands of a page's code blocks (indented by 4 spaces or fenced as bash/shell):
+    lines that start with a command, `$ ` prompts removed, `\\` continuations joined."""
+    commands, fenced = [], False
+    lines = markdown.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced and line.strip("`").strip() in ("bash", "shell", "sh", "console")
+            continue
+        code = (
+            line[4:]
+            if line.startswith("    ")
+            and (number == 0 or not lines[number - 1].strip() or lines[number - 1].startswith("    "))
+            else None
+        )
+        code = line if fenced else code
+        if code is None:
+            continue
+        code = code.strip().removeprefix("$ ")
+        if commands and commands[-1].endswith("\\"):
+            commands[-1] = commands[-1][:-1].rstrip() + " " + code
+        elif code.startswith(COMMAND_STARTS):
+            commands.append(code)
+    return commands
+
+
+def tiny(command: str, cache_dir: Path) -> str:
+    """The command at test size: each training command (in a `&&` chain too) gets TINY appended,
+    and a Multi30k folder of the page (`data.path=data/multi30k`) is the one beside the repository."""
+    command = re.sub(r"data\.path=(\.\./shared/data/multi30k|data/multi30k)\b", f"data.path={MULTI30K}", command)
+    parts = []
+    for part in command.split(" && "):
+        if re.search(r"(python -m nmt\.train|nmt-train)( |$)", part) and "--help" not in part:
+            part = f"{part} {' '.join(TINY)} cache_dir={cache_dir}"
+        parts.append(part)
+    return " && ".join(parts)
+
+
+def environment() -> dict:
+    """The reader's shell: this interpreter's venv first on PATH, as after `. .venv/bin/activate`."""
+    bin_dir = str(Path(sys.executable).parent)
+    return dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONUNBUFFERED="1")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_server(command: str, cwd: Path, timeout: float = 120) -> None:
+    """Start a server command on a free port, wait for its first page, stop it."""
+    port = free_port()
+    command = f"{command} --port {port}" + (" --host 127.0.0.1" if command.startswith("tensorboard") else "")
+    process = subprocess.Popen(
+        ["bash", "-c", f"exec {command}"], cwd=cwd, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert process.poll() is None, f"{command} ended: {process.stdout.read().decode()[-2000:]}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as answer:
+                    assert answer.status == 200
+                    return
+            except OSError:
+                assert time.monotonic() < deadline, f"{command} did not answer in {timeout} s"
+                time.sleep(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def latest_run(cwd: Path) -> Path:
+    """The newest run folder under cwd/outputs that has a best.pt: what `outputs/DATE/TIME` stands for."""
+    runs = sorted(p.parent.parent for p in (cwd / "outputs").glob("*/*/checkpoints/best.pt"))
+    assert runs, f"no run with a best.pt under {cwd / 'outputs'}"
+    return runs[-1]
+
+
+def run_page(commands: list[str], cwd: Path, cache_dir: Path, timeout: float = 600) -> list[str]:
+    """Run each command in turn in `cwd`; a failing one fails with its output. Returns their outputs.
+    `outputs/DATE/TIME` is the newest run so far; `mkdocs serve` is checked as `mkdocs build --strict`."""
+    outputs = []
+    for command in commands:
+        command = tiny(command, cache_dir)
+        if "outputs/DATE/TIME" in command:
+            command = command.replace("outputs/DATE/TIME", str(latest_run(cwd).relative_to(cwd)))
+        if command.startswith("mkdocs serve"):
+            command = f"mkdocs build --strict --config-file {ROOT / 'mkdocs.yml'} --site-dir {cwd / 'site'}"
+        if any(server in command for server in SERVERS):
+            check_server(command, cwd)
+            outputs.append("")
+            continue
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout
+        )
+        assert done.returncode == 0, f"{command}\nexit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        outputs.append(done.stdout)
+    return outputs
