@@ -37,7 +37,9 @@ from nmt.cli_checks import write_stdout
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.provenance import git_commit
+from nmt.study.autocommit import work_tree_of
 from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
+from nmt.study.guard import StudyLock, stop_children_on_signals
 from nmt.study.machine import cpu_fingerprint
 from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_links, train_alignments,  # noqa: F401
                               valid_references)
@@ -127,8 +129,12 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None, confir
     if config.decode_of:
         record["decode_of"] = config.decode_of
     # a rerun at the final commit must train there; a study may evaluate a folder trained before
-    if not train(trained, seed, run_dir, common, timeout, args.threads,
-                 at_commit=here if args.reproduce else None, commit=here):
+    try:
+        trained_now = train(trained, seed, run_dir, common, timeout, args.threads,
+                            at_commit=here if args.reproduce else None, commit=here)
+    except NmtError as error:                 # a folder it may not touch: this run fails, the study goes on
+        return {**record, "status": "failed", "reason": str(error)}
+    if not trained_now:
         return {**record, "status": "failed", "reason": failure_reason(run_dir)}
     stamp = trained_stamp(run_dir)
     record["commit"] = stamp.get("commit", "unknown")            # the code that trained it
@@ -158,7 +164,24 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None, confir
 
 def load_settings(out: Path) -> dict:
     path = out / "study.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    refuse_special(path, "", "the study's settings are a JSON file")
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise NmtError(f"{path}: {error}; restore it from git or remove it") from None
+    if not isinstance(settings, dict):
+        raise NmtError(f"{path}: not the study's settings (a JSON object); restore it from git or remove it")
+    return settings
+
+
+def make_folder(folder: Path, option: str) -> None:
+    """`folder` exists as a folder afterwards, or one NmtError line."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise NmtError(f"{option} {folder}: {error.strerror or error}; give a folder") from None
 
 
 @command
@@ -176,7 +199,7 @@ def main(argv=None) -> int:
             refuse_special(path, option, "give a text file of word links")
             if not Path(path).is_file():
                 raise NmtError(f"{option} {path}: no such file")
-    args.out.mkdir(parents=True, exist_ok=True)
+    make_folder(args.out, "--out")
     settings = load_settings(args.out)
     if (args.report_only or args.reproduce) and not settings:
         raise NmtError(f"{args.out / 'study.json'} missing: run the study first (without --report-only)")
@@ -187,14 +210,20 @@ def main(argv=None) -> int:
     from nmt.study.gallery import pick_sentences
 
     gallery = pick_sentences(valid)
+    failed = 0
     if not args.report_only:
         confirm = confirm_pairs(args)
         confirm = (confirm, confirm_links(args, confirm)) if confirm else None
-        train_all(args, argv, settings, configs, seeds, (valid, test, gallery, confirm))
-    if args.records_only:
-        return 0
-    rewrite_report(args, load_settings(args.out) or settings, configs, seeds, gallery, test)
-    write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
+        if args.git_commit:
+            work_tree_of(args.records_out)      # before any folder or training: outside git is one line
+        with StudyLock({"--runs-dir": args.runs_dir, "--out": args.records_out}), stop_children_on_signals():
+            failed, ran = train_all(args, argv, settings, configs, seeds, (valid, test, gallery, confirm))
+    if not args.records_only:
+        rewrite_report(args, load_settings(args.out) or settings, configs, seeds, gallery, test)
+        write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
+    if failed:
+        raise NmtError(f"{failed} of {ran} runs failed (each reason is in its record and in its run folder's "
+                       f"study_failed.txt); the finished runs keep their records")
     return 0
 
 
@@ -256,14 +285,11 @@ def record_session(args, argv, settings: dict, runs: int) -> dict:
     return settings
 
 
-def train_all(args, argv, settings: dict, configs, seeds: dict, data: tuple) -> None:
+def train_all(args, argv, settings: dict, configs, seeds: dict, data: tuple) -> tuple[int, int]:
     """Train and evaluate every pending run, `--jobs` side by side, saving each
-    record as it lands and rewriting the report every --report-every minutes."""
+    record as it lands and rewriting the report every --report-every minutes
+    -> (runs failed, runs run)."""
     valid, test, gallery, confirm = data
-    if args.git_commit:
-        from nmt.study.autocommit import work_tree_of
-
-        work_tree_of(args.records_out)      # before any training: a folder outside git is one line
     todo, total = pending(args, configs, seeds)
     finished = total - len(todo)
     if args.max_runs is not None:
@@ -275,8 +301,15 @@ def train_all(args, argv, settings: dict, configs, seeds: dict, data: tuple) -> 
     valid_links = valid_references(args, valid)
     if any(c.needs_alignments for c, _ in todo):
         train_alignments(args)
+    return run_pending(args, todo, (configs, seeds), (test, links, gallery, valid_links, confirm))
+
+
+def run_pending(args, todo: list, plan_of: tuple, data: tuple) -> tuple[int, int]:
+    """Run `todo`, `--jobs` side by side, saving each record as it lands -> (failed, run)."""
+    configs, seeds = plan_of
+    test, links, gallery, valid_links, confirm = data
     common = common_overrides(args)
-    lock, last_report, done = threading.Lock(), time.monotonic(), 0
+    lock, last_report, done, failed = threading.Lock(), time.monotonic(), 0, 0
     # decode-only rows after every training, so that the runs they decode are finished
     for phase in ([(c, s) for c, s in todo if not c.decode_of], [(c, s) for c, s in todo if c.decode_of]):
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -285,12 +318,15 @@ def train_all(args, argv, settings: dict, configs, seeds: dict, data: tuple) -> 
             for future in as_completed(futures):
                 done += 1
                 config, seed = futures[future]
-                save_record(args.records_out, config, seed, future.result(), done, len(todo), args.git_commit)
+                record = future.result()
+                failed += record["status"] != "finished"
+                save_record(args.records_out, config, seed, record, done, len(todo), args.git_commit)
                 if not args.records_only and time.monotonic() - last_report > args.report_every * 60 \
                         and done < len(todo):
                     with lock:
                         rewrite_report(args, load_settings(args.out), configs, seeds, gallery, test)
                     last_report = time.monotonic()
+    return failed, done
 
 
 def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) -> None:

@@ -53,7 +53,7 @@ FAMILIES = {
     "decoding": "Beam search with Wu et al.'s coverage penalty (decode only: bahdanau's checkpoints)",
 }
 DECODE_BEAM = 5
-# Wu et al. 2016 tune beta over 0.0-1.0 (their Table 2, with alpha); 0.2 is inside the range
+# Wu et al. 2016 tune beta with alpha (Sec. 7; their table not checked here); 0.2 is inside the range
 # they found useful, and alpha stays at nmt.translate's default (1.0) in both rows
 COVERAGE_PENALTY_BETA = 0.2
 

@@ -15,6 +15,7 @@ from nmt.study.alignment_table import baseline_note, eflomal_quality
 from nmt.study.configs import CONVERGENCE, CONVERGENCE_FOLDER, study_configs
 from nmt.study.findings import findings
 from nmt.study.ranking import ranking_table, seed_plan_line
+from nmt.study.report_header import portable_command
 from nmt.study.runner import record_done
 from nmt.study.tables import aggregate, cell, collect
 
@@ -150,7 +151,8 @@ def write_index(root: Path) -> None:
     for data, title in PARTS.items():
         table, _, settings = parts[data]
         if settings:
-            command = settings["sessions"][-1]["command"] if settings.get("sessions") else "?"
+            command = portable_command(settings["sessions"][-1]["command"], root / data) \
+                if settings.get("sessions") else "?"
             out.append(f"- [{title}]({data}/README.md): {sum(e['n'] for e in table.values())} finished runs over "
                        f"{len(table)} configurations; last command `{command}`")
         else:

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, finite_float
+from nmt.errors import NmtError
 from nmt.study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
                                PROFILES)
 from nmt.study.provenance import REPRODUCE
@@ -148,7 +149,7 @@ def apply_overrides(args, parser) -> None:
 
 def apply_defaults(args, parser) -> None:
     """The profile's defaults for what was not given, and the checks between options."""
-    if args.budget_minutes and args.budget_steps:
+    if args.budget_minutes is not None and args.budget_steps is not None:
         parser.error("give study.budget_minutes or study.budget_steps, not both")
     if args.data not in PROFILES:
         parser.error(f"--data {args.data!r} unknown; choose one of {sorted(PROFILES)}")
@@ -157,22 +158,46 @@ def apply_defaults(args, parser) -> None:
         apply_convergence(args, parser, defaults)
     if args.confirm:
         apply_confirmation(args, parser)
-    if not args.budget_minutes and not args.budget_steps:
+    if args.budget_minutes is None and args.budget_steps is None:     # 0 is a budget (refused below), not unset
         args.budget_minutes, args.budget_steps = defaults.budget_minutes, defaults.budget_steps
     for name in ("seeds", "val_every", "val_sentences", "patience", "target_bleu"):
         if getattr(args, name) is None:
             setattr(args, name, getattr(defaults, name))
     if args.transformer_budget_steps is None and args.budget_steps == defaults.budget_steps:
         args.transformer_budget_steps = defaults.transformer_steps    # the profile's measured pair
-    if args.transformer_budget_steps is not None and (args.budget_minutes or args.transformer_budget_steps < 1):
-        parser.error("--transformer-budget-steps needs an update budget and must be at least 1")
-    if args.seeds < 1 or args.jobs < 1 or (args.max_runs is not None and args.max_runs < 0):
-        parser.error("--seeds and --jobs must be at least 1, --max-runs at least 0")
+    if args.transformer_budget_steps is not None and args.budget_minutes is not None:
+        parser.error("--transformer-budget-steps needs an update budget (--budget-steps), not --budget-minutes")
+    check_numbers(args)
+
+
+# option -> (smallest value, what it must be); a study that cannot run is said before any run
+AT_LEAST = {"budget_steps": (1, "at least 1"), "transformer_budget_steps": (1, "at least 1"),
+            "seeds": (1, "at least 1"), "jobs": (1, "at least 1"), "threads": (1, "at least 1"),
+            "val_every": (1, "at least 1"), "val_sentences": (1, "at least 1"), "beam_size": (1, "at least 1"),
+            "test_sentences": (1, "at least 1 (leave it out for the whole test set)"),
+            "patience": (0, "at least 0 (0: no early stopping)"), "max_runs": (0, "at least 0")}
+MAX_BEAM = 100     # a test beam past this decodes for hours and finds nothing a smaller one does not
+
+
+def check_numbers(args) -> None:
+    """Every numeric option in its range, or one NmtError line naming it."""
+    for name, (low, need) in AT_LEAST.items():
+        value = getattr(args, name)
+        if value is not None and value < low:
+            raise NmtError(f"--{name.replace('_', '-')} {value}: must be {need}")
+    if args.budget_minutes is not None and args.budget_minutes <= 0:
+        raise NmtError(f"--budget-minutes {args.budget_minutes:g}: must be more than 0")
+    if args.report_every <= 0:
+        raise NmtError(f"--report-every {args.report_every:g}: must be more than 0 minutes")
+    if args.beam_size > MAX_BEAM:
+        raise NmtError(f"--beam-size {args.beam_size}: at most {MAX_BEAM}")
+    if args.target_bleu is not None and not 0 <= args.target_bleu <= 100:
+        raise NmtError(f"--target-bleu {args.target_bleu:g}: BLEU is between 0 and 100")
 
 
 def apply_convergence(args, parser, defaults) -> None:
     """--convergence: its rows, three times the update budgets, early stopping, its seeds."""
-    if args.data != "multi30k" or args.budget_minutes or args.budget_steps or args.only:
+    if args.data != "multi30k" or args.budget_minutes is not None or args.budget_steps is not None or args.only:
         parser.error("--convergence sets the Multi30k rows and budgets itself: give it without --data toy, "
                      "--budget-* and --only")
     args.budget_steps = defaults.budget_steps * CONVERGENCE.factor
@@ -184,8 +209,8 @@ def apply_convergence(args, parser, defaults) -> None:
 
 def apply_confirmation(args, parser) -> None:
     """--confirm: its rows, its update cap (both architectures), early stopping, its seeds."""
-    if args.data != "multi30k" or args.budget_minutes or args.budget_steps or args.only \
-            or args.transformer_budget_steps:
+    if args.data != "multi30k" or args.only or any(
+            getattr(args, name) is not None for name in ("budget_minutes", "budget_steps", "transformer_budget_steps")):
         parser.error("--confirm sets the Multi30k rows and budgets itself: give it without --data toy, "
                      "--budget-*, --transformer-budget-steps and --only")
     args.budget_steps = args.transformer_budget_steps = CONFIRMATION.cap_steps

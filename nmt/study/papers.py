@@ -67,7 +67,9 @@ PAPERS = {
         "Attention, COLING",
         "RNN encoder-decoders whose attention is supervised with statistical word alignments, on e-commerce "
         "product titles and descriptions (Chen et al.) and Chinese→English (Mi et al.; Liu et al.); by their "
-        "abstracts all three gain BLEU and Mi et al. and Liu et al. also align better (tables not checked)",
+        "abstracts (Mi et al.: arXiv:1608.00112; Liu et al.: ACL Anthology C16-1291) all three gain BLEU, "
+        "and Mi et al. (\"alignment qualities\") and Liu et al. (\"better alignments\") also align better; "
+        "their tables not checked",
         "their gains are at convergence on large data; at a fixed short budget a gain can also be faster "
         "learning of a weak base, so the same supervision is also measured on the strong base "
         "(bahdanau-guided against bahdanau): a gain that only speeds up a slow learner shrinks there"),
@@ -75,8 +77,8 @@ PAPERS = {
         "Garg, Peitz, Nallasamy & Paulik 2019, Jointly Learning to Align and Translate with Transformer "
         "Models, EMNLP",
         "Transformers on three public alignment data sets, trained to translate and to align from alignments "
-        "extracted from their own attention, or from GIZA++; by the abstract, alignments competitive with or "
-        "better than GIZA++ without sacrificing translation accuracy (tables and the supervised head not checked)",
+        "extracted from their own attention, or from GIZA++; by the abstract, alignments competitive with "
+        "GIZA++ without sacrificing translation accuracy (tables and the supervised head not checked)",
         "the Transformer method; ours supervises the same head (penultimate layer, head 1)"),
     "sparse": Paper(
         "Malaviya, Ferreira & Martins 2018, Sparse and Constrained Attention for Neural Machine Translation, "
@@ -93,7 +95,7 @@ PAPERS = {
     "wu2016": Paper(
         "Wu et al. 2016, Google's Neural Machine Translation System, arXiv:1609.08144",
         "WMT'14 English→French and English→German, 8-layer LSTMs; the coverage penalty is tuned with the "
-        "length penalty (Sec. 7)",
+        "length penalty (Sec. 7; the table of its figures not checked, so none is quoted)",
         "a penalty tuned on their data is used here at one setting, β = 0.2"),
     "ghader2017": Paper(
         "Ghader & Monz 2017, What does Attention in Neural Machine Translation Pay Attention to?, IJCNLP",

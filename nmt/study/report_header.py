@@ -30,6 +30,37 @@ def as_run_from(root: Path | None, path) -> str:
     return os.path.relpath(path, root)
 
 
+def portable_path(root: Path | None, path) -> str:
+    """A recorded path as the repository root reads it: a path inside any checkout of
+    the project (a folder with .git and nmt/) relative to that checkout, since the
+    same file is in this one; any other as as_run_from writes it."""
+    path = str(path)
+    if root is None or not os.path.isabs(path):
+        return path
+    checkout = next((a for a in Path(path).parents if (a / ".git").exists() and (a / "nmt").is_dir()), None)
+    return str(Path(path).relative_to(checkout)) if checkout is not None else as_run_from(root, path)
+
+
+def portable_command(command: str, out) -> str:
+    """A recorded command as a reader reruns it from the repository root: every
+    absolute path inside the repository or beside it written relative to the
+    root (../shared/..., benchmarks/...), whether a word of its own or after
+    `=` (data.path=/...); no path of the machine that ran it."""
+    root = repository_root(out)
+    try:
+        words = shlex.split(command)
+    except ValueError:           # an unbalanced quote: shown as recorded
+        return command
+    out_words = []
+    for word in words:
+        key, sep, value = word.partition("=")
+        if sep and os.path.isabs(value):
+            out_words.append(key + sep + portable_path(root, value))
+        else:
+            out_words.append(portable_path(root, word))
+    return shlex.join(out_words)
+
+
 def rebuild_command(settings: dict, out) -> str:
     """The command that rewrites this report, run from the repository root:
     Multi30k's needs the data and the links the study was given (the AER
@@ -39,7 +70,7 @@ def rebuild_command(settings: dict, out) -> str:
              "--data", settings["data"], "--out", as_run_from(root, Path(out).resolve() if root else out)]
     for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links")):
         if settings.get(key):
-            words += [option, as_run_from(root, settings[key])]
+            words += [option, portable_path(root, settings[key])]
     return shlex.join(words)
 
 
@@ -76,7 +107,7 @@ def budget_text(settings: dict, runs: list[dict]) -> str:
 
 def title(settings: dict, out) -> str:
     if is_convergence_folder(out):
-        return "the convergence check, Multi30k de→en (the grid's rows trained to convergence)"
+        return "the convergence check, Multi30k de→en (four of the grid's rows trained longer, with early stopping)"
     return "part 1, the toy task" if settings["data"] == "toy" else "part 2, Multi30k de→en"
 
 
@@ -101,7 +132,8 @@ def header_lines(settings: dict, runs: list[dict], table: dict, out) -> list[str
         f"sacreBLEU `{first.get('bleu_signature', '?')}`",
         *([] if toy else [base_line(table)]),
         "- Sessions (each command that trained runs; a finished run is never trained again):",
-        *[f"  - {s['date']}, commit `{s['commit']}`, {s['machine']}, {s['jobs']} jobs: `{s['command']}` "
+        *[f"  - {s['date']}, commit `{s['commit']}`, {s['machine']}, {s['jobs']} jobs: "
+          f"`{portable_command(s['command'], out)}` "
           f"({s['runs']} runs to train)" for s in settings.get("sessions", [])]]
 
 

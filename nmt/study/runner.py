@@ -16,14 +16,17 @@ from. A finished record is never trained again, even where its run folder
 committed; a failed record is retried.
 """
 
+import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+from nmt.errors import NmtError
+from nmt.file_inputs import refuse_special
 from nmt.provenance import git_commit
 from nmt.study.configs import StudyConfig
 from nmt.study.machine import cpu_fingerprint
@@ -42,10 +45,20 @@ def record_path_of(out_dir: Path, name: str, seed: int) -> Path:
 
 
 def read_record(path: Path) -> dict | None:
+    """The record at `path`; None where there is none or it is not JSON (a run to train
+    again). A FIFO or device there, or a finished record without its figures, is one
+    NmtError: reading the one would hang, and the other would break the report."""
+    refuse_special(path, "study record", "a record is a JSON file; remove it to train the run again")
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(record, dict):
+        raise NmtError(f"study record {path}: not a JSON object; remove it to train the run again")
+    if record.get("status") == "finished" and not isinstance(record.get("eval"), dict):
+        raise NmtError(f"study record {path}: finished, but its figures (eval) are "
+                       f"{json.dumps(record.get('eval'))[:40]}; remove it to train the run again")
+    return record
 
 
 def write_record(path: Path, record: dict) -> None:
@@ -104,20 +117,80 @@ def run_watched(command: list[str], log_path: Path, env: dict, timeout_s: float 
     watched = (log_path, *progress)
     with open(log_path, "w", encoding="utf-8") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-        size, grew = 0, time.monotonic()
-        while process.poll() is None:
-            time.sleep(min(5.0, stall_s / 4))
-            now_size = sum(size_of(path) for path in watched)
-            if now_size != size:
-                size, grew = now_size, time.monotonic()
-            stalled = time.monotonic() - grew > stall_s
-            late = timeout_s is not None and time.monotonic() - started > timeout_s
-            if stalled or late:
+        CHILDREN.add(process)
+        try:
+            return watch(process, watched, timeout_s, stall_s, started)
+        finally:
+            CHILDREN.discard(process)
+
+
+def watch(process: subprocess.Popen, watched: tuple[Path, ...], timeout_s: float | None, stall_s: float,
+          started: float) -> tuple[int, str]:
+    """Wait for `process`, killing it when `watched` stops growing or time runs out."""
+    size, grew = 0, time.monotonic()
+    while process.poll() is None:
+        time.sleep(min(5.0, stall_s / 4))
+        now_size = sum(size_of(path) for path in watched)
+        if now_size != size:
+            size, grew = now_size, time.monotonic()
+        stalled = time.monotonic() - grew > stall_s
+        late = timeout_s is not None and time.monotonic() - started > timeout_s
+        if stalled or late:
+            process.kill()
+            process.wait()
+            return -1, (f"stopped: no output for {stall_s:.0f} s" if stalled
+                        else f"killed after {timeout_s:.0f} s")
+    return process.returncode, f"exit status {process.returncode}"
+
+
+def make_room(run_dir: Path) -> None:
+    """Free `run_dir` for a fresh run without removing anything: a folder an
+    earlier study made (it holds study_trained.json) is moved aside to
+    NAME.previousK; anything else there (a user's own run or files) is
+    refused with NmtError, untouched."""
+    if not run_dir.exists() and not run_dir.is_symlink():
+        return
+    if not run_dir.is_dir() or run_dir.is_symlink() or not (run_dir / TRAINED).is_file():
+        raise NmtError(f"{run_dir} exists and was not made by nmt.study; move it away or choose another "
+                       "--runs-dir (the study removes nothing it did not make)")
+    aside = next(run_dir.with_name(f"{run_dir.name}.previous{k}") for k in itertools.count(1)
+                 if not run_dir.with_name(f"{run_dir.name}.previous{k}").exists())
+    run_dir.rename(aside)
+
+
+class Children:
+    """The `nmt.train` processes this study runs now: stopped with the study."""
+
+    GRACE_S = 30.0      # a child stopped by SIGTERM ends its update and writes last.pt; then it is killed
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.live: set[subprocess.Popen] = set()
+
+    def add(self, process: subprocess.Popen) -> None:
+        with self.lock:
+            self.live.add(process)
+
+    def discard(self, process: subprocess.Popen) -> None:
+        with self.lock:
+            self.live.discard(process)
+
+    def stop(self) -> None:
+        """SIGTERM to every live child, then SIGKILL to any still running after GRACE_S."""
+        with self.lock:
+            live = list(self.live)
+        for process in live:
+            process.terminate()
+        deadline = time.monotonic() + self.GRACE_S
+        for process in live:
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-                return -1, (f"stopped: no output for {stall_s:.0f} s" if stalled
-                            else f"killed after {timeout_s:.0f} s")
-    return process.returncode, f"exit status {process.returncode}"
+
+
+CHILDREN = Children()
 
 
 def trained_stamp(run_dir: Path) -> dict:
@@ -138,8 +211,7 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
     `commit` (default: asked of git) is stamped on a folder this call trains."""
     if status(run_dir) == "finished" and (at_commit is None or trained_stamp(run_dir).get("commit") == at_commit):
         return True
-    if run_dir.exists():                      # failed, interrupted, or trained by other code: start clean
-        shutil.rmtree(run_dir)
+    make_room(run_dir)                        # failed, interrupted, or trained by other code: start clean
     run_dir.mkdir(parents=True)
     (run_dir / TRAINED).write_text(json.dumps({"commit": commit or git_commit(), "cpu": cpu_fingerprint()}) + "\n")
     command = train_command(config, seed, run_dir, common)
