@@ -111,7 +111,7 @@ def vocabulary_note(models: list[Model]) -> str | None:
 
 def parse_request(body, translator) -> tuple[str, int]:
     """The text and beam size of a translate request; NmtError with what is wrong."""
-    from nmt.translator import check_text
+    from nmt.decoding.interface import check_text
     from nmt.viz.attention_data import check_source
 
     if not isinstance(body, dict):

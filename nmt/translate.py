@@ -212,9 +212,11 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
                 raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def open_engine(args, Translator):
+def open_engine(args):
     """The translator --engine names (nmt's own, or CTranslate2 over a folder
-    from nmt.export) and the extra arguments its translate() takes."""
+    from nmt.export) and the extra arguments its translate() takes. Only
+    nmt's engine imports torch and the model code (seconds); CTranslate2's
+    route imports neither."""
     from nmt.deploy.layout import is_export
 
     exported = len(args.checkpoint) == 1 and is_export(args.checkpoint[0])
@@ -222,6 +224,8 @@ def open_engine(args, Translator):
         if exported:
             raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder from nmt.export; nmt's engine "
                            "reads a .pt checkpoint (leave out --engine nmt to run it on CTranslate2)")
+        from nmt.translator import Translator
+
         return Translator.from_checkpoints(args.checkpoint, device=args.device, max_len_ratio=args.max_length_ratio,
                                            max_len_extra=args.max_length_extra), {}
     from nmt.deploy.engine import CTranslate2Translator
@@ -266,8 +270,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
     check_files(args)              # before the seconds of importing torch
-    from nmt.translator import Translator, check_coverage_penalty
-    from nmt.scoring import score_translations
+    from nmt.decoding.interface import check_coverage_penalty   # torch-free: see open_engine
 
     check_search_args(args, check_coverage_penalty)
     sources = read_input(args.input)
@@ -278,7 +281,7 @@ def main(argv=None) -> int:
         if len(references) != len(sources):
             raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
                            f"input has {len(sources)}")
-    translator, search = open_engine(args, Translator)
+    translator, search = open_engine(args)
     if args.attention_layer is not None or args.attention_head is not None:
         check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
     outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
@@ -303,6 +306,8 @@ def main(argv=None) -> int:
         write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
                              beam_size=args.beam_size)
     if references is not None:
+        from nmt.scoring import score_translations
+
         bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
         print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)
     return 0

@@ -1,4 +1,4 @@
-"""The coverage penalty's rule is written once (nmt.translator.check_coverage_penalty):
+"""The coverage penalty's rule is written once (nmt.decoding.interface.check_coverage_penalty):
 nmt.train, nmt.translate and the Python API refuse it without a beam with one
 line of the same words, each naming the settings as its user writes them."""
 

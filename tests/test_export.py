@@ -3,6 +3,9 @@ translates token for token as nmt does; what CTranslate2 cannot represent is
 one line, with nothing written."""
 
 import gzip
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -319,3 +322,42 @@ def test_without_ctranslate2_the_export_says_how_to_install_it(monkeypatch, toy_
     assert capsys.readouterr().err == ('nmt: error: CTranslate2 is not installed; pip install -e ".[export]" '
                                        '(or pip install "ctranslate2>=4.5,<5")\n')
     assert not (tmp_path / "out").exists()
+
+
+def test_the_ctranslate2_route_imports_neither_torch_nor_the_model_code(toy_pair):
+    """`echo ... | nmt-translate --checkpoint FOLDER` as a user runs it; the
+    process then says which heavy modules it had loaded (none)."""
+    code = ("import atexit, runpy, sys\n"
+            "heavy = ('torch', 'nmt.translator', 'nmt.models', 'nmt.decoding.beam', 'nmt.decoding.greedy')\n"
+            "atexit.register(lambda: sys.stderr.write('loaded: ' + ' '.join(sorted(m for m in sys.modules\n"
+            "                if m.split('.')[0] == 'torch' or m.startswith(heavy))) + '|\\n'))\n"
+            f"sys.argv = ['nmt.translate', '--checkpoint', {str(toy_pair[1].folder)!r}, '--nbest', '2']\n"
+            "runpy.run_module('nmt.translate', run_name='__main__', alter_sys=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], input="\n".join(TOY[:3]).encode() + b"\n",
+                          capture_output=True, env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stderr.decode().splitlines()[-1] == "loaded: |"
+    served = CTranslate2Translator(toy_pair[1].folder)                # the command's defaults
+    expected = served.translate(TOY[:3], beam_size=5, nbest=2)
+    assert done.stdout.decode().splitlines() == [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(expected)
+                                                 for text, score in o.nbest]
+
+
+def test_the_engines_numpy_ranking_is_nmts():
+    from nmt.decoding.beam import coverage_penalty as torch_coverage, length_penalty as torch_length
+    from nmt.deploy.engine import coverage_penalty, length_penalty
+
+    lengths = np.array([1, 7, 19])
+    # ((5 + 7) / 6) ** 1 = 2; ((5 + 1) / 6) ** 0.6 = 1; ((5 + 19) / 6) ** 0.5 = 2
+    assert length_penalty(lengths, 1.0)[1] == 2.0 and length_penalty(lengths, 0.6)[0] == 1.0
+    assert length_penalty(lengths, 0.5)[2] == 2.0
+    coverage = np.array([[0.5, 2.0, 0.0], [1.0, 1.0, 0.25]], dtype=np.float32)   # (N=2, S=3)
+    # beta * (log 0.5 + log 1 + log 1e-9), beta * (0 + 0 + log 0.25)
+    want = 0.2 * np.array([np.log(0.5) + np.log(1e-9), np.log(0.25)])
+    assert np.allclose(coverage_penalty(coverage, 0.2), want, rtol=1e-6)
+    for alpha in (0.0, 0.6, 1.0, 1.3):
+        theirs = torch_length(torch.tensor(lengths), alpha).numpy()
+        assert np.allclose(length_penalty(lengths, alpha), theirs, rtol=2 ** -23, atol=0)   # a float32 ulp
+    ours = coverage_penalty(coverage, 0.2)
+    theirs = torch_coverage(torch.tensor(coverage), torch.ones(2, 3, dtype=torch.bool), 0.2).numpy()
+    assert np.allclose(ours, theirs, rtol=1e-6, atol=0)

@@ -1,7 +1,7 @@
 """nmt.Translator's translate() over a folder written by nmt.export, on CTranslate2.
 
     t = CTranslate2Translator("m30k_ct2", threads=1)
-    out = t.translate(["Ein Hund läuft."], beam_size=5)   # nmt.translator.Translation each
+    out = t.translate(["Ein Hund läuft."], beam_size=5)   # nmt.decoding.interface.Translation each
     out[0].text, out[0].score, out[0].nbest
 
 Input and output are handled as nmt's own Translator handles them: the same
@@ -28,18 +28,36 @@ Search, as CTranslate2 runs it (`translate_batch`):
   step, and two beam hypotheses within that of each other can swap places.
 Attention (heatmaps, coverage penalty) is the exported layer's
 cross-attention, the mean of its heads (or head 0; nmt.deploy.convert).
+
+Nothing here imports torch or nmt's model code: `nmt.translate` on an
+exported folder starts in well under a second. The ranking repeats
+nmt.decoding.beam's length_penalty and coverage_penalty in numpy, equal
+to those within a float32 ulp (tests/test_export.py).
 """
 
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from nmt.data.tokenizer import Tokenizer
-from nmt.decoding.beam import coverage_penalty, length_penalty
+from nmt.decoding.interface import Translation, check_search, check_sentences
 from nmt.deploy import layout, require_ctranslate2
 from nmt.errors import NmtError
-from nmt.translator import Translation, _check_search, _check_sentences
+
+COVERAGE_FLOOR = np.float32(1e-9)   # as nmt.decoding.beam.COVERAGE_FLOOR
+
+
+def length_penalty(lengths: np.ndarray, alpha: float) -> np.ndarray:
+    """nmt.decoding.beam.length_penalty in numpy: ((5 + |Y|) / 6) ** alpha, |Y| with eos,
+    rounded to float32 (torch's float32 power can differ from it by one ulp)."""
+    return (((5.0 + lengths.astype(np.float64)) / 6.0) ** alpha).astype(np.float32)
+
+
+def coverage_penalty(coverage: np.ndarray, beta: float) -> np.ndarray:
+    """nmt.decoding.beam.coverage_penalty in float32 numpy, every source token real:
+    coverage (N, S) -> beta * sum over i of log(min(coverage_i, 1)), (N,)."""
+    capped = np.log(np.clip(coverage.astype(np.float32), COVERAGE_FLOOR, np.float32(1.0)))   # (N, S)
+    return np.float32(beta) * capped.sum(-1, dtype=np.float32)
 
 
 def output_limits(lengths: list[int], ratio: float, extra: int, cap: int | None) -> list[int]:
@@ -106,12 +124,12 @@ class CTranslate2Translator:
         """nmt's beam ranking: log P / lp(|Y| + eos) + cp, best first."""
         if alpha == 0 and beta == 0:
             return hyps
-        lengths = torch.tensor([len(ids) + 1 for ids, _, _ in hyps])
-        scores = torch.tensor([score for _, score, _ in hyps]) / length_penalty(lengths, alpha)
+        lengths = np.array([len(ids) + 1 for ids, _, _ in hyps])
+        scores = np.array([score for _, score, _ in hyps], dtype=np.float32) / length_penalty(lengths, alpha)
         if beta:
-            coverage = torch.tensor(np.stack([rows.sum(0) for _, _, rows in hyps]))   # (N, S)
-            scores = scores + coverage_penalty(coverage, torch.ones_like(coverage, dtype=torch.bool), beta)
-        order = scores.argsort(descending=True).tolist()
+            coverage = np.stack([rows.sum(0) for _, _, rows in hyps])      # (N, S)
+            scores = scores + coverage_penalty(coverage, beta)
+        order = np.argsort(-scores, kind="stable").tolist()
         return [(hyps[i][0], float(scores[i]), hyps[i][2]) for i in order]
 
     def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1, batch_size: int = 64,
@@ -119,8 +137,8 @@ class CTranslate2Translator:
                   attention: bool = False) -> list[Translation]:
         """One Translation per sentence, in order, as nmt.Translator.translate;
         `attention`: return each output's attention (T+1, S), else (0, S)."""
-        sentences = _check_sentences(sentences)
-        _check_search(beam_size, nbest, batch_size, min_length, length_penalty)
+        sentences = check_sentences(sentences)
+        check_search(beam_size, nbest, batch_size, min_length, length_penalty)
         if nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
         if coverage_penalty and beam_size == 1:
