@@ -31,16 +31,34 @@ def baseline_row(name: str, counts: AerCounts) -> str:
     return (f"| {name} | – | " + " | ".join(f"{v:.3f}" for v in figures) + " | – | – | – |")
 
 
-def baseline_note(baselines: dict) -> str:
+def baseline_note(baselines: dict, table: dict | None = None, noise: float | None = None) -> str:
     """One line under a table with an AER column: the baselines' AER on the same
-    links. `baselines`: name -> AerCounts, or name -> {"aer": ...} as
-    eflomal_quality.json keeps them."""
+    links and, with `table`, the rows read against them in words (baselines_read).
+    `baselines`: name -> AerCounts, or name -> {"aer": ...} as eflomal_quality.json
+    keeps them; `noise`: the references' own run-to-run AER difference, if known."""
     if not baselines:
         return ""
     aer = {k: (v.aer if isinstance(v, AerCounts) else v["aer"]) for k, v in baselines.items()}
     return (f"AER of alignments that read no model, on the same test links: diagonal {aer['diagonal']:.3f}, "
             f"same position {aer['same_position']:.3f}; one link per target word cannot go below "
-            f"{aer['one_link_floor']:.3f}.")
+            f"{aer['one_link_floor']:.3f}." + (" " + baselines_read(table, aer, noise) if table else ""))
+
+
+def baselines_read(table: dict, aer: dict[str, float], noise: float | None) -> str:
+    """How many configurations (mean AER over seeds) align worse than each baseline, and
+    which are better than it by less than the references' own noise, in words."""
+    means = {n: e["stats"]["aer"][0] for n, e in table.items() if e.get("n") and "aer" in e.get("stats", {})}
+    if not means:
+        return ""
+    parts = []
+    for key, words in (("diagonal", "the diagonal"), ("same_position", "the same-position baseline")):
+        worse = sorted(n for n, v in means.items() if v > aer[key])
+        near = sorted(n for n, v in means.items() if noise and aer[key] - noise <= v <= aer[key])
+        parts.append(f"{len(worse)} of the {len(means)} configurations align worse than {words}"
+                     + (f" ({', '.join(worse)})" if worse else "")
+                     + (f", and {len(near)} more are better than it by less than the references' run-to-run noise "
+                        f"(AER {noise:.3f}): {', '.join(near)}" if near else ""))
+    return "Read against them: " + "; ".join(parts) + "."
 
 
 def eflomal_quality(root: Path) -> dict:

@@ -160,10 +160,13 @@ def write_index(root: Path) -> None:
     out.append(convergence_item(root))
     quality = eflomal_quality(root)      # its baselines are scored on the parts' own test links
     if parts["toy"][0]:
-        out += glance_toy(parts["toy"][0], baseline_note(quality.get("toy", {}).get("baselines_vs_truth", {})))
+        out += glance_toy(parts["toy"][0], baseline_note(quality.get("toy", {}).get("baselines_vs_truth", {}),
+                                                         parts["toy"][0]))
     if parts["multi30k"][0]:
         out += glance_multi30k(parts["multi30k"][0],
-                               baseline_note(quality.get("multi30k", {}).get("baselines_vs_committed", {})))
+                               baseline_note(quality.get("multi30k", {}).get("baselines_vs_committed", {}),
+                                             parts["multi30k"][0],
+                                             (quality.get("multi30k", {}).get("run2_vs_run1") or {}).get("aer")))
     out += papers_lines(parts)
     out += ["", "## Superseded", "",
             "The first Multi30k study gave every run 1.5 minutes (80–135 updates, test BLEU 2–7): it "

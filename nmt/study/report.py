@@ -156,13 +156,16 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
     table = aggregate(runs)
     galleries, curves = render_figures(out_dir, configs, runs, sentences)
     baselines = baseline_counts(test, links) if test and links else None
+    noise = (eflomal_quality(out_dir.parent).get("multi30k", {}).get("run2_vs_run1") or {}).get("aer") \
+        if not toy else None
+    note = baseline_note(baselines or {}, table, noise)
     text = "\n".join([
         *header_lines(settings, runs, table, args.out), *how_read_lines(settings), *setup_lines(settings["sizes"]),
         *ranking_lines(configs, table, toy, CONVERGENCE_FOLDER if check else settings["data"]),
-        *note_lines(baselines),
+        *(["", note] if note else []),
         *alignment_lines(configs, table, baselines, eflomal_quality(out_dir.parent), toy),
         *([] if toy or not test else noise_lines(out_dir, runs, [t for _, t in test])),
-        *family_sections(configs, runs, table, galleries, curves, toy, baseline_note(baselines or {})),
+        *family_sections(configs, runs, table, galleries, curves, toy, note),
         *([] if toy else check_pointer_lines() if check else convergence_lines(out_dir, table)),
         *commit_lines(runs), *reproduction_lines(out_dir), *tail_lines(runs, sentences)])
     (out_dir / "README.md").write_text(text, encoding="utf-8")
@@ -207,10 +210,6 @@ def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, part: str)
         if rows:
             lines += [f"### {title}", "", *rows, ""]
     return lines + [seed_plan_line(configs, table, part)]
-
-
-def note_lines(baselines: dict | None) -> list[str]:
-    return ["", baseline_note(baselines)] if baselines else []
 
 
 def family_sections(configs, runs, table, galleries, curves, toy: bool, note: str = "") -> list[str]:
