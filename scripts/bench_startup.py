@@ -1,0 +1,110 @@
+"""How long `nmt-translate` takes to answer one sentence from a shell, start-up included.
+
+    flock /work/notes/core1.lock taskset -c 1 python -m scripts.bench_startup \
+        --checkpoint CT2_FOLDER --checkpoint BEST.pt --runs 5
+
+For each checkpoint (a folder from nmt.export, served by CTranslate2, or a
+.pt, served by nmt's own decoder) it runs
+
+    echo SENTENCE | nmt-translate --checkpoint PATH
+
+--runs times warm (files in the page cache: one untimed run first) and
+--runs times cold (the page cache dropped before each run with
+`echo 3 > /proc/sys/vm/drop_caches`, which needs root; without it the cold
+rows are left out and the JSON says why). It prints the median and every run's wall
+time, and whether the process imported torch (`-X importtime`), and writes JSON (--out).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nmt.provenance import git_commit
+
+ROOT = Path(__file__).resolve().parent.parent
+SENTENCE = "Ein Mann fährt mit dem Fahrrad durch die Stadt."
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", action="append", required=True, help="a CTranslate2 folder or a .pt")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--sentence", default=SENTENCE)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "startup.json"))
+    return parser.parse_args(argv)
+
+
+def command_for(checkpoint: str) -> list[str]:
+    translate = Path(sys.executable).with_name("nmt-translate")
+    return [str(translate), "--checkpoint", checkpoint]
+
+
+def drop_caches() -> bool:
+    """Empty the page cache (root only); False where that is not allowed."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def timed_run(command: list[str], sentence: str) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(command, input=(sentence + "\n").encode(), capture_output=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        sys.exit(f"failed: {shlex.join(command)}\n{done.stderr.decode()[-2000:]}")
+    return seconds, done.stdout.decode().strip()
+
+
+def imports_torch(command: list[str], sentence: str) -> bool:
+    """Whether the command's process imports torch, from python's -X importtime log."""
+    python = Path(sys.executable)
+    code = "import sys; from nmt.translate import cli; sys.argv[0] = 'nmt-translate'; cli()"
+    done = subprocess.run([str(python), "-X", "importtime", "-c", code, *command[1:]],
+                          input=(sentence + "\n").encode(), capture_output=True)
+    return any(line.rstrip().endswith("| torch") for line in done.stderr.decode().splitlines())
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    rows = []
+    for checkpoint in args.checkpoint:
+        command = command_for(checkpoint)
+        timed_run(command, args.sentence)                      # warms the page cache
+        warm = [timed_run(command, args.sentence)[0] for _ in range(args.runs)]
+        cold, output = [], ""
+        for _ in range(args.runs):
+            if not drop_caches():
+                break
+            seconds, output = timed_run(command, args.sentence)
+            cold.append(seconds)
+        row = {"checkpoint": checkpoint, "command": f"echo {shlex.quote(args.sentence)} | {shlex.join(command)}",
+               "warm_s": [round(s, 3) for s in warm], "warm_median_s": round(statistics.median(warm), 3),
+               "cold_s": [round(s, 3) for s in cold],
+               "cold_median_s": round(statistics.median(cold), 3) if cold else None,
+               "output": output or timed_run(command, args.sentence)[1],
+               "imports_torch": imports_torch(command, args.sentence)}
+        rows.append(row)
+        print(f"{checkpoint}: warm median {row['warm_median_s']} s {row['warm_s']}, cold median "
+              f"{row['cold_median_s']} s {row['cold_s']}, imports torch: {row['imports_torch']}", flush=True)
+    record = {"command": "python -m scripts.bench_startup " + shlex.join(sys.argv[1:] if argv is None else argv),
+              "commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "cores_allowed": sorted(os.sched_getaffinity(0)), "runs": args.runs, "rows": rows,
+              "cold_note": None if all(r["cold_s"] for r in rows) else "page cache not dropped (needs root)"}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    print(f"{record['command']}\n(figures in {args.out})")
+    return record
+
+
+if __name__ == "__main__":
+    main()
