@@ -71,7 +71,8 @@ def imports_torch(command: list[str], sentence: str) -> bool:
     code = "import sys; from nmt.translate import cli; sys.argv[0] = 'nmt-translate'; cli()"
     done = subprocess.run([str(python), "-X", "importtime", "-c", code, *command[1:]],
                           input=(sentence + "\n").encode(), capture_output=True)
-    return any(line.rstrip().endswith("| torch") for line in done.stderr.decode().splitlines())
+    return any(line.split("|")[-1].strip() == "torch" for line in done.stderr.decode().splitlines()
+               if line.startswith("import time:"))
 
 
 def main(argv=None) -> dict:
