@@ -19,8 +19,10 @@ module loads before torch.
 
 import functools
 import importlib
+import shlex
 import signal
 import sys
+from pathlib import Path
 
 from nmt import signals
 from nmt.cli_checks import close_stdout, exit_code_of, hydra_prints, run_printing_checked
@@ -30,6 +32,16 @@ from nmt.errors import NmtError
 def print_error(error) -> None:
     """The one line a user error prints."""
     print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+
+
+def runnable(module: str, script: str) -> str:
+    """The command that runs `module` from any shell, no environment activated: the
+    console script `script` installed beside this interpreter, by its full path
+    (`/venv/bin/nmt-translate`), else this interpreter by its full path with -m."""
+    installed = Path(sys.executable).parent / script
+    if installed.is_file():
+        return shlex.quote(str(installed))
+    return f"{shlex.quote(sys.executable)} -m {module}"
 
 
 def command(main):

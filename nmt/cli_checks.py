@@ -63,6 +63,11 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def error(self, message):
+        """A usage mistake (a missing or malformed option): one line and exit 2."""
+        print(f"nmt: error: {message} ({self.prog} --help lists the options)", file=sys.stderr, flush=True)
+        sys.exit(2)
+
     def print_help(self, file=None):
         if file is not None:
             return super().print_help(file)
@@ -236,11 +241,27 @@ def _checkpoint_order(name: str):
     return (0, 0, name)
 
 
-def check_checkpoint_exists(path, missing: str | None = None) -> None:
+def _folder_error(folder: Path) -> NmtError:
+    inner = folder / "checkpoints" if (folder / "checkpoints").is_dir() else folder
+    names = sorted((p.name for p in inner.glob("*.pt")), key=_checkpoint_order)
+    if not names:
+        return NmtError(f"checkpoint {folder} is a folder and holds no .pt file; give a checkpoint "
+                        "file written by nmt.train (RUN/checkpoints/best.pt)")
+    shown = names if len(names) <= 12 else names[:11] + [f"... ({len(names) - 11} more)"]
+    run = " (a run folder)" if inner != folder else ""
+    return NmtError(f"checkpoint {folder} is a folder{run}; give one of its checkpoints: {', '.join(shown)} "
+                    f"in {inner}, for example {inner / names[0]}")
+
+
+def check_checkpoint_exists(path, missing: str | None = None, folder_ok: bool = False) -> None:
     """A checkpoint path that is not there: NmtError `missing` (default
     "checkpoint PATH does not exist") naming the checkpoints its folder does
-    hold, so a typo or a wrong step is fixed from the line. Needs no torch."""
+    hold, so a typo or a wrong step is fixed from the line. A folder (unless
+    `folder_ok`): NmtError naming the .pt files in it, or in its checkpoints/
+    (a run folder), best.pt first. Needs no torch."""
     target = Path(path)
+    if target.is_dir() and not folder_ok:
+        raise _folder_error(target)
     if target.exists():
         return
     missing = missing or f"checkpoint {path} does not exist"

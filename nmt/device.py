@@ -5,22 +5,24 @@ import torch
 from nmt.errors import NmtError
 
 
-def resolve_device(name: str) -> torch.device:
+def resolve_device(name: str, option: str = "trainer.device") -> torch.device:
+    """`option`: the setting the name came from, as the user wrote it (trainer.device,
+    --device, device=): every error line names it."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cpu":
         return torch.device("cpu")
     if name != "cuda" and not name.startswith("cuda:"):
-        raise NmtError(f"device={name!r} unknown; choose auto, cpu or cuda")
+        raise NmtError(f"{option}={name!r} unknown; choose auto, cpu or cuda")
     index = name.removeprefix("cuda").removeprefix(":")
     if name != "cuda" and not (index.isascii() and index.isdigit()):
-        raise NmtError(f"device={name!r}: the GPU must be a number from 0, e.g. cuda:0; "
-                       "or use device=cuda, cpu or auto")
+        raise NmtError(f"{option}={name!r}: the GPU must be a number from 0, e.g. {option}=cuda:0; "
+                       f"or use {option}=cuda, cpu or auto")
     if not torch.cuda.is_available():
-        raise NmtError(f"device={name} but no CUDA GPU is visible; use device=cpu or device=auto")
+        raise NmtError(f"{option}={name} but no CUDA GPU is visible; use {option}=cpu or {option}=auto")
     count = torch.cuda.device_count()
     if index and int(index) >= count:
-        raise NmtError(f"device={name} but this machine shows {count} GPU(s), cuda:0 to cuda:{count - 1}")
+        raise NmtError(f"{option}={name} but this machine shows {count} GPU(s), cuda:0 to cuda:{count - 1}")
     return torch.device(name)
 
 

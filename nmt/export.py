@@ -16,11 +16,12 @@ if __name__ == "__main__":      # first: stop signals are one line while torch l
 
     run_command("nmt.export", "; DIR is written whole or not at all")
 
+import shlex
 import sys
 from argparse import ArgumentTypeError
 from pathlib import Path
 
-from nmt.cli import command
+from nmt.cli import command, runnable
 from nmt.cli_checks import ArgumentParser, check_checkpoint_exists, finite_float, write_stdout
 from nmt.deploy import require_ctranslate2
 from nmt.deploy.layout import QUANTIZATIONS
@@ -113,7 +114,8 @@ def main(argv=None) -> int:
     size = sum(f.stat().st_size for f in output.iterdir()) / 2**20
     checked = f"self-check: {agreement}\n" if agreement else ""
     write_stdout(f"{checked}exported {args.checkpoint} to {output} ({args.quantization}, {size:.1f} MiB); "
-                 f"translate with: python -m nmt.translate --checkpoint {output}\n")
+                 f"translate with: {runnable('nmt.translate', 'nmt-translate')} --checkpoint "
+                 f"{shlex.quote(str(output.resolve()))}\n")
     return 0
 
 

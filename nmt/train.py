@@ -33,7 +33,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from nmt import signals
-from nmt.cli import print_error
+from nmt.cli import print_error, runnable
 from nmt.cli_checks import (exit_code_of, guard_stdout_logging, hydra_prints, print_checked, run_printing_checked,
                             write_stdout)
 from nmt.config_files import CONFIGS
@@ -176,7 +176,8 @@ def fit(overrides=(), run_dir=None) -> TrainResult:
 def finish_lines(run_dir: Path, summary: dict, settings, example: str | None) -> list[str]:
     """The end-of-run summary: why the run stopped, the best validation score,
     where best.pt is, its test score where the data has a test set, and the
-    next commands with the real paths, quoted for a POSIX shell. `summary`:
+    next commands with the real paths, quoted for a POSIX shell, runnable from
+    any shell (`nmt.cli.runnable`). `summary`:
     summary.json's record; `settings`: the run's TrainSettings."""
     run_dir = Path(run_dir).resolve()
     best_pt = run_dir / "checkpoints" / "best.pt"
@@ -193,9 +194,10 @@ def finish_lines(run_dir: Path, summary: dict, settings, example: str | None) ->
                      f"({summary['test_checkpoint']}, {summary['test_sentences']} sentences, "
                      f"{summary['test_search']})")
     return lines + ["  next:",
-                    f"    {echo}python -m nmt.translate --checkpoint {checkpoint}",
-                    f"    tensorboard --logdir {shlex.quote(str(run_dir / 'tensorboard'))}",
-                    f"    python -m nmt.explore --checkpoint {checkpoint}"]
+                    f"    {echo}{runnable('nmt.translate', 'nmt-translate')} --checkpoint {checkpoint}",
+                    f"    {runnable('tensorboard.main', 'tensorboard')} --logdir "
+                    f"{shlex.quote(str(run_dir / 'tensorboard'))}",
+                    f"    {runnable('nmt.explore', 'nmt-explore')} --checkpoint {checkpoint}"]
 
 
 def stop_reason(stopped_by: str, settings, metric_name: str) -> str:

@@ -15,6 +15,7 @@ from hydra.experimental.callback import Callback
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from nmt.cli import runnable
 from nmt.cli_checks import write_stdout
 from nmt.config_files import CONFIGS, group_options
 from nmt.errors import NmtError
@@ -66,6 +67,28 @@ def _check_group(override) -> bool:
     return True
 
 
+def _groups() -> list[str]:
+    """Every config group a command line chooses from (`data`, `model/attention`, ...)."""
+    folders = [p.relative_to(CONFIGS).as_posix() for p in CONFIGS.rglob("*") if p.is_dir()]
+    return sorted(g for g in folders if not g.startswith("hydra") and group_options(g))
+
+
+def _check_group_spelling(override) -> None:
+    """A group named as a key (`model.attention=bahdanau`) or misspelt
+    (`model/atention=bahdanau`): NmtError with the command line's fix."""
+    name, values = override.key_or_group, _values(override)
+    shown = ",".join(values) if values else "..."
+    as_group = name.replace(".", "/")
+    if "." in name and as_group in _groups():
+        raise NmtError(f"{name}={shown}: a config group is chosen with '/': {as_group}={shown} "
+                       f"({name}.KEY=VALUE sets one of its keys; {as_group} is one of "
+                       f"{', '.join(group_options(as_group))})")
+    if "/" in name and name not in _groups():
+        close = _close(name, _groups())
+        hint = f"did you mean {close}={shown}? " if close else ""
+        raise NmtError(f"{name}={shown}: no such config group; {hint}the groups are {', '.join(_groups())}")
+
+
 def _check_key(cfg: dict, override) -> None:
     """A plain `key=value` whose key the composed config lacks: NmtError naming the closest key."""
     key = override.key_or_group
@@ -110,6 +133,7 @@ def check_overrides(args: list[str]) -> None:
         name = override.key_or_group
         if name.startswith("hydra") or override.package is not None or override.is_delete():
             continue
+        _check_group_spelling(override)
         if _check_group(override):
             if not override.is_sweep_override():
                 groups.append(override.input_line)
@@ -246,4 +270,5 @@ class SweepEnd(Callback):
         folder = Path(str(config.hydra.sweep.dir))
         runs = len(list(folder.glob("**/summary.json")))
         write_stdout(f"nmt: sweep finished, {runs} run(s) in {folder}; compare them: "
-                     f"python -m nmt.compare {shlex.quote(str(folder))}\n", keep_going=True)
+                     f"{runnable('nmt.compare', 'nmt-compare')} {shlex.quote(str(folder.resolve()))}\n",
+                     keep_going=True)

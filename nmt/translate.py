@@ -137,8 +137,10 @@ def check_files(args) -> None:
             check_not_run_file(option, path)
     if args.output and args.attention_html:
         check_not_input("--attention-html", args.attention_html, [("--output", args.output)])
+    from nmt.deploy.layout import is_export
+
     for path in args.checkpoint:         # last: what is written, and the other inputs, are said first
-        check_checkpoint_exists(path)
+        check_checkpoint_exists(path, folder_ok=is_export(path) or args.engine == "ctranslate2")
 
 
 def make_folder(folder: str) -> None:
@@ -224,8 +226,10 @@ def open_engine(args):
         if exported:
             raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder from nmt.export; nmt's engine "
                            "reads a .pt checkpoint (leave out --engine nmt to run it on CTranslate2)")
+        from nmt.device import resolve_device
         from nmt.translator import Translator
 
+        resolve_device(args.device, "--device")      # its error line names the option
         return Translator.from_checkpoints(args.checkpoint, device=args.device, max_len_ratio=args.max_length_ratio,
                                            max_len_extra=args.max_length_extra), {}
     from nmt.deploy.engine import CTranslate2Translator

@@ -66,7 +66,7 @@ class Translator:
             raise NmtError(f"checkpoint {path}: its model weights do not fit its config ({first}); "
                            "it was written by another version of nmt or edited; use another "
                            "checkpoint") from None
-        return cls(model, tokenizer, resolve_device(device), **limits, **options)
+        return cls(model, tokenizer, resolve_device(device, "device"), **limits, **options)
 
     @classmethod
     def from_checkpoints(cls, paths, device: str = "auto", **options) -> "Translator":

@@ -41,6 +41,13 @@ def run_cli(module: str, *args: str, input: bytes | None = None, cwd=None, timeo
                           cwd=cwd or ROOT, timeout=timeout, env=full_env)
 
 
+def fresh_shell_env() -> dict:
+    """A new shell's environment without the project's environment activated: PATH
+    holds only the system's folders, so `python`, `nmt-*` and `tensorboard` are not found
+    there (PYTHONPATH, where a test run sets one, is kept)."""
+    return dict(os.environ, PATH="/usr/bin:/bin", OMP_NUM_THREADS="1")
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """Torch on one thread for a module: tiny models run no slower, and on a

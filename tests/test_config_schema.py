@@ -355,10 +355,10 @@ NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine w
      "which holds the training pairs in memory"),
     pytest.param("toy", ["trainer.precision=fp16"],
                  "trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU", marks=NO_GPU),
-    ("toy", ["trainer.device=cuda:x"], "device='cuda:x': the GPU must be a number from 0, e.g. cuda:0; "
-                                      "or use device=cuda, cpu or auto"),
-    pytest.param("toy", ["trainer.device=cuda"],
-                 "device=cuda but no CUDA GPU is visible; use device=cpu or device=auto", marks=NO_GPU),
+    ("toy", ["trainer.device=cuda:x"], "trainer.device='cuda:x': the GPU must be a number from 0, e.g. "
+                                      "trainer.device=cuda:0; or use trainer.device=cuda, cpu or auto"),
+    pytest.param("toy", ["trainer.device=cuda"], "trainer.device=cuda but no CUDA GPU is visible; use "
+                 "trainer.device=cpu or trainer.device=auto", marks=NO_GPU),
 ], ids=["coverage_penalty_greedy", "guided_without_links", "guided_layer", "guided_head", "toy_too_big",
         "streaming_toy", "files_unset", "test_src_alone", "streaming_guided", "cuda_not_a_number", "fp16_cpu",
         "cuda_absent"])

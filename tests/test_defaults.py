@@ -27,7 +27,7 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from nmt.models.build import build_model
-from tests.helpers import CONFIGS, ROOT, make_config, one_thread, run_cli  # noqa: F401 (fixture)
+from tests.helpers import CONFIGS, ROOT, fresh_shell_env, make_config, one_thread, run_cli  # noqa: F401 (fixture)
 
 SCORES = sorted(p.stem for p in (Path(CONFIGS) / "model" / "attention").glob("*.yaml"))
 ODD_DIR = "my runs/Zürich ü"        # a space and a non-ASCII character
@@ -144,24 +144,25 @@ def next_commands(dot_run) -> dict:
     return {"translate": commands[0], "tensorboard": commands[1], "explore": commands[2]}
 
 
-def shell_env():
-    """`python` in the printed commands is this interpreter, as in the user's venv."""
-    return dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
-                OMP_NUM_THREADS="1")
-
-
-def test_the_printed_translate_command_runs_as_printed(dot_run):
+def test_the_printed_translate_command_runs_as_printed_from_any_shell(dot_run, tmp_path):
+    """A new shell in another folder, the environment not activated: the command
+    names the installed nmt-translate (or this interpreter) by its full path."""
     command = next_commands(dot_run)["translate"]
-    assert command.startswith("echo ") and "| python -m nmt.translate --checkpoint '" in command
-    result = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, timeout=120,
-                            env=shell_env())
+    assert command.startswith("echo ") and " --checkpoint '" in command
+    program = shlex.split(command.split(" | ")[1])[0]
+    assert Path(program).is_absolute() and Path(program).parent == Path(sys.executable).parent
+    result = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=120,
+                            env=fresh_shell_env())
     assert result.returncode == 0, result.stderr.decode()[-1000:]
     assert len(result.stdout.decode().splitlines()) == 1          # one sentence in, one out
 
 
-def test_the_printed_tensorboard_command_names_the_run_s_event_files(dot_run):
+def test_the_printed_tensorboard_command_names_the_run_s_event_files(dot_run, tmp_path):
     argv = shlex.split(next_commands(dot_run)["tensorboard"])
-    assert argv[:2] == ["tensorboard", "--logdir"] and len(argv) == 3
+    assert Path(argv[0]).is_absolute() and argv[-2] == "--logdir"
+    version = subprocess.run([*argv[:-2], "--version_tb"], cwd=tmp_path, capture_output=True, timeout=120,
+                             env=fresh_shell_env())         # the program runs from any shell
+    assert version.returncode == 0 and version.stdout.decode().strip(), version.stderr.decode()[-500:]
     logdir = Path(argv[2])
     assert logdir == (dot_run["dir"] / "tensorboard").resolve()
     assert list(logdir.glob("events.out.tfevents.*"))
@@ -173,10 +174,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_the_printed_explore_command_serves_the_checkpoint(dot_run):
+def test_the_printed_explore_command_serves_the_checkpoint(dot_run, tmp_path):
     port = free_port()
     command = next_commands(dot_run)["explore"] + f" --port {port}"
-    server = subprocess.Popen(["bash", "-c", "exec " + command], cwd=ROOT, env=shell_env(),
+    server = subprocess.Popen(["bash", "-c", "exec " + command], cwd=tmp_path, env=fresh_shell_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline, page = time.time() + 60, None

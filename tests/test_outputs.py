@@ -336,8 +336,9 @@ def test_study_float_keys_refuse_what_is_not_finite(key, capsys):
 def test_length_penalty_nan_is_one_usage_line(toy_checkpoint):
     done = run("nmt.translate", "--checkpoint", toy_checkpoint, "--length-penalty", "nan", input=b"x\n")
     assert done.returncode == 2 and done.stdout == b""
-    assert done.stderr.decode().strip().splitlines()[-1] == (
-        "python -m nmt.translate: error: argument --length-penalty: nan is not a finite number")
+    assert done.stderr.decode().strip() == (
+        "nmt: error: argument --length-penalty: nan is not a finite number "
+        "(python -m nmt.translate --help lists the options)")
 
 
 # -- the atomic writer under a file-size limit ----------------------------------------

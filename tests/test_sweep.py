@@ -1,8 +1,9 @@
 """A two-run sweep on one machine (Hydra's basic launcher) ends in one table."""
 
 import csv
+import subprocess
 
-from tests.helpers import run_cli
+from tests.helpers import fresh_shell_env, run_cli
 
 
 def test_multirun_then_compare(tmp_path):
@@ -12,10 +13,13 @@ def test_multirun_then_compare(tmp_path):
                    "trainer.val_every=3", "trainer.val_max_sentences=5", "trainer.heatmap_sentences=0",
                    f"cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}")
     assert done.returncode == 0, done.stderr.decode()[-2000:]
-    # the sweep ends with one line naming the command that compares its runs
-    assert done.stdout.decode().splitlines()[-1] == (f"nmt: sweep finished, 2 run(s) in {sweep}; compare them: "
-                                                     f"python -m nmt.compare {sweep}")
-    table = run_cli("nmt.compare", str(sweep), "--csv", str(tmp_path / "table.csv"))
+    # the sweep ends with one line naming the command that compares its runs, which
+    # runs as printed from a new shell elsewhere, no environment activated
+    last = done.stdout.decode().splitlines()[-1]
+    prefix = f"nmt: sweep finished, 2 run(s) in {sweep}; compare them: "
+    assert last.startswith(prefix) and last.endswith(f" {sweep}")
+    table = subprocess.run(["bash", "-c", f"{last[len(prefix):]} --csv {tmp_path / 'table.csv'}"],
+                           cwd=tmp_path / "cache", capture_output=True, timeout=120, env=fresh_shell_env())
     assert table.returncode == 0, table.stderr.decode()
     lines = table.stdout.decode().splitlines()
     assert lines[0].startswith("| best | run | model/attention | parameters | bleu | chrf | perplexity")

@@ -121,6 +121,21 @@ def test_misspelled_group_option_is_one_line_with_the_choices(tmp_path, files):
 
 
 @pytest.mark.parametrize("override, message", [
+    ("model/atention=bahdanau", "model/atention=bahdanau: no such config group; did you mean "
+                                "model/attention=bahdanau? the groups are data, experiment, model/attention, "
+                                "model/bridge, model/decoder, model/encoder, model/positional, optimizer, "
+                                "schedule, trainer"),
+    ("model.attention=bahdanau", "model.attention=bahdanau: a config group is chosen with '/': "
+                                 "model/attention=bahdanau (model.attention.KEY=VALUE sets one of its keys; "
+                                 "model/attention is one of bahdanau, cosine, coverage, luong_concat, "
+                                 "luong_dot, luong_general, luong_location, multihead, scaled_dot)"),
+], ids=["misspelt_group", "group_chosen_with_a_dot"])
+def test_a_group_misspelt_or_chosen_with_a_dot_is_one_line_with_the_fix(tmp_path, files, override, message):
+    done = train_cli(tmp_path, files, override)
+    assert one_error_line(done) == message
+
+
+@pytest.mark.parametrize("override, message", [
     ("trainer.max_step=5", "trainer.max_step=5: not a setting nmt knows; did you mean trainer.max_steps? "
                            "(python -m nmt.train --cfg job lists every key)"),
     ("traner.max_steps=5", "traner.max_steps=5: not a setting nmt knows; did you mean trainer.max_steps? "

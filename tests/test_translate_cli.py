@@ -10,6 +10,7 @@ import io
 import re
 import os
 import stat
+import subprocess
 import sys
 
 import pytest
@@ -249,7 +250,7 @@ def test_device_cuda_without_a_gpu(tmp_path, toy_checkpoint, capsys):
     source = write_lines(tmp_path / "in.txt", SOURCES[:1])
     assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--device", "cuda"]) == 1
     assert one_error_line(capsys.readouterr().err) == (
-        "nmt: error: device=cuda but no CUDA GPU is visible; use device=cpu or device=auto")
+        "nmt: error: --device=cuda but no CUDA GPU is visible; use --device=cpu or --device=auto")
 
 
 @pytest.mark.parametrize("option", ["--batch-size", "--beam-size", "--nbest"])
@@ -336,3 +337,32 @@ def test_plot_attention_pictures_say_what_they_show_and_split_long_sources(tmp_p
     small, big = Image.open(tmp_path / "p" / "00001.png"), Image.open(tmp_path / "big" / "00001.png")
     assert big.width == pytest.approx(2 * small.width, rel=0.05)      # 300 dpi against the default 150
     assert small.width >= 450                                          # read without zooming
+
+
+@pytest.mark.parametrize("layout, given, inner", [
+    ("run", "run", "run/checkpoints"),                   # a run folder: its checkpoints/ are listed
+    ("run", "run/checkpoints", "run/checkpoints"),
+], ids=["run_folder", "checkpoints_folder"])
+def test_a_checkpoint_folder_lists_its_checkpoints_before_torch_loads(tmp_path, layout, given, inner):
+    """`--checkpoint FOLDER` names the .pt files to give, best.pt first, in one line,
+    before the seconds of importing torch (the files here are not even checkpoints)."""
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    for name in ("step_900.pt", "last.pt", "best.pt", "step_1200.pt"):
+        (tmp_path / "run" / "checkpoints" / name).write_bytes(b"")
+    probe = ("import sys; from nmt.translate import main; code = main(['--checkpoint', sys.argv[1]]); "
+             "print(code, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / given)], capture_output=True,
+                          input=b"x\n", timeout=60, cwd=tmp_path)
+    assert done.stdout.decode().split() == ["1", "False"]
+    folder, listed = tmp_path / given, tmp_path / inner
+    run = " (a run folder)" if folder != listed else ""
+    assert done.stderr.decode() == (f"nmt: error: checkpoint {folder} is a folder{run}; give one of its "
+                                    f"checkpoints: best.pt, last.pt, step_900.pt, step_1200.pt in {listed}, "
+                                    f"for example {listed / 'best.pt'}\n")
+
+
+def test_translate_without_a_checkpoint_is_one_line():
+    done = run_cli("nmt.translate", input=b"x\n")
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode() == ("nmt: error: the following arguments are required: --checkpoint "
+                                    "(python -m nmt.translate --help lists the options)\n")

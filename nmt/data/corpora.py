@@ -6,7 +6,13 @@ folder or Hugging Face hub), any line-aligned files, or the toy task.
     corpus.train[0]     # ("Zwei junge weiße Männer sind ...", "Two young, White males are ...")
 """
 
+import logging
+import os
+import socket
+import sys
+import urllib.parse
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from nmt.config_schema.data import check_kind, check_languages, check_test_pair, config_dict, need
@@ -41,15 +47,46 @@ def _multi30k_local(folder: Path, src_lang: str, tgt_lang: str) -> Corpus:
     return Corpus(**splits, name=f"multi30k-{src_lang}-{tgt_lang}")
 
 
+def _hub_resolves() -> bool:
+    """Whether the hub's host name resolves (HF_ENDPOINT, default huggingface.co): a
+    machine without a network answers at once, where the hub's client retries for ~20 s."""
+    host = urllib.parse.urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname
+    try:
+        socket.getaddrinfo(host, 443)
+    except (OSError, UnicodeError):
+        return False
+    return True
+
+
+@contextmanager
+def _hub_quiet():
+    """The hub client's and datasets' warnings (a retry line a second, each twice) held
+    back while a dataset loads: a failure is nmt's one line instead."""
+    loggers = [logging.getLogger(name) for name in ("huggingface_hub", "datasets", "fsspec")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
 def _load_hub_dataset(hub_id: str, cache_dir: Path | None):
     """A DatasetDict from the hub, or from a local folder of data files or a
-    `save_to_disk` folder (how the tests exercise this path offline)."""
+    `save_to_disk` folder (how the tests exercise this path offline). Without a
+    network (the hub's name does not resolve) only the local cache is read."""
+    if "datasets" not in sys.modules and not _hub_resolves():
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")          # read when the libraries load
+        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     import datasets
 
     if (Path(hub_id) / "dataset_dict.json").is_file():
         return datasets.load_from_disk(hub_id)
     try:
-        return datasets.load_dataset(hub_id, cache_dir=str(cache_dir / "hub") if cache_dir else None)
+        with _hub_quiet():
+            return datasets.load_dataset(hub_id, cache_dir=str(cache_dir / "hub") if cache_dir else None)
     except ConnectionError:
         raise NmtError(f"cannot reach the Hugging Face hub for {hub_id!r} (offline?); use local files: "
                        f"{LOCAL_HINT}") from None

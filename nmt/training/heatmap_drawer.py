@@ -9,7 +9,9 @@ behind. `close` waits for the cards in progress before TensorBoard closes;
 `drop` gives up the cards not yet started (after a stop signal, or when
 the time budget is spent and the final validation's cards replace them).
 With a `deadline` (the end of trainer.max_minutes) no card starts that
-would end after it, as the last card took: the run ends on time.
+would end after it, as the last card took: the run ends on time. The
+first card of a run is always drawn: a run that validates shows at least
+one heatmap.
 """
 
 import logging
@@ -29,6 +31,7 @@ class HeatmapDrawer:
         self.cancel = threading.Event()
         self.card_seconds = 0.0               # how long the last card drawn took
         self.cards, self.left = 0, 0          # the last validation's cards, and those not drawn yet
+        self.drawn = 0                        # cards drawn in this process
         self.waited = 0.0                     # seconds the last `submit` waited for the cards before
         self.deadline: float | None = None    # perf_counter time by which drawing must end
         self.error: BaseException | None = None
@@ -47,13 +50,15 @@ class HeatmapDrawer:
             for drawn, card in enumerate(cards):
                 if self.cancel.is_set():
                     break
-                if self.deadline is not None and time.perf_counter() + self.card_seconds > self.deadline:
+                late = self.deadline is not None and time.perf_counter() + self.card_seconds > self.deadline
+                if late and self.drawn:
                     log.info("heatmaps at step %d: %d of %d cards drawn when the time budget ended",
                              step, drawn, len(cards))
                     break
                 started = time.perf_counter()
                 draw_cards(self.writer, [card], step, self.lock)
                 self.card_seconds, self.left = time.perf_counter() - started, self.left - 1
+                self.drawn += 1
         except BaseException as error:        # raised again on the training thread, by wait()
             self.error = error
 

@@ -23,6 +23,7 @@ from nmt.store.metrics_log import METRIC_SIGN, METRICS_FILE
 from nmt.training.heatmap_drawer import HeatmapDrawer
 from nmt.training.run_dir import drop_metrics_after
 from nmt.training.tensorboard import attention_cards
+from nmt.training.test_set import score_test_set
 
 log = logging.getLogger("nmt.train")
 FINAL_KEYS = {"bleu", "chrf", "perplexity", "loss", "bleu_signature"}  # of a metrics.jsonl record
@@ -183,6 +184,28 @@ def averages(ckpt_dir: Path, average_last: int, average_best: int, step_scores: 
                 n=average_best,
                 steps=[p for p in steps if step_of(p) in best],
                 **validate,
+            )
+        )
+    return scores
+
+
+def end_of_run_scores(ckpt_dir: Path, settings, step_scores: dict, test_pairs, bar, **validate) -> dict:
+    """What follows the final validation, each phase named on the bar: the averaged
+    checkpoints' scores (trainer.average_*) and best.pt's on the test set.
+    `validate`: model, make_translator, validation, device, reporter, step."""
+    s, scores = settings, {}
+    if s.average_last or s.average_best:
+        with bar.doing("averaging checkpoints"):
+            scores.update(averages(ckpt_dir, s.average_last, s.average_best, step_scores, **validate))
+    with bar.doing("scoring the test set"):
+        scores.update(
+            score_test_set(
+                ckpt_dir / "best.pt",
+                validate["model"],
+                validate["make_translator"],
+                test_pairs,
+                s.val_beam_size,
+                s.coverage_penalty,
             )
         )
     return scores

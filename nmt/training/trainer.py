@@ -21,29 +21,18 @@ from nmt.store.checkpoints import (best_steps, check_fingerprint, load_checkpoin
 from nmt.store.metrics_log import METRIC_SIGN
 from nmt.training.budget import TimeBudget
 from nmt.training.display import Display
+from nmt.training.final_cost import FinalCost, probe_search
 from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.precision import autocast, compile_errors
 from nmt.training.progress import Progress, rng_state, set_rng_state
-from nmt.training.reporting import Reporter, averages, run_summary, train_scalars
+from nmt.training.reporting import Reporter, end_of_run_scores, run_summary, train_scalars
 from nmt.training.resume_checks import load_start_weights, require_resume_state
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, holds_a_run_error
 from nmt.training.settings import TrainSettings
-from nmt.training.test_set import score_test_set
+from nmt.training.stops import BudgetSpent, EarlyStop, Stop
 
 log = logging.getLogger("nmt.train")
 PAD = 0
-
-
-class Stop(Exception):
-    """Ends the loop early: a stop signal."""
-
-
-class EarlyStop(Stop):
-    """trainer.patience validations without improvement."""
-
-
-class BudgetSpent(Stop):
-    """trainer.max_minutes used up over the whole run."""
 
 
 class Trainer:
@@ -67,7 +56,10 @@ class Trainer:
         self.summary: dict | None = None          # summary.json of a run that finished
         self.window = {"tokens": 0, "time": 0.0, "loss": 0.0, "updates": 0}   # since the last log line
         self.mark = 0.0        # perf_counter when the last update's validation and checkpoints ended
-        self.validation_seconds = 0.0   # the last validation's pause, without waiting for heatmaps
+        self.test_pairs = data.test[:settings.test_max_sentences]   # best.pt's, at the end
+        averaged = (settings.average_last > 0) + (settings.average_best > 0)   # validated at the end too
+        self.final_cost = FinalCost(len(validation.pairs), len(self.test_pairs), averaged,
+                                    60 * (settings.max_minutes or 0))
 
     @property
     def step(self) -> int:
@@ -259,13 +251,14 @@ class Trainer:
                 self._epoch(bar)
             stopped_by = "trainer.max_steps" if p.step >= s.max_steps else "trainer.max_epochs"
         except EarlyStop:
-            self._write_summary("trainer.patience")
+            self._write_summary("trainer.patience", bar)
             return
         except BudgetSpent:
             stopped_by = "trainer.max_minutes"
             self.reporter.drop_heatmaps(self.budget.deadline())   # the final validation's come instead
+            self.validation, self.test_pairs = self.final_cost.fit_in_budget(self.validation, self.test_pairs)
         self._validate_and_save(bar, final=True)
-        self._write_summary(stopped_by)
+        self._write_summary(stopped_by, bar)
 
     def _epoch(self, bar) -> None:
         """This rank's share of the epoch (all of it for one process), from where the run stands."""
@@ -300,8 +293,10 @@ class Trainer:
         p.bad_steps, p.step, p.tokens_total = 0, p.step + 1, p.tokens_total + result["tgt_tokens"]
         w["tokens"], w["time"] = w["tokens"] + result["tgt_tokens"], w["time"] + elapsed
         w["loss"], w["updates"] = w["loss"] + result["nll"], w["updates"] + 1
-        # the final validation must fit in the budget too: kept back, as the last one took
-        self.budget.reserve = self.validation_seconds + self.reporter.heatmap_seconds()
+        # the end of the run (final validation, averages, test set) must fit in the budget too
+        if s.max_minutes and self.dist.is_main and self.final_cost.probe_due(self.budget.spent):
+            probe_search(self.final_cost, self.model, self.translator, self.validation, self.budget.spent)
+        self.budget.reserve = self.final_cost.reserve() + self.reporter.heatmap_seconds()
         # a signal to any rank stops all; the time budget's share used, one value on every rank
         signum, self.budget.spent = self.dist.max(self.stop_signal or 0, self.budget.fraction())
         lr, loss = self.optimizer.param_groups[0]["lr"], w["loss"] / w["updates"]
@@ -320,7 +315,7 @@ class Trainer:
             raise BudgetSpent
         if p.step % s.val_every == 0:
             self._validate_and_save(bar)
-            self.validation_seconds = time.perf_counter() - now - self.reporter.heatmap_wait()
+            self.final_cost.validation_seconds = time.perf_counter() - now - self.reporter.heatmap_wait()
         elif s.save_every and p.step % s.save_every == 0 and self.dist.is_main:
             self._save_step_checkpoint()     # between validations, unscored
         self.mark = time.perf_counter()
@@ -352,9 +347,9 @@ class Trainer:
         p = self.progress
         lr = self.optimizer.param_groups[0]["lr"]
         record = {"step": p.step, "epoch": p.epoch, "loss": result.loss, "perplexity": result.perplexity,
-                  "bleu": result.bleu, "chrf": result.chrf, "lr": lr, "tokens_per_s": p.window_speed(),
-                  "train_seconds": p.train_seconds, "bleu_signature": result.bleu_signature,
-                  "chrf_signature": result.chrf_signature}
+                  "bleu": result.bleu, "chrf": result.chrf, "valid_sentences": len(self.validation.pairs),
+                  "lr": lr, "tokens_per_s": p.window_speed(), "train_seconds": p.train_seconds,
+                  "bleu_signature": result.bleu_signature, "chrf_signature": result.chrf_signature}
         with bar.doing("drawing attention"):     # reading the maps; a thread draws them
             self.reporter.validation(record, self.translator, self.validation.heatmap_pairs)
         log.info("validation step %d epoch %d | loss %.3f ppl %.2f | BLEU %.2f chrF %.2f | lr %.2e | "
@@ -382,19 +377,16 @@ class Trainer:
             prune_step_checkpoints(self.ckpt_dir, newest,
                                    also_keep=best_steps(self.progress.step_scores, s.average_best))
 
-    def _write_summary(self, stopped_by: str) -> None:
-        """summary.json (rank 0), after the averaged checkpoints and the test
-        scores of best.pt it reports; `stopped_by` names the setting that ended the run."""
+    def _write_summary(self, stopped_by: str, bar) -> None:
+        """summary.json (rank 0), its wall_s after the run's end; `stopped_by`: what ended the run."""
         if not self.dist.is_main:
             return
         p, s = self.progress, self.settings
-        summary = run_summary(self.final_metrics, p, s.metric, count_parameters(self.model),
-                              self.budget.wall_seconds(), stopped_by)
-        summary.update(averages(self.ckpt_dir, s.average_last, s.average_best, p.step_scores,
-                                model=self.model, make_translator=self.make_translator,
-                                validation=self.validation, device=self.device, reporter=self.reporter,
-                                step=p.step))
-        summary.update(score_test_set(self.ckpt_dir / "best.pt", self.model, self.make_translator,
-                                      self.data.test[:s.test_max_sentences], s.val_beam_size, s.coverage_penalty))
+        summary = end_of_run_scores(self.ckpt_dir, s, p.step_scores, self.test_pairs, bar,
+                                    model=self.model, make_translator=self.make_translator,
+                                    validation=self.validation, device=self.device, reporter=self.reporter,
+                                    step=p.step)
+        summary = {**run_summary(self.final_metrics, p, s.metric, count_parameters(self.model),
+                                 self.budget.wall_seconds(), stopped_by), **summary}
         self.reporter.summary(summary)
         self.summary = summary

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -146,3 +147,31 @@ def test_real_multi30k_fr_cs():
         pytest.skip(f"real-data test: Multi30k not found at {MULTI30K}")
     corpus = load_multi30k("fr", "cs", path=MULTI30K)
     assert (len(corpus.train), len(corpus.valid), len(corpus.test)) == (29000, 1014, 1000)
+
+
+def test_without_a_network_the_hub_is_one_line_and_no_retries(tmp_path):
+    """`nmt.train experiment=first_run` without data.path, on a machine whose hub name does
+    not resolve (HF_ENDPOINT in the .invalid domain, which never does): nmt's one line,
+    none of the hub client's retry warnings, no waiting through its back-off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT="https://hub.nmt-test.invalid", HF_HOME=str(tmp_path / "hf"), PYTHONUNBUFFERED="1")
+    def train(*overrides):
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "nmt.train", "experiment=first_run",
+                               f"hydra.run.dir={tmp_path / 'run'}", f"cache_dir={tmp_path / 'cache'}", *overrides],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+        return done, time.perf_counter() - started
+
+    done, took = train()
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("nmt: error: cannot reach the Hugging Face hub for 'bentrevett/multi30k' "
+                                   "(offline?); use local files: download Multi30k task 1 and set "
+                                   "data.path=/path/to/multi30k")
+    assert "Retry" not in done.stdout + done.stderr and "thrown while requesting" not in done.stdout
+    # as long as the same start-up failing on a local path, and importing datasets: not 20 s of retries
+    (tmp_path / "empty").mkdir()
+    local, start_up = train(f"data.path={tmp_path / 'empty'}")
+    assert local.returncode == 1 and "has no train.de or train.de.gz" in local.stderr
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import datasets"], env=env, timeout=300)
+    assert took < start_up + (time.perf_counter() - started) + 10

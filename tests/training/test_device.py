@@ -14,8 +14,8 @@ def test_a_cuda_device_that_is_not_a_number_is_one_line(name):
     # not torch's RuntimeError 'Invalid device string' (a traceback through nmt.train)
     with pytest.raises(NmtError) as caught:
         resolve_device(name)
-    assert str(caught.value) == (f"device={name!r}: the GPU must be a number from 0, e.g. cuda:0; "
-                                 "or use device=cuda, cpu or auto")
+    assert str(caught.value) == (f"trainer.device={name!r}: the GPU must be a number from 0, e.g. "
+                                 "trainer.device=cuda:0; or use trainer.device=cuda, cpu or auto")
 
 
 @NO_GPU
@@ -24,7 +24,8 @@ def test_a_cuda_device_without_a_gpu_is_one_line(name):
     # cuda:N with no GPU at all is refused here, not at the first tensor moved there
     with pytest.raises(NmtError) as caught:
         resolve_device(name)
-    assert str(caught.value) == f"device={name} but no CUDA GPU is visible; use device=cpu or device=auto"
+    assert str(caught.value) == (f"trainer.device={name} but no CUDA GPU is visible; use trainer.device=cpu "
+                                 "or trainer.device=auto")
 
 
 def test_a_gpu_past_the_last_is_one_line(monkeypatch):
@@ -33,7 +34,7 @@ def test_a_gpu_past_the_last_is_one_line(monkeypatch):
     assert resolve_device("cuda:1") == torch.device("cuda:1")
     with pytest.raises(NmtError) as caught:
         resolve_device("cuda:2")
-    assert str(caught.value) == "device=cuda:2 but this machine shows 2 GPU(s), cuda:0 to cuda:1"
+    assert str(caught.value) == "trainer.device=cuda:2 but this machine shows 2 GPU(s), cuda:0 to cuda:1"
 
 
 @pytest.mark.parametrize("name, expected", [("cpu", "cpu"), ("auto", "cuda" if torch.cuda.is_available() else "cpu")])
