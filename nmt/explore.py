@@ -1,4 +1,4 @@
-"""python -m nmt.explore --checkpoint PATH [--compare PATH2] [--port N]: the attention explorer.
+"""python -m nmt.explore --checkpoint PATH [--compare PATH2] [--hf NAME] [--port N]: the attention explorer.
 
 Serves a local page on 127.0.0.1: type a source sentence (or pick one of
 the validation sentences stored in the checkpoint), choose greedy or a beam
@@ -8,8 +8,10 @@ attention with local-p's centre and window). With --compare, a second
 model translates the same sentence beside the first.
 
 The page's API: POST /api/translate with Content-Type: application/json and
-a body {"text": "...", "beam_size": 1..10} of at most 64 KiB (MAX_BODY),
-answered with {"results": [one per model]}. Anything else is a 4xx with
+a body {"text": "...", "beam_size": 1..10, "prefix": "..." (optional)} of
+at most 64 KiB (MAX_BODY), answered with {"results": [one per model]}, each
+with its beam tree ("tree") for a beam, and with a prefix also
+{"forced": [one per model]}: the translation that starts with it. Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
@@ -95,6 +97,17 @@ class Model:
         self.name, self.description = name or model_label(path), describe(self.translator)
 
 
+class HFModel:
+    """A Hugging Face encoder-decoder in the explorer: translator, name, description, no samples."""
+
+    def __init__(self, name: str, device: str):
+        from nmt.hf.translator import HFTranslator
+
+        self.translator = HFTranslator(name, device=device)
+        self.samples, self.references = [], []
+        self.name, self.description = f"{name} (Hugging Face)", self.translator.describe()
+
+
 def vocabulary_note(models: list[Model]) -> str | None:
     """What the page says when compared models split text differently."""
     if len(models) < 2:
@@ -109,8 +122,9 @@ def vocabulary_note(models: list[Model]) -> str | None:
             "and their scores are over different numbers of subwords.")
 
 
-def parse_request(body, translator) -> tuple[str, int]:
-    """The text and beam size of a translate request; NmtError with what is wrong."""
+def parse_request(body, translator) -> tuple[str, int, str | None]:
+    """The text, beam size and forced prefix (None: none) of a translate
+    request; NmtError with what is wrong."""
     from nmt.decoding.interface import check_text
     from nmt.viz.attention_data import check_source
 
@@ -125,12 +139,18 @@ def parse_request(body, translator) -> tuple[str, int]:
         raise NmtError(f"text must be a string, not {kind}")
     if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= max(BEAMS):
         raise NmtError(f"beam_size must be a whole number from 1 to {max(BEAMS)}")
+    prefix, links = body.get("prefix"), body.get("links")
+    if prefix is not None and not isinstance(prefix, str):
+        raise NmtError("prefix must be a string: the start of the translation to force")
+    if links is not None and not isinstance(links, str):
+        raise NmtError("links must be a string of Pharaoh links 'i-j i-j ...'")
     check_text(text, "the source sentence")
+    check_text(prefix or "", "the prefix")
     check_source(translator, text)     # the same message for every model
-    return text, beam
+    return text, beam, (prefix.strip() or None) if prefix else None, (links or "").strip() or None
 
 
-def create_app(models: list[Model]):
+def create_app(models: list[Model], sample_links: list[str] | None = None):
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
     -> {results: [one per model]} or {error} with status 400."""
     from fastapi import FastAPI, Request
@@ -148,6 +168,7 @@ def create_app(models: list[Model]):
         "mode": "server", "title": "nmt attention explorer",
         "models": [{"name": m.name, "description": m.description} for m in models],
         "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
+        "links": sample_links,
         "note": vocabulary_note(models),
     })
 
@@ -165,10 +186,13 @@ def create_app(models: list[Model]):
         except Refused as refused:
             return error(str(refused), refused.status)
         try:
-            text, beam = parse_request(body, models[0].translator)
+            text, beam, prefix, links = parse_request(body, models[0].translator)
         except NmtError as problem:
             return error(str(problem))
-        return {"results": await run_in_threadpool(_translate_all, models, text, beam, lock)}
+        reply = {"results": await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)}
+        if prefix:                   # what if: the forced translation beside the free one
+            reply["forced"] = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
+        return reply
 
     @app.exception_handler(HTTPException)
     async def http_error(request, exc):    # another path (404) or method (405): JSON too
@@ -181,18 +205,42 @@ def create_app(models: list[Model]):
     return app
 
 
-def _translate_all(models, text, beam, lock) -> list[dict]:
-    """Every model's translation and maps, or its one-line problem."""
-    from nmt.viz.attention_data import translate_and_explain
+def _translate_all(models, text, beam, lock, prefix=None, links=None) -> list[dict]:
+    """Every model's translation, maps and beam tree (its first subwords
+    forced to `prefix`, when given; reference `links` read against its
+    attention), or its one-line problem."""
+    from nmt.viz.alignment_view import alignment_readings, parse_links
+    from nmt.viz.search_tree import explain_with_tree
 
     results = []
     with lock:
         for model in models:
             try:
-                results.append(translate_and_explain(model.translator, text, beam))
+                results.append(explain_with_tree(model.translator, text, beam, prefix))
             except NmtError as problem:
                 results.append({"error": str(problem)})
+                continue
+            if links:                    # links that do not fit are said beside the map, in one line
+                try:
+                    results[-1]["alignment"] = alignment_readings(results[-1], parse_links(links, "the links"),
+                                                                  "the links")
+                except NmtError as problem:
+                    results[-1]["alignment"] = {"error": str(problem)}
     return results
+
+
+def read_sample_links(path: str, model) -> list[str]:
+    """--links FILE: one Pharaoh line per validation sentence of the first model."""
+    from nmt.data.readers import read_lines
+    from nmt.viz.alignment_view import parse_links
+
+    lines = read_lines(path)
+    if len(lines) != len(model.samples):
+        raise NmtError(f"--links {path} has {len(lines)} lines but {model.name} holds {len(model.samples)} "
+                       "validation sentences; give one line of links for each")
+    for number, line in enumerate(lines, 1):
+        parse_links(line, f"--links {path} line {number}")
+    return lines
 
 
 def check_port(port: int) -> None:
@@ -210,8 +258,14 @@ def check_port(port: int) -> None:
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
+    parser.add_argument("--checkpoint", help="a .pt file written by nmt.train")
+    parser.add_argument("--hf", metavar="NAME_OR_FOLDER",
+                        help="a Hugging Face encoder-decoder (e.g. Helsinki-NLP/opus-mt-de-en or a save_pretrained "
+                             "folder); with --checkpoint, shown beside it; needs pip install 'nmt[hf]'")
     parser.add_argument("--compare", metavar="PATH2", help="a second checkpoint, shown side by side")
+    parser.add_argument("--links", metavar="FILE",
+                        help="reference word links (Pharaoh 'i-j ...'), one line per validation sentence of the "
+                             "checkpoint, filled in when one is picked; links can also be typed on the page")
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="auto: the GPU when there is one")
@@ -222,14 +276,21 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     check_port(args.port)
+    if not args.checkpoint and not args.hf:
+        raise NmtError("give a model to explore: --checkpoint PATH (nmt) or --hf NAME_OR_FOLDER (Hugging Face)")
+    if args.compare and not args.checkpoint:
+        raise NmtError("--compare sets a second checkpoint beside --checkpoint; with --hf alone give "
+                       "--checkpoint PATH to compare")
     for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
         if path is not None:
             check_checkpoint_exists(path)
     from nmt.viz.html_export import model_labels
 
-    paths = [args.checkpoint] + ([args.compare] if args.compare else [])
+    paths = [p for p in (args.checkpoint, args.compare) if p]
     models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
-    app = create_app(models)
+    if args.hf:
+        models.append(HFModel(args.hf, args.device))
+    app = create_app(models, read_sample_links(args.links, models[0]) if args.links else None)
     import uvicorn
 
     print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",

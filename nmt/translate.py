@@ -37,9 +37,13 @@ def positive_int(text: str) -> int:
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m nmt.translate", description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True, nargs="+", metavar="PATH",
+    parser.add_argument("--checkpoint", nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
+    parser.add_argument("--hf", metavar="NAME_OR_FOLDER",
+                        help="instead of --checkpoint: a Hugging Face encoder-decoder (AutoModelForSeq2SeqLM, "
+                             "e.g. Helsinki-NLP/opus-mt-de-en, or a save_pretrained folder), decoded by its "
+                             "generate(); needs pip install 'nmt[hf]'")
     parser.add_argument("--engine", choices=["nmt", "ctranslate2"], default=None,
                         help="nmt (a .pt checkpoint) or ctranslate2 (a folder written by nmt.export); "
                              "default: ctranslate2 when --checkpoint is a folder")
@@ -73,6 +77,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--reference", help="reference file: also print sacreBLEU and chrF")
     parser.add_argument("--attention-html", metavar="FILE",
                         help="write every line's interactive attention heatmaps to one offline HTML file")
+    parser.add_argument("--links", metavar="FILE",
+                        help="reference word links, one Pharaoh line ('i-j ...') per input line, of the source "
+                             "and its translation: drawn on --attention-html's maps with AER, precision, recall")
+    parser.add_argument("--beam-tree", metavar="FILE.json",
+                        help="one input line: write its beam search as a tree (every hypothesis kept or "
+                             "pruned at each step, the finals and their penalties) as JSON")
     return parser.parse_args(argv)
 
 
@@ -120,7 +130,8 @@ def check_files(args) -> None:
     """Every file this run reads exists; every file it writes is writable and
     none of them a file it reads (through another spelling or a link too);
     before anything is read or written."""
-    inputs = [("--input", None if args.input == "-" else args.input), ("--reference", args.reference)]
+    inputs = [("--input", None if args.input == "-" else args.input), ("--reference", args.reference),
+              ("--links", args.links)]
     for option, path in inputs:
         if path is not None and not Path(path).exists():
             raise NmtError(f"{option} {path}: no such file")
@@ -129,14 +140,17 @@ def check_files(args) -> None:
             if Path(path).is_dir():
                 raise NmtError(f"{option} {path} is a directory; give a text file{stdin}")
             refuse_special(path, option, f"give a text file{stdin}")
-    inputs += [("--checkpoint", path) for path in args.checkpoint]
-    for option, path in (("--output", args.output), ("--attention-html", args.attention_html)):
+    inputs += [("--checkpoint", path) for path in args.checkpoint] + [("--hf", args.hf)]
+    for option, path in (("--output", args.output), ("--attention-html", args.attention_html),
+                         ("--beam-tree", args.beam_tree)):
         if path is not None:
             check_output(path, option)
             check_not_input(option, path, inputs)
             check_not_run_file(option, path)
-    if args.output and args.attention_html:
-        check_not_input("--attention-html", args.attention_html, [("--output", args.output)])
+    written = [(o, p) for o, p in (("--output", args.output), ("--attention-html", args.attention_html),
+                                   ("--beam-tree", args.beam_tree)) if p]
+    for k, (option, path) in enumerate(written):
+        check_not_input(option, path, written[:k])
     from nmt.deploy.layout import is_export
 
     for path in args.checkpoint:         # last: what is written, and the other inputs, are said first
@@ -185,7 +199,8 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
     for number, (source, out) in enumerate(zip(sources, outputs), 1):
         if not out.tgt_pieces:
             continue
-        weights, shows = out.attention, "attention" if decoder is not None else "attention (CTranslate2)"
+        weights, shows = out.attention, "attention" if decoder is not None else \
+            getattr(translator, "attention_label", "attention (CTranslate2)")
         if hasattr(blocks, "__len__") and len(blocks) and hasattr(blocks[0], "cross_attn"):   # Transformer
             L, H = len(blocks), blocks[0].cross_attn.heads
             shows = f"cross-attention, layer {L}/{L}, mean of {H} heads"
@@ -221,6 +236,11 @@ def open_engine(args):
     route imports neither."""
     from nmt.deploy.layout import is_export
 
+    if args.hf:
+        from nmt.hf.translator import HFTranslator
+
+        return HFTranslator(args.hf, device=args.device, max_len_ratio=args.max_length_ratio,
+                            max_len_extra=args.max_length_extra), {}
     exported = len(args.checkpoint) == 1 and is_export(args.checkpoint[0])
     if (args.engine or ("ctranslate2" if exported else "nmt")) == "nmt":
         if exported:
@@ -237,7 +257,7 @@ def open_engine(args):
     for option, given in (("several --checkpoint", len(args.checkpoint) > 1),
                           ("--attention-layer/--attention-head", args.attention_layer is not None
                            or args.attention_head is not None),
-                          ("--attention-html", args.attention_html)):
+                          ("--attention-html", args.attention_html), ("--beam-tree", args.beam_tree)):
         if given:
             raise NmtError(f"{option} needs nmt's engine and a .pt checkpoint; CTranslate2 decodes one "
                            "exported model and returns one layer's attention (--plot-attention draws it)")
@@ -247,6 +267,20 @@ def open_engine(args):
     translator = CTranslate2Translator(args.checkpoint[0], device=args.device, max_len_ratio=args.max_length_ratio,
                                        max_len_extra=args.max_length_extra)
     return translator, {"attention": bool(args.plot_attention)}
+
+
+def check_model_options(args) -> None:
+    """One model source: --checkpoint (nmt's, or an export) or --hf, and what --hf cannot do."""
+    if bool(args.checkpoint) == bool(args.hf):
+        raise NmtError("give the model to translate with: --checkpoint PATH (nmt) or --hf NAME_OR_FOLDER "
+                       "(Hugging Face), one of the two")
+    args.checkpoint = args.checkpoint or []
+    for option, given in (("--engine", args.engine), ("--beam-tree", args.beam_tree),
+                          ("--attention-layer/--attention-head", args.attention_layer is not None
+                           or args.attention_head is not None)):
+        if args.hf and given:
+            raise NmtError(f"{option} needs nmt's own model and search; with --hf, --attention-html shows "
+                           "every layer and head")
 
 
 def check_search_args(args, check_coverage_penalty) -> None:
@@ -265,19 +299,55 @@ def check_search_args(args, check_coverage_penalty) -> None:
     if len(args.checkpoint) > 1 and (args.attention_layer is not None or args.attention_head is not None):
         raise NmtError("--attention-layer/--attention-head draw one model's layers; "
                        "give one --checkpoint")
+    if args.links and not args.attention_html:
+        raise NmtError("--links draws reference links on --attention-html's page; add --attention-html FILE")
+    if args.beam_tree and args.beam_size < 2:
+        raise NmtError(f"--beam-tree records a beam search; set --beam-size to 2 or more (got {args.beam_size})")
     if args.plot_attention:
         make_folder(args.plot_attention)
+
+
+def one_sentence(sources: list[str]) -> str:
+    """The one non-empty line --beam-tree records; NmtError for none or several."""
+    lines = [s for s in sources if s.strip()]
+    if len(lines) != 1:
+        raise NmtError(f"--beam-tree records the search of one sentence; the input has {len(lines)} non-empty "
+                       "lines: give one")
+    return lines[0]
+
+
+def write_beam_tree(translator, sources: list[str], args) -> None:
+    """--beam-tree: the one non-empty input line's search, as JSON (nmt.viz.search_tree)."""
+    import json
+
+    from nmt.viz.search_tree import beam_tree
+
+    _, tree = beam_tree(translator, one_sentence(sources), args.beam_size, args.length_penalty, args.coverage_penalty,
+                        args.min_length)
+    try:
+        atomic_write(args.beam_tree, json.dumps(tree, ensure_ascii=False).encode("utf-8"))
+    except OSError as error:
+        raise NmtError(f"cannot write {args.beam_tree}: {error.strerror or error}") from None
 
 
 @command
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
+    check_model_options(args)
     check_files(args)              # before the seconds of importing torch
     from nmt.decoding.interface import check_coverage_penalty   # torch-free: see open_engine
 
     check_search_args(args, check_coverage_penalty)
     sources = read_input(args.input)
+    if args.beam_tree:
+        one_sentence(sources)
+    links = None
+    if args.links:
+        from nmt.data.readers import read_lines
+        links = read_lines(args.links)
+        if len(links) != len(sources):
+            raise NmtError(f"--links {args.links} has {len(links)} lines but the input has {len(sources)}")
     references = None
     if args.reference:
         from nmt.data.readers import read_lines
@@ -305,10 +375,12 @@ def main(argv=None) -> int:
     if args.plot_attention:
         plot_attention(translator, sources, outputs, args.plot_attention,
                        args.attention_layer, args.attention_head, args.dpi)
+    if args.beam_tree:
+        write_beam_tree(translator, sources, args)
     if args.attention_html:
         from nmt.viz.html_export import write_attention_html
-        write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint,
-                             beam_size=args.beam_size)
+        write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint or [args.hf],
+                             beam_size=args.beam_size, links=links)
     if references is not None:
         from nmt.scoring import score_translations
 

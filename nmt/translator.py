@@ -16,11 +16,12 @@ from omegaconf import OmegaConf
 
 from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.beam import beam_search
+from nmt.decoding.beam_tree import BeamRecorder
 from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
-from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search,
+from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
-from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits
+from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, longest_output
 from nmt.errors import NmtError
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
@@ -108,15 +109,48 @@ class Translator:
             src[i, : len(seq)] = torch.tensor(seq)
         return src.to(self.device), ids, truncated
 
+    def _prefix_ids(self, prefix: str | None) -> list[int] | None:
+        """The forced prefix's target subword ids (None: no prefix)."""
+        if prefix is None or not prefix.strip():
+            return None
+        check_text(prefix, "the prefix")
+        return self.tokenizer.encode_tgt(prefix.strip())
+
+    def _check_prefix_fits(self, forced: list[int] | None, ids: list[list[int]]) -> None:
+        """NmtError when a sentence's length limit is shorter than the prefix."""
+        if not forced:
+            return
+        for seq in ids:
+            longest = longest_output(len(seq), self.max_len_ratio, self.max_len_extra, self.max_tgt_len)
+            if len(forced) > longest:
+                raise NmtError(f"the prefix has {len(forced)} subwords but an output for a source of {len(seq)} "
+                               f"subwords may have at most {longest} (max_len_ratio {self.max_len_ratio:g} x "
+                               f"{len(seq)} + max_len_extra {self.max_len_extra} - 1); shorten the prefix or "
+                               "raise --max-length-extra")
+
+    def record_beam(self, text: str, beam_size: int, pruned: int | None = None, **options):
+        """Translate one sentence with a beam, recording its search ->
+        (Translation, BeamRecorder: every hypothesis kept, `pruned` of those
+        pruned at each step, the finals); the translation is translate()'s."""
+        recorder = BeamRecorder(pruned=pruned)
+        out = self.translate([text], beam_size=beam_size, nbest=beam_size, recorder=recorder, **options)[0]
+        return out, recorder
+
     @torch.no_grad()
     def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1,
                   batch_size: int = 64, length_penalty: float = 1.0,
-                  min_length: int = 0, coverage_penalty: float = 0.0) -> list[Translation]:
+                  min_length: int = 0, coverage_penalty: float = 0.0, prefix: str | None = None,
+                  recorder=None) -> list[Translation]:
         """One Translation per sentence, in order; an empty line gives an empty one.
         `min_length`: no output ends before that many subwords (unless its
         length limit, from max_len_ratio and max_len_extra, comes first).
         `coverage_penalty`: Wu et al.'s beta (nmt.decoding.beam.coverage_penalty),
-        0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1."""
+        0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1.
+        `prefix`: every output starts with this text (its subwords forced at
+        their own log-probabilities, included in the score), then the search
+        goes on: what would the model say after it? `recorder`: a
+        nmt.decoding.beam_tree.BeamRecorder told what the beam search
+        considered (beam_size > 1); the translations are the same without it."""
         sentences = _check_sentences(sentences)
         _check_search(beam_size, nbest, batch_size, min_length, length_penalty)
         check_search_limits(self.max_src_len, self.max_len_ratio, self.max_len_extra, self.max_tgt_len,
@@ -124,6 +158,7 @@ class Translator:
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
         check_coverage_penalty(coverage_penalty, beam_size)
+        forced = self._prefix_ids(prefix)
         results: list[Translation | None] = [None] * len(sentences)
         order = sorted((i for i, s in enumerate(sentences) if s.strip()),
                        key=lambda i: len(sentences[i]))
@@ -133,14 +168,16 @@ class Translator:
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
             src, ids, truncated = self._encode([sentences[i] for i in chunk])
+            self._check_prefix_fits(forced, ids)
             if beam_size == 1:
                 hyps = [[h] for h in greedy_search(self.model, src, BOS, EOS, self.max_len_ratio,
                                                    self.max_len_extra, self.max_tgt_len, min_length,
-                                                   never=(PAD, BOS))]
+                                                   never=(PAD, BOS), prefix=forced)]
             else:
                 hyps = beam_search(self.model, src, BOS, EOS, beam_size, nbest, length_penalty,
                                    self.max_len_ratio, self.max_len_extra, self.max_tgt_len, min_length,
-                                   never=(PAD, BOS), beta=coverage_penalty)
+                                   never=(PAD, BOS), beta=coverage_penalty, prefix=forced,
+                                   recorder=recorder)
             for j, index in enumerate(chunk):
                 best = hyps[j][0]
                 results[index] = Translation(
@@ -152,5 +189,6 @@ class Translator:
                     nbest=[(self.tokenizer.decode_tgt(h.tokens), h.score) for h in hyps[j]],
                     truncated=truncated[j],
                     tokens=list(best.tokens),
+                    forced=len(forced or []),
                 )
         return results

@@ -114,16 +114,27 @@ def _start(model, src: Tensor, bos: int, W: int, max_len_ratio: float, max_len_e
     return memory, state, beams, src_len
 
 
+def force_prefix(log_probs: Tensor, t: int, prefix: list[int] | None) -> None:
+    """While step t is inside the forced `prefix`, only its t-th token may be
+    output, at the model's own log-probability (log_probs (n, V), in place)."""
+    if prefix and t < len(prefix):
+        forced = log_probs[:, prefix[t]].clone()                          # (n,)
+        log_probs.fill_(float("-inf"))
+        log_probs[:, prefix[t]] = forced
+
+
 def _allowed(logits: Tensor, t: int, beams: _Beams, eos: int, never: tuple[int, ...],
-             min_len: int) -> Tensor:
+             min_len: int, prefix: list[int] | None = None) -> Tensor:
     """logits (n, V) of step t -> the log-probabilities (n, V) each beam may
-    extend by: never an id in `never`, no eos before `min_len` tokens, only
-    eos at the beam's length limit, and an ended beam only eos, at no cost."""
+    extend by: never an id in `never`, no eos before `min_len` tokens, the
+    prefix's token while a `prefix` is forced, only eos at the beam's length
+    limit, and an ended beam only eos, at no cost."""
     log_probs = logits.float().log_softmax(-1)
     eos_score = log_probs[:, eos].clone()
     log_probs[:, list(never)] = float("-inf")
     if t < min_len:
         log_probs[:, eos] = float("-inf")
+    force_prefix(log_probs, t, prefix)
     at_limit = (t + 1 >= beams.limit) & ~beams.finished
     log_probs[at_limit] = float("-inf")
     log_probs[at_limit, eos] = eos_score[at_limit]
@@ -192,7 +203,8 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
                 alpha: float = 1.0, max_len_ratio: float = 1.5,
                 max_len_extra: int = 10, max_len_cap: int | None = None,
                 min_len: int = 0, never: tuple[int, ...] = (),
-                beta: float = 0.0) -> list[list[Hypothesis]]:
+                beta: float = 0.0, prefix: list[int] | None = None,
+                recorder=None) -> list[list[Hypothesis]]:
     """src (B, S) -> per sentence the `nbest` best hypotheses, best first.
 
     No hypothesis ends before `min_len` output tokens (eos is barred until
@@ -210,16 +222,26 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     averaged over heads or the chosen attention_head; an ensemble's mean);
     the sum stops growing once the hypothesis has output eos. A sentence
     whose W beams have all ended leaves the batch.
+
+    `prefix` (token ids) is forced at the start of every output, each token
+    at its own log-probability, then the search goes on as usual. A
+    `recorder` (nmt.decoding.beam_tree.BeamRecorder) is told every step's
+    candidates and the final ranking; nothing it does feeds back.
     """
     W = beam_size
     memory, state, beams, src_len = _start(model, src, bos, W, max_len_ratio, max_len_extra, max_len_cap)
     source_mask = memory.mask[:, 0]                                       # (B*W, S)
     final = beams.copy()   # each slot's scores, lengths, coverage once its sentence ends
     steps = []                          # per step: (origin (B*W,), tokens (B*W,), weights (B*W, S))
+    if recorder is not None:
+        recorder.start(final.active.numel(), W)
     for t in range(int(beams.limit.max())):
         logits, state, weights = model.decoder.step(beams.y, state, memory)  # (n, V), (n, S)
-        log_probs = _allowed(logits, t, beams, eos, never, min_len)
-        origin, tokens, beams = _extend(beams, log_probs, weights, W, eos)
+        log_probs = _allowed(logits, t, beams, eos, never, min_len, prefix)
+        origin, tokens, extended = _extend(beams, log_probs, weights, W, eos)
+        if recorder is not None:
+            recorder.step(t, beams, log_probs, weights, origin, tokens, eos, src_len, W)
+        beams = extended
         steps.append(_in_slots(final.active.numel(), beams.active, origin, tokens, weights.float(), eos))
         done = beams.finished.view(-1, W).all(-1)                         # (n/W,) sentences ended
         if bool(done.any()):
@@ -233,4 +255,6 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
         state = model.decoder.reorder_state(state, origin)
     else:                                       # the longest limit came before every sentence ended
         _record(final, beams)
+    if recorder is not None:
+        recorder.finish(final, source_mask, W, alpha, beta)
     return _ranked(final, steps, source_mask, src_len, W, nbest, alpha, beta)

@@ -22,12 +22,15 @@ def max_output_length(src_lengths: Tensor, ratio: float, extra: int, cap: int | 
 @torch.no_grad()
 def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float = 1.5,
                   max_len_extra: int = 10, max_len_cap: int | None = None,
-                  min_len: int = 0, never: tuple[int, ...] = ()) -> list[Hypothesis]:
+                  min_len: int = 0, never: tuple[int, ...] = (),
+                  prefix: list[int] | None = None) -> list[Hypothesis]:
     """src (B, S) -> one Hypothesis per sentence, in order.
 
     No sentence ends before `min_len` output tokens (eos is barred until then),
     unless its length limit comes first; the ids in `never` (pad, bos) are
-    never output. Scores stay the model's own log-probabilities."""
+    never output. Scores stay the model's own log-probabilities. `prefix`
+    (token ids) is forced at the start of every output, then the search
+    goes on from it (what if the translation started so?)."""
     memory, state = model.start(src)
     B, S = src.shape
     src_len = memory.mask[:, 0].sum(-1)                             # (B,)
@@ -45,7 +48,10 @@ def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float =
         log_probs[:, list(never)] = float("-inf")                  # e.g. pad and bos: never an output
         if t < min_len:
             log_probs[:, eos] = float("-inf")
-        y = log_probs.argmax(-1)                                    # (n,)
+        if prefix and t < len(prefix):                              # forced, at its own log P
+            y = torch.full_like(log_probs[:, 0], prefix[t], dtype=torch.long)
+        else:
+            y = log_probs.argmax(-1)                                # (n,)
         at_limit = t + 1 >= limit
         y = torch.where(at_limit, torch.full_like(y, eos), y)      # force eos at the limit
         step_score = torch.where(at_limit, eos_score, log_probs.gather(1, y[:, None])[:, 0])

@@ -80,6 +80,7 @@ class Translation:
     nbest: list[tuple[str, float]] = field(default_factory=list)
     truncated: bool = False
     tokens: list[int] = field(default_factory=list)   # output ids, without bos/eos
+    forced: int = 0                # how many of the first output subwords a prefix forced
 
     def plot(self, title: str | None = None, exact_zeros: bool = False):
         """The attention as a labelled heatmap, a matplotlib Figure: source

@@ -71,7 +71,10 @@ def _takes(module, name: str) -> bool:
 
 def describe(translator) -> str:
     """A one-line summary of a model's parts, e.g. 'TransformerEncoder ->
-    RNNDecoder (lstm, luong) with GeneralAttention (local_p, D=5)'."""
+    RNNDecoder (lstm, luong) with GeneralAttention (local_p, D=5)'; a
+    translator of another kind (a Hugging Face model) says its own."""
+    if hasattr(translator, "describe"):
+        return translator.describe()
     model = translator.model
     decoder = model.decoder
     text = f"{type(model.encoder).__name__} -> {type(decoder).__name__}"
@@ -138,9 +141,12 @@ def layers_and_centers(translator, source: str, tokens):
 
 @torch.no_grad()
 def attention_maps(translator, source: str, out) -> list[dict]:
-    """All maps of Translation `out` of `source` (see the module docstring)."""
+    """All maps of Translation `out` of `source` (see the module docstring);
+    a translator of another kind (a Hugging Face model) reads its own."""
     if not out.tgt_pieces:
         return []
+    if hasattr(translator, "attention_maps"):
+        return translator.attention_maps(source, out)
     model = translator.model
     dec_self = [] if _takes(model.decoder, "self_weights") else None
     result, src, enc = teacher_forced(translator, source, out.tokens, decoder_self=dec_self)
@@ -203,12 +209,16 @@ def explain(translator, source: str, out, beam_size: int | None = None) -> dict:
     score = float(out.score)
     return {"source": source, "text": out.text, "beam_size": beam_size,
             "score": round(score, DIGITS) if np.isfinite(score) else None,    # JSON has no inf
-            "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces,
+            "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces, "forced": getattr(out, "forced", 0),
             "truncated": bool(out.truncated), "maps": attention_maps(translator, source, out)}
 
 
-def translate_and_explain(translator, text: str, beam_size: int = 1) -> dict:
-    """Check `text`, translate it greedily or with a beam, gather its maps."""
+def translate_and_explain(translator, text: str, beam_size: int = 1, prefix: str | None = None) -> dict:
+    """Check `text`, translate it greedily or with a beam (its first output
+    subwords forced to `prefix`, when given), gather its maps."""
     text = check_source(translator, text)
-    out = translator.translate([text], beam_size=beam_size)[0]
-    return explain(translator, text, out, beam_size)
+    out = translator.translate([text], beam_size=beam_size, **({"prefix": prefix} if prefix else {}))[0]
+    result = explain(translator, text, out, beam_size)
+    if prefix:
+        result["prefix"] = prefix
+    return result

@@ -13,9 +13,13 @@ from pathlib import Path
 
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
+from nmt.viz.alignment_view import alignment_readings, parse_links
 from nmt.viz.attention_data import describe, explain
 
 PLACEHOLDER = "/*NMT_DATA*/null"
+VIEWS_PLACEHOLDER = "/*NMT_VIEWS*/"
+# the views' scripts, inlined into the page in this order
+VIEWS = ("model_view.js", "head_view.js", "beam_tree.js", "alignment_view.js")
 
 
 def render_page(data: dict) -> str:
@@ -23,8 +27,11 @@ def render_page(data: dict) -> str:
 
     data["mode"] is "server" (form; models, samples, beams) or "static"
     (models, sentences: [{line, source, results: [one per model]}])."""
-    page = resources.files("nmt.viz").joinpath("explorer_page.html").read_text(encoding="utf-8")
-    assert PLACEHOLDER in page, "explorer_page.html lost its data placeholder"
+    folder = resources.files("nmt.viz")
+    page = folder.joinpath("explorer_page.html").read_text(encoding="utf-8")
+    assert PLACEHOLDER in page and VIEWS_PLACEHOLDER in page, "explorer_page.html lost a placeholder"
+    views = "\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in VIEWS)
+    page = page.replace(VIEWS_PLACEHOLDER, views)
     # "<" escaped: the JSON cannot close the <script> element it sits in.
     payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
     return page.replace(PLACEHOLDER, payload)
@@ -47,11 +54,12 @@ def model_labels(paths) -> list[str]:
 
 
 def write_attention_html(translator, sources, outputs, path, checkpoints=("model",),
-                         beam_size: int | None = None) -> None:
+                         beam_size: int | None = None, links: list[str] | None = None) -> None:
     """One file with every non-empty line's translation and attention maps.
 
     For an ensemble, each checkpoint re-reads the ensemble's output: one
-    column of maps per model, side by side."""
+    column of maps per model, side by side. `links`: one Pharaoh line per
+    input line, reference word links drawn on the maps (alignment_view)."""
     if isinstance(checkpoints, (str, Path)):
         checkpoints = [checkpoints]
     members = translator.members
@@ -60,6 +68,11 @@ def write_attention_html(translator, sources, outputs, path, checkpoints=("model
         {"line": number, "source": source, "results": [explain(m, source, out, beam_size) for m in members]}
         for number, (source, out) in enumerate(zip(sources, outputs), 1) if out.tgt_pieces
     ]
+    for sentence in sentences:
+        line = links[sentence["line"] - 1] if links else ""
+        where = f"--links line {sentence['line']}"
+        for result in sentence["results"] if line.strip() else []:
+            result["alignment"] = alignment_readings(result, parse_links(line, where), where)
     data = {"mode": "static", "title": "nmt attention",
             "models": [{"name": name + ensemble, "description": describe(m)}
                        for name, m in zip(model_labels(checkpoints), members)],

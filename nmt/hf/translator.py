@@ -1,0 +1,166 @@
+"""Hugging Face encoder-decoder models (Marian opus-mt-* and others) in nmt's views.
+
+    python -m nmt.translate --hf Helsinki-NLP/opus-mt-de-en --beam-size 5 < test.de
+    python -m nmt.explore --hf path/to/saved/model
+
+`HFTranslator` opens any `AutoModelForSeq2SeqLM` with its own tokenizer and
+answers as nmt's Translator does: Translations with their pieces, score and
+attention, so `--plot-attention`, `--attention-html` and the explorer's
+views read it. The search is the model's own `generate()` (greedy or beam,
+ranked as the library ranks: log P / |Y|^length_penalty); the maps come
+from one teacher-forced forward pass over the output with
+`output_attentions=True`: cross-attention (L, H, T, S), encoder (L, H, S, S)
+and decoder self-attention (L, H, T, T). A hub name needs the network; a
+folder written by `save_pretrained` does not. Needs the `hf` extra.
+"""
+
+import numpy as np
+import torch
+
+from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, longest_output
+from nmt.device import resolve_device
+from nmt.errors import NmtError
+from nmt.hf.loading import load_seq2seq
+from nmt.decoding.interface import Translation, check_sentences
+from nmt.viz.attention_data import _map
+
+
+class HFTokens:
+    """The part of nmt's Tokenizer the explorer asks of a model."""
+
+    def __init__(self, tokenizer, name: str):
+        self.tokenizer, self.name = tokenizer, name
+
+    def encode_src(self, text: str) -> list[int]:
+        return self.tokenizer(text)["input_ids"]
+
+    def to_bytes(self) -> dict[str, bytes]:     # told apart from nmt's sentencepiece models
+        return {"src": f"hf:{self.name}".encode(), "tgt": f"hf:{self.name}".encode()}
+
+
+class HFTranslator:
+    """Greedy or beam search by a Hugging Face model's generate(), with nmt's Translations."""
+
+    def __init__(self, name: str, device: str = "auto", max_len_ratio: float = MAX_LEN_RATIO,
+                 max_len_extra: int = MAX_LEN_EXTRA):
+        check_search_limits(1, max_len_ratio, max_len_extra)
+        self.device = resolve_device(device)
+        self.hf_model, self.hf_tokenizer = load_seq2seq(name, self.device)
+        self.name = name
+        self.model = None                  # not one of nmt's models: attention_data asks the methods below
+        self.attention_label = "cross-attention, last layer, mean over heads (Hugging Face)"
+        self.members = [self]
+        self.tokenizer = HFTokens(self.hf_tokenizer, name)
+        config = self.hf_model.config
+        self.max_src_len = int(min(getattr(config, "max_position_embeddings", 512) or 512,
+                                   getattr(self.hf_tokenizer, "model_max_length", 512) or 512))
+        self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
+
+    def describe(self) -> str:
+        config = self.hf_model.config
+        return (f"Hugging Face {type(self.hf_model).__name__} {self.name} "
+                f"({config.encoder_layers if hasattr(config, 'encoder_layers') else '?'} + "
+                f"{config.decoder_layers if hasattr(config, 'decoder_layers') else '?'} layers, "
+                f"{getattr(config, 'decoder_attention_heads', '?')} heads)")
+
+    def max_new_tokens(self, src_len: int) -> int:
+        """nmt's length limit: ratio * S + extra tokens, </s> included."""
+        return longest_output(src_len, self.max_len_ratio, self.max_len_extra) + 1
+
+    def generate_args(self, src_len: int, beam_size: int, nbest: int, length_penalty: float,
+                      min_length: int) -> dict:
+        """The keywords nmt passes to generate(): the same search from any caller."""
+        args = {"max_new_tokens": self.max_new_tokens(src_len), "num_beams": beam_size, "do_sample": False,
+                "num_return_sequences": nbest}
+        if beam_size > 1:
+            args["length_penalty"] = length_penalty
+        if min_length:
+            args["min_new_tokens"] = min_length
+        return args
+
+    def _prefix_ids(self, prefix: str | None, src_len: int) -> list[int] | None:
+        if not prefix or not prefix.strip():
+            return None
+        ids = self.hf_tokenizer(text_target=prefix.strip(), add_special_tokens=False)["input_ids"]
+        longest = self.max_new_tokens(src_len) - 1
+        if len(ids) > longest:
+            raise NmtError(f"the prefix has {len(ids)} subwords but an output for a source of {src_len} subwords "
+                           f"may have at most {longest}; shorten the prefix or raise --max-length-extra")
+        return ids
+
+    @torch.no_grad()
+    def translate(self, sentences, beam_size: int = 1, nbest: int = 1, batch_size: int = 64,
+                  length_penalty: float = 1.0, min_length: int = 0, coverage_penalty: float = 0.0,
+                  prefix: str | None = None) -> list[Translation]:
+        """One Translation per sentence; an empty line gives an empty one."""
+        if coverage_penalty:
+            raise NmtError("--coverage-penalty re-ranks nmt's own beam; a Hugging Face model is decoded by its "
+                           "generate(): leave it out")
+        if not 1 <= nbest <= beam_size:
+            raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        return [self._one(s, beam_size, nbest, length_penalty, min_length, prefix) if s.strip()
+                else Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
+                for s in check_sentences(sentences)]
+
+    def _one(self, text, beam_size, nbest, length_penalty, min_length, prefix) -> Translation:
+        enc = self.hf_tokenizer([text], return_tensors="pt", truncation=True, max_length=self.max_src_len)
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        S = enc["input_ids"].shape[1]
+        args = self.generate_args(S, beam_size, nbest, length_penalty, min_length)
+        forced = self._prefix_ids(prefix, S)
+        if forced:
+            start = self.hf_model.config.decoder_start_token_id
+            args["decoder_input_ids"] = torch.tensor([[start] + forced], device=self.device)
+        out = self.hf_model.generate(**enc, **args, output_scores=True, return_dict_in_generate=True)
+        hyps = [self._tokens(seq) for seq in out.sequences.tolist()]
+        ranked = getattr(out, "sequences_scores", None)
+        forward = self.forward(enc, hyps[0])
+        logp = forward.logits[0].float().log_softmax(-1)                              # (T, V)
+        targets = torch.tensor(hyps[0] + [self.hf_model.config.eos_token_id], device=self.device)
+        own = float(logp.gather(1, targets[:, None]).sum())                           # log P(Y | X)
+        scores = [own] if ranked is None else [float(s) for s in ranked]
+        cross = torch.stack(forward.cross_attentions, 1)[0]                          # (L, H, T, S)
+        convert = self.hf_tokenizer.convert_ids_to_tokens
+        return Translation(
+            text=self.hf_tokenizer.decode(hyps[0], skip_special_tokens=True), score=scores[0],
+            src_pieces=convert(enc["input_ids"][0].tolist()), tgt_pieces=convert(hyps[0]) + ["</s>"],
+            attention=cross[-1].mean(0).float().cpu().numpy(),
+            nbest=[(self.hf_tokenizer.decode(h, skip_special_tokens=True), s) for h, s in zip(hyps, scores)],
+            tokens=hyps[0], forced=len(forced or []))
+
+    def _tokens(self, sequence: list[int]) -> list[int]:
+        """A generated sequence without its start token, cut before eos and padding."""
+        config = self.hf_model.config
+        tokens = sequence[1:]
+        for stop in (config.eos_token_id, config.pad_token_id):
+            if stop in tokens:
+                tokens = tokens[:tokens.index(stop)]
+        return tokens
+
+    def forward(self, enc: dict, tokens: list[int]):
+        """The teacher-forced pass over start + tokens, every attention returned."""
+        start = self.hf_model.config.decoder_start_token_id
+        decoder_input = torch.tensor([[start] + list(tokens)], device=self.device)       # (1, T)
+        out = self.hf_model(**enc, decoder_input_ids=decoder_input, output_attentions=True)
+        if not getattr(out, "cross_attentions", None):
+            raise NmtError(f"{self.name}: its forward returns no cross-attention; nmt shows encoder-decoder "
+                           "models whose output_attentions=True gives cross_attentions")
+        return out
+
+    @torch.no_grad()
+    def attention_maps(self, source: str, out) -> list[dict]:
+        """Every layer and head of cross-, encoder self- and decoder self-attention (attention_data's maps)."""
+        enc = self.hf_tokenizer([source], return_tensors="pt", truncation=True, max_length=self.max_src_len)
+        forward = self.forward({k: v.to(self.device) for k, v in enc.items()}, out.tokens)
+        stack = lambda layers: torch.stack(layers, 1)[0].float().cpu()                 # noqa: E731 (L, H, R, C)
+        inputs = ["<s>"] + out.tgt_pieces[:-1]
+        maps = [_map("cross", "cross-attention (decoder -> source)", out.tgt_pieces, out.src_pieces, "target",
+                     "source", stack(forward.cross_attentions))]
+        if forward.encoder_attentions:
+            maps.append(_map("encoder-self", "encoder self-attention", out.src_pieces, out.src_pieces,
+                             "query (source)", "key (source)", stack(forward.encoder_attentions)))
+        if forward.decoder_attentions:
+            maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,
+                             "query (decoder input)", "key (decoder input)", stack(forward.decoder_attentions)))
+        return maps
+

@@ -1,0 +1,67 @@
+// Head view: one layer's attention as lines from each row token to the
+// column tokens it attends, one colour per head, all heads overlaid.
+// After Vig 2019, A Multiscale Visualization of Attention in the Transformer
+// Model (BertViz), arXiv:1906.05714, Sec. 2.1. A line's opacity is the weight
+// itself (0 invisible, 1 opaque), the same number as the matrix cell; heads
+// are shown or hidden by their boxes; hovering a token keeps only its lines.
+
+const HEAD_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                      "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a"];
+const LINE_ROW_PX = 22, LINE_GAP_PX = 150;
+
+function headColour(head) { return HEAD_COLOURS[head % HEAD_COLOURS.length]; }
+
+function headToggles(box, H, shown, redraw) {
+  const bar = el("div", {class: "head-toggles"});
+  for (let h = 0; h < H; h++) {
+    const label = el("label", {class: "head-toggle"});
+    const box_ = el("input", {type: "checkbox", "data-head": h + 1});
+    box_.checked = shown.has(h);
+    box_.addEventListener("change", () => { if (box_.checked) shown.add(h); else shown.delete(h); redraw(); });
+    label.appendChild(box_);
+    label.appendChild(el("span", {class: "swatch", style: `background:${headColour(h)}`}));
+    label.appendChild(document.createTextNode(H > 1 ? `head ${h + 1}` : "the one map"));
+    bar.appendChild(label);
+  }
+  box.appendChild(bar);
+}
+
+function drawHeadView(box, map, layer, shown) {
+  box.textContent = "";
+  const heads = map.layers[layer], H = heads.length;
+  headToggles(box, H, shown, () => drawHeadView(box, map, layer, shown));
+  const R = map.rows.length, C = map.cols.length;
+  const leftW = Math.min(180, textWidth(map.cols.concat([map.col_axis])) + 10),
+        rightW = Math.min(180, textWidth(map.rows.concat([map.row_axis])) + 10);
+  const x1 = leftW, x2 = leftW + LINE_GAP_PX, top = 30;
+  const height = top + Math.max(R, C) * LINE_ROW_PX + 10;
+  const root = svg("svg", {width: x2 + rightW, height: height, class: "head-view", "data-map": map.name,
+                           "data-layer": layer + 1, role: "img", "aria-label": map.title + " head view"});
+  root.appendChild(svg("text", {x: x1 - 6, y: 14, "text-anchor": "end", "font-style": "italic"}, map.col_axis));
+  root.appendChild(svg("text", {x: x2 + 6, y: 14, "font-style": "italic"}, map.row_axis));
+  const yOf = i => top + (i + 0.5) * LINE_ROW_PX;
+  const lines = svg("g", {class: "lines"});
+  heads.forEach((weights, h) => {
+    if (!shown.has(h)) return;
+    weights.forEach((row, r) => row.forEach((value, c) => {
+      if (value <= 0) return;
+      lines.appendChild(svg("line", {x1: x1, y1: yOf(c), x2: x2, y2: yOf(r), stroke: headColour(h),
+                                     "stroke-width": 2, "stroke-opacity": value, "data-head": h + 1,
+                                     "data-row": r, "data-col": c, "data-value": value}));
+    }));
+  });
+  root.appendChild(lines);
+  const focus = (attr, index) => lines.querySelectorAll("line").forEach(line =>
+    line.classList.toggle("faded", index !== null && +line.getAttribute(attr) !== index));
+  const token = (label, x, y, anchor, attr, index) => {
+    const t = svg("text", {x: x, y: y + 4, "text-anchor": anchor, class: "token"}, label);
+    t.addEventListener("mouseenter", () => { t.classList.add("hot"); focus(attr, index); });
+    t.addEventListener("mouseleave", () => { t.classList.remove("hot"); focus(attr, null); });
+    root.appendChild(t);
+  };
+  map.cols.forEach((label, c) => token(label, x1 - 6, yOf(c), "end", "data-col", c));
+  map.rows.forEach((label, r) => token(label, x2 + 6, yOf(r), "start", "data-row", r));
+  box.appendChild(root);
+  box.appendChild(el("p", {class: "legend"}, `layer ${layer + 1}: a line's opacity is its weight ` +
+                                             "(0 to 1, as the matrix); hover a token to see only its lines"));
+}

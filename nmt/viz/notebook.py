@@ -1,0 +1,80 @@
+"""Attention views inline in Jupyter: heatmap, model view, head view, beam tree.
+
+    from nmt import Translator
+    from nmt.viz import notebook
+
+    t = Translator.from_checkpoint("outputs/.../checkpoints/best.pt", device="cpu")
+    notebook.model_view(t, "Ein Hund läuft.")          # every layer x head, click one to open it
+    notebook.head_view(t, "Ein Hund läuft.")           # lines, one colour per head
+    notebook.heatmap(t, "Ein Hund läuft.", beam_size=5)
+    notebook.beam_tree(t, "Ein Hund läuft.", beam_size=5)
+
+Each returns an `InlineView`, which Jupyter shows through `_repr_html_`: the
+explorer's page, with its data and script inline, in an iframe's srcdoc: no
+server, no network, and its script and styles kept apart from the notebook's.
+`.html` is the page itself, to save or test. The views are those of
+nmt.explore (after BertViz, Vig 2019, and Seq2Seq-Vis, Strobelt et al. 2018).
+"""
+
+import html
+
+from nmt.errors import NmtError
+from nmt.viz.attention_data import describe, translate_and_explain
+from nmt.viz.html_export import render_page
+from nmt.viz.search_tree import explain_with_tree
+
+VIEWS = ("matrix", "model", "head", "tree")
+
+
+class InlineView:
+    """A self-contained page that Jupyter draws inline."""
+
+    def __init__(self, page: str, height: int):
+        self.html, self.height = page, height
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe class="nmt-view" srcdoc="{html.escape(self.html, quote=True)}" '
+                f'style="width: 100%; height: {self.height}px; border: 0" sandbox="allow-scripts"></iframe>')
+
+    def save(self, path) -> None:
+        """Write the page to `path`, to open in a browser."""
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(self.html)
+
+
+def view_page(translator, result: dict, view: str, name: str = "model") -> str:
+    """The page showing `view` of one explained translation (`result`, from
+    nmt.viz.attention_data.explain or nmt.viz.search_tree.explain_with_tree)."""
+    if view not in VIEWS:
+        raise ValueError(f"view={view!r} unknown; choose one of {VIEWS}")
+    return render_page({"mode": "static", "view": view, "title": f"nmt {view} view",
+                        "models": [{"name": name, "description": describe(translator)}],
+                        "sentences": [{"line": 1, "source": result["source"], "results": [result]}]})
+
+
+def heatmap(translator, text: str, beam_size: int = 1, prefix: str | None = None, height: int = 560) -> InlineView:
+    """The matrix view of `text`'s translation: one map, layer and head at a time, hover to read."""
+    return InlineView(view_page(translator, translate_and_explain(translator, text, beam_size, prefix), "matrix"),
+                      height)
+
+
+def model_view(translator, text: str, beam_size: int = 1, prefix: str | None = None,
+               height: int = 900) -> InlineView:
+    """Every layer x head of every attention as thumbnails; click one to open it large."""
+    return InlineView(view_page(translator, translate_and_explain(translator, text, beam_size, prefix), "model"),
+                      height)
+
+
+def head_view(translator, text: str, beam_size: int = 1, prefix: str | None = None,
+              height: int = 620) -> InlineView:
+    """One layer's attention as lines between the subwords, one colour per head."""
+    return InlineView(view_page(translator, translate_and_explain(translator, text, beam_size, prefix), "head"),
+                      height)
+
+
+def beam_tree(translator, text: str, beam_size: int = 5, prefix: str | None = None,
+              height: int = 720) -> InlineView:
+    """The beam search of `text` as a tree; click a node to see its prefix's attention."""
+    if beam_size < 2:
+        raise NmtError(f"the beam tree needs beam_size 2 or more (got {beam_size})")
+    return InlineView(view_page(translator, explain_with_tree(translator, text, beam_size, prefix), "tree"), height)
