@@ -278,18 +278,16 @@ def main(argv=None) -> int:
     check_port(args.port)
     if not args.checkpoint and not args.hf:
         raise NmtError("give a model to explore: --checkpoint PATH (nmt) or --hf NAME_OR_FOLDER (Hugging Face)")
-    if args.compare and not args.checkpoint:
-        raise NmtError("--compare sets a second checkpoint beside --checkpoint; with --hf alone give "
-                       "--checkpoint PATH to compare")
     for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
         if path is not None:
             check_checkpoint_exists(path)
     from nmt.viz.html_export import model_labels
 
     paths = [p for p in (args.checkpoint, args.compare) if p]
-    models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))]
-    if args.hf:
-        models.append(HFModel(args.hf, args.device))
+    models = [Model(path, args.device, name) for path, name in zip(paths, model_labels(paths))] if paths else []
+    if args.hf:                      # beside a checkpoint: after it; alone with --compare: before it
+        hf = HFModel(args.hf, args.device)
+        models = models + [hf] if args.checkpoint else [hf] + models
     app = create_app(models, read_sample_links(args.links, models[0]) if args.links else None)
     import uvicorn
 

@@ -13,11 +13,15 @@ from tests.test_explore import explorer, post, transformer_checkpoint  # noqa: F
 DOCS = os.environ.get("NMT_VIEW_SCREENSHOTS")   # a folder to keep the screenshots in (docs/*.png are made so)
 
 
-def open_page(playwright, url, problems, width=1400):
+def open_page(playwright, url, problems, width=1400, requests=None):
+    """A headless page at `url`: console errors into `problems`, every request's URL into `requests`."""
     browser = launch_chromium(playwright)
     page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.set_default_timeout(90_000)          # a busy 2-core machine: seconds, never a hang
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))
+    if requests is not None:
+        page.on("request", lambda r: requests.append(r.url))
     page.goto(url)
     return browser, page
 
@@ -201,11 +205,9 @@ def test_notebook_views_render_inline(transformer_checkpoint, tmp_path):  # noqa
     cell.write_text("".join(v._repr_html_() for v in views.values()), encoding="utf-8")
     problems, requests, seen = [], [], {}
     with sync_playwright() as playwright:
-        browser, page = open_page(playwright, cell.as_uri(), problems)
-        page.on("request", lambda r: requests.append(r.url))
-        page.reload()
-        page.wait_for_timeout(500)
+        browser, page = open_page(playwright, cell.as_uri(), problems, requests=requests)
         for frame, name in zip(page.frames[1:], views):
+            frame.wait_for_selector(".panel")                     # each frame's script has drawn its view
             seen[name] = {what: frame.locator(selector).count() for what, selector in (
                 ("heatmap", "svg.heatmap"), ("thumbs", "canvas.thumb"), ("lines", "svg.head-view line"),
                 ("tree", "svg.beam-tree"))}

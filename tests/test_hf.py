@@ -104,3 +104,16 @@ def test_the_explorer_shows_an_hf_model_beside_an_nmt_one(marian, toy_checkpoint
     assert [m["name"] for m in hf_result["maps"]] == ["cross", "encoder-self", "decoder-self"]
     assert "tree" in nmt_result and "tree" not in hf_result and hf_result["tree_note"].startswith("no beam tree")
     assert reply["forced"][1]["text"].startswith("e") and reply["forced"][1]["forced"] >= 1
+
+
+def test_explore_refuses_a_folder_that_is_not_a_model(tmp_path):
+    from tests.test_explore import free_port
+
+    result = run_cli("nmt.explore", "--hf", str(tmp_path), "--compare", str(tmp_path / "missing.pt"),
+                     "--port", str(free_port()))
+    assert result.returncode == 1 and result.stderr.decode().count("\n") == 1
+    assert result.stderr.decode().startswith(f"nmt: error: checkpoint {tmp_path / 'missing.pt'} does not exist")
+    result = run_cli("nmt.explore", "--hf", str(tmp_path), "--port", str(free_port()))
+    assert result.returncode == 1 and result.stderr.decode() == (
+        f"nmt: error: --hf {tmp_path} is not a Hugging Face model folder (no config.json in it); give a folder "
+        "written by save_pretrained, or a hub name such as Helsinki-NLP/opus-mt-de-en\n")

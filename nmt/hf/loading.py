@@ -1,17 +1,24 @@
 """Open a Hugging Face encoder-decoder model and its tokenizer, or say in one line why not."""
 
+import logging
+import warnings
 from pathlib import Path
 
 from nmt.errors import NmtError
 
 
 def _transformers():
-    """The transformers package, or NmtError saying how to install it."""
+    """The transformers package, quiet (no progress bars, retries or advice
+    on stderr: a problem is one NmtError line), or NmtError saying how to install it."""
     try:
         import transformers
     except ImportError:
         raise NmtError("--hf needs the transformers package: pip install 'nmt[hf]' "
                        "(or pip install transformers)") from None
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", message="Recommended: pip install sacremoses")
     return transformers
 
 
