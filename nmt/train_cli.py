@@ -157,7 +157,7 @@ def check_overrides(args: list[str]) -> None:
 
 # -- python -m nmt.train --help --------------------------------------------------
 
-EXAMPLES = (   # from the README
+EXAMPLES = (   # from the README and the docs
     "python -m nmt.train experiment=quickstart",
     "python -m nmt.train experiment=transformer_small data.path=../shared/data/multi30k",
     "python -m nmt.train model/encoder=lstm model/decoder=lstm model/attention=luong_general "
@@ -257,7 +257,7 @@ def help_page(width: int = 100) -> str:
             "  python -m nmt.train --cfg job [overrides]   the composed config, every key and value",
             "  python -m nmt.train --multirun a=1,2 ...   a sweep; then python -m nmt.compare multirun/DATE/TIME",
             "  python -m nmt.train --hydra-help            Hydra's own options (run folders, launchers)",
-            "  README.md, section 'Choosing the parts', says what each option is."]
+            "  docs/explanation/attention.md (the docs' Attention families) says what each option is."]
     return "\n".join(out) + "\n"
 
 

@@ -26,6 +26,7 @@ TINY = (
     "trainer.test_max_sentences=8",
     "trainer.heatmap_sentences=1",
     "trainer.max_minutes=null",
+    "data.batch_tokens=256",
 )
 COMMAND_STARTS = ("python ", "python3 ", "nmt-", "printf ", "echo ", "mkdocs ", "tensorboard ", "pip ")
 SERVERS = ("nmt.explore", "nmt-explore", "tensorboard ")
@@ -111,7 +112,7 @@ def latest_run(cwd: Path) -> Path:
     return runs[-1]
 
 
-def run_page(commands: list[str], cwd: Path, cache_dir: Path, timeout: float = 600) -> list[str]:
+def run_page(commands: list[str], cwd: Path, cache_dir: Path, timeout: float = 900) -> list[str]:
     """Run each command in turn in `cwd`; a failing one fails with its output. Returns their outputs.
     `outputs/DATE/TIME` is the newest run so far; `mkdocs serve` is checked as `mkdocs build --strict`."""
     outputs = []
