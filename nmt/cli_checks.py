@@ -8,6 +8,7 @@ that stops reading (`| head`) is not an error: the rest is dropped quietly.
 """
 
 import argparse
+import errno
 import io
 import logging
 import math
@@ -39,6 +40,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not 1 or more")
+    return value
+
+
+MAX_DPI = 1200        # print quality; a picture's memory grows with the square (100000 dpi: MemoryError)
+
+
+def picture_dpi(text: str) -> int:
+    """argparse type: a resolution from 1 to MAX_DPI."""
+    value = positive_int(text)
+    if value > MAX_DPI:
+        raise argparse.ArgumentTypeError(f"{text} is over {MAX_DPI}; the picture's memory grows with its square")
     return value
 
 
@@ -206,9 +218,24 @@ def _log_write_failed(handler, record) -> None:
             "incomplete (is the disk full?); train.log in the run folder has all of it")
 
 
+def refuse_link_loop(path, option: str) -> None:
+    """Refuse a path that is (or goes through) a symbolic link loop, in one line,
+    before anything resolves it (Path.resolve raises, os.stat says ELOOP)."""
+    try:
+        Path(path).resolve()
+        os.stat(path)
+    except FileNotFoundError:
+        return                          # a new file: nothing to follow
+    except (RuntimeError, OSError) as error:
+        if isinstance(error, RuntimeError) or error.errno == errno.ELOOP:
+            raise NmtError(f"{option} {path} is a symbolic link loop (it leads back to itself); remove the "
+                           "link or choose another path") from None
+
+
 def check_output(path, option: str = "--output") -> None:
     """Refuse an output file that cannot be written before any work is done:
-    a folder, or a file in a folder that does not exist."""
+    a link loop, a folder, or a file in a folder that does not exist."""
+    refuse_link_loop(path, option)
     target = Path(path)
     if target.is_dir():
         raise NmtError(f"{option} {path} is a directory; give a file name")

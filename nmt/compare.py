@@ -23,7 +23,8 @@ import yaml
 
 from nmt.atomic import atomic_write
 from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, check_not_input, write_stdout
+from nmt.cli_checks import ArgumentParser, check_not_input, refuse_link_loop, write_stdout
+from nmt.run_files import check_not_run_file
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.store.metrics_log import METRIC_SIGN, read_records
@@ -136,11 +137,14 @@ def main(argv=None) -> int:
     parser.add_argument("--sort", action="store_true",
                         help="rows from the best validation score of the runs' trainer.metric down")
     args = parser.parse_args(argv)
+    if args.csv is not None:
+        refuse_link_loop(args.csv, "--csv")
     if args.csv is not None and (args.csv.is_dir() or not args.csv.parent.is_dir()):
         raise NmtError(f"--csv {args.csv}: give a file in an existing folder")
     runs = collect_runs(args.sweep_dir)
     if args.csv is not None:       # a file the table was read from would be lost
         check_not_input("--csv", args.csv, [("run file", p) for r in runs for p in r["files"]])
+        check_not_run_file("--csv", args.csv)     # any run's own file, as nmt.average and nmt.translate refuse
     header, rows, best = table_rows(runs, sort=args.sort)
     if args.csv is not None:        # whole or not at all, before the table is printed
         table = io.StringIO(newline="")

@@ -22,10 +22,11 @@ from argparse import ArgumentTypeError
 from pathlib import Path
 
 from nmt.cli import command, runnable
-from nmt.cli_checks import ArgumentParser, check_checkpoint_exists, finite_float, write_stdout
+from nmt.cli_checks import ArgumentParser, check_checkpoint_exists, finite_float, refuse_link_loop, write_stdout
 from nmt.deploy import require_ctranslate2
-from nmt.deploy.layout import QUANTIZATIONS
+from nmt.deploy.layout import QUANTIZATIONS, foreign_entries, is_export
 from nmt.errors import NmtError
+from nmt.run_files import holds_a_run
 
 
 def parse_args(argv=None):
@@ -61,13 +62,39 @@ def non_negative_float(text: str) -> float:
     return value
 
 
-def check_output_folder(output: Path, force: bool) -> None:
+def check_output_folder(output: Path, force: bool, checkpoint: str | None = None) -> None:
+    """An --output that can be written: new, or (with --force) an earlier nmt
+    export and nothing else; never a run folder, the checkpoint's folder or a
+    folder holding anything an export does not write."""
+    refuse_link_loop(output, "--output")
     if output.exists() and not output.is_dir():
         raise NmtError(f"--output {output} is a file; give a folder name")
     if output.exists() and not force:
         raise NmtError(f"--output {output} exists; choose another folder or add --force to replace it")
+    if output.exists():
+        check_replaceable(output, checkpoint)
     if not output.resolve().parent.is_dir():
         raise NmtError(f"--output {output}: its parent folder does not exist")
+
+
+def check_replaceable(output: Path, checkpoint: str | None) -> None:
+    """--force replaces `output` only when it holds an nmt export and nothing foreign."""
+    if checkpoint is not None and output.resolve() in Path(checkpoint).resolve().parents:
+        raise NmtError(f"--output {output} holds the checkpoint {checkpoint}; --force replaces only a folder "
+                       "written by nmt.export; choose another folder")
+    if holds_a_run(output):
+        raise NmtError(f"--output {output} is a training run's folder; --force replaces only a folder "
+                       "written by nmt.export; choose another folder")
+    try:
+        foreign = foreign_entries(output)
+        exported = is_export(output)
+    except OSError as error:
+        raise NmtError(f"--output {output} cannot be read ({error.strerror or error}); choose another folder") \
+            from None
+    if foreign or (not exported and any(output.iterdir())):
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise NmtError(f"--output {output} holds {shown or 'files'} that nmt.export did not write; --force "
+                       "replaces only a folder written by nmt.export; choose another folder or move them")
 
 
 def export(checkpoint: str, output: Path, quantization: str, min_agreement: float = 0.5,
@@ -109,7 +136,7 @@ def export(checkpoint: str, output: Path, quantization: str, min_agreement: floa
 def main(argv=None) -> int:
     args = parse_args(argv)
     output = Path(args.output)
-    check_output_folder(output, args.force)
+    check_output_folder(output, args.force, args.checkpoint)
     _, agreement = export(args.checkpoint, output, args.quantization, args.min_agreement, args.max_bleu_drop)
     size = sum(f.stat().st_size for f in output.iterdir()) / 2**20
     checked = f"self-check: {agreement}\n" if agreement else ""

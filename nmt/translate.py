@@ -20,7 +20,7 @@ from pathlib import Path
 from nmt.atomic import atomic_write
 from nmt.cli import command
 from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, finite_float,
-                            write_stdout)
+                            picture_dpi, write_stdout)
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.run_files import check_not_run_file
@@ -68,8 +68,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--plot-attention", metavar="DIR",
                         help="write heatmap PNGs of each sentence here (a long source: several, "
                              "NNNNN_source_A-B.png)")
-    parser.add_argument("--dpi", type=positive_int, default=150,
-                        help="--plot-attention's resolution: 150 draws 16 source subwords in 510 pixels")
+    parser.add_argument("--dpi", type=picture_dpi, default=150,
+                        help="--plot-attention's resolution, 1 to 1200: 150 draws 16 source subwords in 510 pixels")
     parser.add_argument("--attention-layer", type=int, default=None,
                         help="Transformer: cross-attention layer to draw (1-based; default last)")
     parser.add_argument("--attention-head", type=int, default=None,

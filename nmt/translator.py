@@ -10,6 +10,8 @@
     t = Translator.from_checkpoints(["run1/checkpoints/best.pt", "run2/checkpoints/best.pt"])
 """
 
+import numbers
+
 import numpy as np
 import torch
 from omegaconf import OmegaConf
@@ -21,7 +23,7 @@ from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
-from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, longest_output
+from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
 from nmt.errors import NmtError
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
@@ -46,6 +48,8 @@ class Translator:
     def __init__(self, model, tokenizer: Tokenizer, device: torch.device, max_src_len: int = 256,
                  max_len_ratio: float = MAX_LEN_RATIO, max_len_extra: int = MAX_LEN_EXTRA,
                  max_tgt_len: int | None = None):
+        if isinstance(max_src_len, numbers.Integral) and not isinstance(max_src_len, bool) and max_src_len > 0:
+            max_tgt_len = decode_step_cap(max_src_len, max_tgt_len)      # every decoder has a step cap
         check_search_limits(max_src_len, max_len_ratio, max_len_extra, max_tgt_len)   # before any decoding
         self.model = model.to(device).eval()
         self.tokenizer, self.device = tokenizer, device

@@ -124,8 +124,9 @@ def _run_folder(tmp_path, toy_checkpoint, records, kept, summary_metric="bleu"):
     steps in `kept`, metrics.jsonl from `records` (step, bleu, loss)."""
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
-    for step in kept:
-        path = _variant(tmp_path, toy_checkpoint, f"tmp_{step}.pt", fill=step / 100)
+    progress = torch.load(toy_checkpoint, weights_only=True)["progress"]
+    for step in kept:                     # what training writes at step N: its progress says N
+        path = _variant(tmp_path, toy_checkpoint, f"tmp_{step}.pt", fill=step / 100, progress=dict(progress, step=step))
         path.rename(run / "checkpoints" / f"step_{step}.pt")
     lines = [json.dumps({"step": s, "bleu": b, "chrf": 0.0, "loss": loss}) for s, b, loss in records]
     (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
@@ -220,3 +221,41 @@ def test_run_skips_a_cut_last_line(tmp_path, toy_checkpoint):
     out = tmp_path / "avg.pt"
     assert main(["--run", str(run), "--best", "1", "--output", str(out)]) == 0
     assert _weights(out) == {2.0}
+
+
+def test_run_takes_only_the_runs_own_step_checkpoints(tmp_path, toy_checkpoint, capsys):
+    """A weights-only file (an average) and a step file whose progress is another
+    step, placed in checkpoints/ as step_N.pt, are not the run's step checkpoints."""
+    run = _run_folder(tmp_path, toy_checkpoint, RECORDS, kept=(300, 400, 500))
+    assert main(["--run", str(run), "--last", "2", "--output", str(tmp_path / "avg.pt")]) == 0   # (4 + 5) / 2
+    (tmp_path / "avg.pt").rename(run / "checkpoints" / "step_900.pt")
+    _variant(tmp_path, toy_checkpoint, "copy.pt", fill=7.0).rename(run / "checkpoints" / "step_700.pt")  # says 60
+    capsys.readouterr()
+    assert main(["--run", str(run), "--last", "2", "--output", str(tmp_path / "again.pt")]) == 0
+    assert _weights(tmp_path / "again.pt") == {4.5}          # 400 and 500, as before: (4 + 5) / 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all("is not a step checkpoint written by training" in line for line in err)
+    assert "step_700.pt" in err[0] and "step_900.pt" in err[1]
+
+
+def test_a_flipped_byte_in_a_weight_is_refused_naming_it(tmp_path, toy_checkpoint, capsys):
+    import zipfile
+
+    damaged = tmp_path / "damaged.pt"
+    damaged.write_bytes(toy_checkpoint.read_bytes())
+    with zipfile.ZipFile(damaged) as archive:          # the largest tensor record, and where its bytes start
+        record = max((i for i in archive.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+    with open(damaged, "r+b") as f:
+        f.seek(record.header_offset + 26)
+        name_len, extra_len = (int.from_bytes(f.read(2), "little") for _ in range(2))
+        f.seek(record.header_offset + 30 + name_len + extra_len + record.file_size // 2)
+        byte = f.read(1)[0]
+        f.seek(-1, 1)
+        f.write(bytes([byte ^ 0x10]))                    # one bit of one float
+    state = torch.load(toy_checkpoint, weights_only=True)["model"]
+    largest = max((n for n, t in state.items()), key=lambda n: state[n].untyped_storage().nbytes())
+    assert main([str(toy_checkpoint), str(damaged), "--output", str(tmp_path / "avg.pt")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fail their CRC-32 check" in err and not (tmp_path / "avg.pt").exists()
+    names = [n for n, t in state.items() if t.untyped_storage().nbytes() == state[largest].untyped_storage().nbytes()]
+    assert any(f"weight {n} is damaged" in err for n in names)

@@ -207,6 +207,8 @@ def test_export_and_translate_from_the_command_line(toy_transformer, tmp_path):
     again = run_cli("nmt.export", "--checkpoint", str(toy_transformer), "--output", str(folder))
     assert again.returncode == 1 and again.stderr.decode().count("\n") == 1
     assert again.stderr.decode().startswith("nmt: error: --output") and "--force" in again.stderr.decode()
+    forced = run_cli("nmt.export", "--checkpoint", str(toy_transformer), "--output", str(folder), "--force")
+    assert forced.returncode == 0, forced.stderr.decode()          # an earlier export is replaced
     source = tmp_path / "in.txt"
     source.write_text("\n".join(TOY[:5] + ["", TOY[5]]) + "\n", encoding="utf-8")
     for engine, checkpoint in (("nmt", toy_transformer), ("ctranslate2", folder)):

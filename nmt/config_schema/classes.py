@@ -51,6 +51,10 @@ def check_group_settings(node, group: str, choices: dict | None = None) -> None:
     """
     if not isinstance(node, DictConfig):
         return
+    hydra_keys = [key for key in node.keys() if str(key).startswith("_") and key not in ("_target_", "_partial_")]
+    if hydra_keys:
+        raise NmtError(f"{group.replace('/', '.')}.{hydra_keys[0]}: nmt builds each part from its named "
+                       "settings only (_target_ and the class's keyword arguments); remove it")
     takes = _settings(node.get("_target_", ""))
     if takes is None:
         return

@@ -15,6 +15,8 @@ from nmt.config_schema.kinds import Bool, Choice, Float, Int, Pair, Rule, Text
 POSITIVE = Int(low=1)
 COUNT = Int(low=0)
 DROPOUT = Float(low=0, high=1, high_open=True)
+SEED = Int(low=0, high=2**63 - 1, hint="torch's generator takes a signed 64-bit seed")
+MAX_VAL_BEAM = 100
 LANGUAGES = ("de", "en", "fr", "cs")
 RULES: dict[str, Rule] = {
     # top level
@@ -29,7 +31,7 @@ RULES: dict[str, Rule] = {
     "trainer.device": Choice(options=("auto", "cpu", "cuda"), prefixes=("cuda:",)),
     "trainer.precision": Choice(options=("auto", "fp32", "bf16", "fp16")),
     "trainer.compile": Bool(),
-    "trainer.seed": Int(low=0),
+    "trainer.seed": SEED,
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint"),
     "trainer.resume_force": Bool(),
     "trainer.resume_weights_only": Bool(),
@@ -42,7 +44,8 @@ RULES: dict[str, Rule] = {
     "trainer.save_every": Int(low=0, hint="0 saves step checkpoints at validations only"),
     "trainer.average_last": Int(low=0, hint="0 turns averaging off"),
     "trainer.average_best": Int(low=0, hint="0 turns averaging off"),
-    "trainer.val_beam_size": POSITIVE,
+    "trainer.val_beam_size": Int(low=1, high=MAX_VAL_BEAM, hint="each validation decodes every sentence "
+                                 "with this many hypotheses"),
     "trainer.val_max_sentences": Int(low=1, null=True, hint="null validates on all sentences"),
     "trainer.test_max_sentences": Int(low=0, null=True, hint="null scores all test sentences, 0 none"),
     "trainer.heatmap_sentences": COUNT,
@@ -83,7 +86,7 @@ RULES: dict[str, Rule] = {
     "data.n_train": POSITIVE,
     "data.n_valid": POSITIVE,
     "data.n_test": COUNT,
-    "data.seed": Int(low=0),
+    "data.seed": SEED,
     "data.max_len": POSITIVE,
     "data.batch_tokens": POSITIVE,
     "data.vocab_size": Int(low=5, hint="4 special pieces and at least one more"),

@@ -25,6 +25,16 @@ from nmt.decoding.greedy import max_output_length
 from nmt.errors import NmtError
 
 MAX_LEN_RATIO, MAX_LEN_EXTRA = 1.5, 10     # Translator's defaults: the trainer's validation search
+STEP_CAP_RATIO = 4          # no position table: at most 4 * max_src_len + MAX_LEN_EXTRA decoding steps
+
+
+def decode_step_cap(max_src_len: int, max_tgt_len: int | None = None) -> int:
+    """The most decoding steps (</s> included) any search of this model may take:
+    a learned position table's size, else STEP_CAP_RATIO times the longest
+    source the model takes (data.max_len, from the checkpoint) + MAX_LEN_EXTRA.
+    Without it, an RNN under --max-length-extra 1000000000 --min-length 100000
+    would decode for minutes."""
+    return int(max_tgt_len) if max_tgt_len else STEP_CAP_RATIO * int(max_src_len) + MAX_LEN_EXTRA
 
 
 def longest_output(src_len: int, ratio: float, extra: int, cap: int | None = None) -> int:
@@ -43,7 +53,7 @@ def check_search_limits(max_src_len: int, max_len_ratio: float, max_len_extra: i
     if isinstance(max_len_extra, bool) or not isinstance(max_len_extra, numbers.Integral) or max_len_extra < 0:
         raise NmtError(f"max_len_extra={max_len_extra!r} (--max-length-extra) must be a whole number >= 0")
     limits = f"max_len_ratio={max_len_ratio:g} x S source subwords + max_len_extra={max_len_extra}" + \
-        (f", at most the position table's {max_tgt_len}" if max_tgt_len else "") + ", minus 1 for </s>"
+        (f", at most the model's {max_tgt_len} decoding steps" if max_tgt_len else "") + ", minus 1 for </s>"
     shortest = longest_output(1, max_len_ratio, max_len_extra, max_tgt_len)
     if shortest < 1:
         needed = max_len_extra + 1 - shortest

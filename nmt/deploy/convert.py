@@ -35,6 +35,7 @@ normalisers (CTranslate2's attention is softmax).
 import json
 from pathlib import Path
 
+import numpy as np
 import torch
 from ctranslate2.converters import Converter
 from ctranslate2.specs import TransformerDecoderSpec, TransformerEncoderSpec, TransformerSpec
@@ -235,8 +236,10 @@ def export_translator(translator, output, quantization: str = "float32", checkpo
     `check(folder)` runs on the finished folder before it takes `output`'s
     place: an NmtError there leaves `output` as it was."""
     converter = NmtConverter(translator.model, translator.tokenizer)
-    has_table = hasattr(converter.spec.decoder, "position_encodings")
-    table = translator.max_tgt_len or (POSITION_ROWS if has_table else None)
+    encodings = getattr(getattr(converter.spec.decoder, "position_encodings", None), "encodings", None)
+    rows = len(encodings) if isinstance(encodings, np.ndarray) else None     # the table CTranslate2 holds
+    limits = [n for n in (translator.max_tgt_len, rows) if n]              # nmt's decoding step cap, the table
+    table = min(limits) if limits else None
     metadata = {"format": layout.FORMAT, "checkpoint": str(checkpoint), "quantization": quantization,
                 "max_src_len": min(translator.max_src_len, table or translator.max_src_len),
                 "max_tgt_len": translator.max_tgt_len, "positions": table,

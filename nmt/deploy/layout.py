@@ -32,6 +32,25 @@ TARGET_SPM = "target.spm"
 MODEL_FILE = "model.bin"
 
 
+# Every file an export holds: CTranslate2's (vocabularies as .json, or .txt from older
+# versions) and nmt's. `--force` replaces a folder of these only.
+EXPORT_FILES = frozenset({MODEL_FILE, "config.json", METADATA, SOURCE_SPM, TARGET_SPM} | {
+    f"{side}_vocabulary.{ext}" for side in ("shared", "source", "target") for ext in ("json", "txt")})
+
+
+def foreign_entries(folder) -> list[str]:
+    """The names in `folder` that an export does not write (folders, links and
+    other files), sorted; empty for an export or an empty folder."""
+    folder = Path(folder)
+    return sorted(entry.name for entry in folder.iterdir()
+                  if entry.name not in EXPORT_FILES or entry.is_symlink() or not entry.is_file())
+
+
+# What each field of nmt_export.json holds: (type, null allowed).
+FIELDS = {"checkpoint": (str, False), "quantization": (str, False), "max_src_len": (int, False),
+          "max_tgt_len": (int, True), "positions": (int, True), "attention_layer": (int, False)}
+
+
 def is_export(path) -> bool:
     """True for a folder that holds an nmt export (its metadata file)."""
     return (Path(path) / METADATA).is_file()
@@ -54,6 +73,14 @@ def read_metadata(folder) -> dict:
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise NmtError(f"{folder / METADATA} is not format {FORMAT}; export the checkpoint again "
                        "with this version of nmt")
+    for key, (kinds, null) in FIELDS.items():
+        value = metadata.get(key)
+        negative = isinstance(value, int) and value < 0 and key != "attention_layer"
+        if (value is None and not null) or (value is not None and (
+                isinstance(value, bool) or not isinstance(value, kinds) or negative)):
+            raise NmtError(f"{folder / METADATA}: {key} is {json.dumps(value)}, not what nmt.export writes "
+                           f"({'a whole number' if kinds is int else 'text'}{' or null' if null else ''}); "
+                           "export the checkpoint again")
     return metadata
 
 

@@ -21,6 +21,7 @@ from omegaconf import OmegaConf
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.store.checkpoints import (
+    RESUME_KEYS,
     best_steps,
     check_same_vocabulary,
     load_checkpoint,
@@ -137,9 +138,32 @@ def run_scores(run: Path, metric: str) -> dict[int, float]:
     return scores
 
 
+def is_step_checkpoint(path: Path) -> bool:
+    """Whether `path` is what the trainer writes as step_N.pt: a checkpoint to
+    continue from (optimiser, schedule, progress, RNG) at update N. A weights-only
+    file (an average, an export's source) renamed step_N.pt is not."""
+    state = load_checkpoint(path, mmap=True)
+    progress = state.get("progress")
+    return (
+        all(key in state for key in RESUME_KEYS)
+        and isinstance(progress, dict)
+        and progress.get("step") == step_of(path)
+    )
+
+
 def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str | None) -> list[Path]:
-    """The step_N.pt files of a run that --best N or --last N picks."""
-    kept = {step_of(p): p for p in step_checkpoints(run / "checkpoints")}
+    """The step_N.pt files of a run that --best N or --last N picks: the
+    trainer's own, by what they hold, not by their names."""
+    kept = {}
+    for path in step_checkpoints(run / "checkpoints"):
+        if is_step_checkpoint(path):
+            kept[step_of(path)] = path
+        else:
+            print(
+                f"nmt: warning: {path} is not a step checkpoint written by training (no training progress "
+                f"at step {step_of(path)}); left out",
+                file=sys.stderr,
+            )
     if not kept:
         raise NmtError(f"{run / 'checkpoints'} holds no step_N.pt (trainer.keep_last=0?); nothing to average")
     if last is not None:

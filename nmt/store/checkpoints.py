@@ -2,14 +2,13 @@
 
 A checkpoint is a dict of tensors, numbers, strings and bytes only, so it
 loads with `torch.load(weights_only=True)`: a pickle that tries to run code
-is refused before anything runs. Its model config is instantiated by name
-(`_target_`), so a name outside `nmt.models` is refused too: a checkpoint
-cannot make `Translator.from_checkpoint` call `os.system` (nor reach it
-through a module, as in `nmt.models.build.os.system`).
+is refused before anything runs. Its config is data too: `load_checkpoint`,
+the one function every command and the API open a checkpoint with, checks it
+against nmt's schema before anything is built (nmt.store.stored_config): no
+interpolation, only the classes of nmt's config groups, no unknown key.
 """
 
 import hashlib
-import importlib
 import io
 import math
 import pickle
@@ -21,12 +20,13 @@ import torch
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special, special_kind
+from nmt.store.integrity import check_stored_bytes, check_tensor_sizes
+from nmt.store.stored_config import check_stored_config
 
 FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
 READS_VERSIONS = (1, 2)     # version 1 is read by doubling that size (per direction in 1)
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
 RESUME_KEYS = ("optimizer", "schedule", "progress", "rng")    # what a run continues from, beside the weights
-MODEL_TARGET_PREFIX = "nmt.models."
 # Classes that moved: a checkpoint naming the old place loads the class from the new one.
 MOVED_TARGETS = {
     "nmt.models.encoders.transformer.TransformerEncoder": "nmt.models.transformer.encoder.TransformerEncoder",
@@ -42,35 +42,6 @@ def _moved(node):
     if isinstance(node, list):
         return [_moved(value) for value in node]
     return node
-
-
-def _targets(node):
-    """Every `_target_` value in a nested dict/list."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "_target_":
-                yield value
-            else:
-                yield from _targets(value)
-    elif isinstance(node, (list, tuple)):
-        for value in node:
-            yield from _targets(value)
-
-
-def _is_model_class(target) -> bool:
-    """True only for the dotted name of a class defined in nmt.models."""
-    parts = str(target).split(".")
-    if ".".join(parts[:2]) + "." != MODEL_TARGET_PREFIX:
-        return False
-    for i in range(len(parts) - 1, 1, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for name in parts[i:]:
-            found = getattr(found, name, None)
-        return isinstance(found, type) and found.__module__.startswith(MODEL_TARGET_PREFIX)
-    return False
 
 
 TRAINING_ADVICE = "free disk space or choose another output folder (hydra.run.dir=...); the previous checkpoint is kept"
@@ -124,15 +95,10 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
                        f"this nmt reads versions {', '.join(map(str, READS_VERSIONS))}")
     if not state["tokenizer"]:
         raise NmtError(f"checkpoint {path} holds no sentencepiece model; it cannot translate")
-    config = state["config"]
-    if not isinstance(config, dict):
-        raise NmtError(f"checkpoint {path} holds no config; it was not written by nmt.train")
-    config = state["config"] = _moved(config)
-    foreign = [t for t in _targets(config.get("model")) if not _is_model_class(t)]
-    if foreign:
-        raise NmtError(f"checkpoint {path} was refused: its model config names {str(foreign[0])[:80]!r}, "
-                       "which is not a model class of this nmt; load only checkpoints written by "
-                       "nmt.train (of this version)")
+    config = state["config"] = _moved(state["config"])
+    check_stored_config(config, path)        # data, not code: before anything is built from it
+    check_stored_bytes(path, state, other_checkpoint_advice(path))    # torch.load does not check the CRCs
+    check_tensor_sizes(state, path, other_checkpoint_advice(path))    # before any operation allocates
     check_finite(state["model"], path)
     if state["format_version"] == 1 and isinstance(config.get("model"), dict):
         state["config"] = dict(config, model=sizes_from_format_1(config["model"]))

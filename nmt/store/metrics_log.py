@@ -7,18 +7,28 @@ run resumes (nmt.training.run_dir.drop_metrics_after).
 """
 
 import json
+import math
 from pathlib import Path
 
 METRICS_FILE = "metrics.jsonl"
 METRIC_SIGN = {"bleu": 1.0, "chrf": 1.0, "loss": -1.0}   # training maximises sign * trainer.metric
 
 
+def _number(text: str) -> float:
+    """A JSON number as the trainer writes one: a number too large for a float
+    (1e400) is not one of them."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
 def parse_record(line: str) -> dict | None:
     """One line -> its record, or None when it is not a whole record with a whole-number step."""
     try:
-        record = json.loads(line)
+        record = json.loads(line, parse_float=_number)
         record["step"] = int(record["step"])
-    except (ValueError, TypeError, KeyError, IndexError):
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError, RecursionError):
         return None
     return record
 

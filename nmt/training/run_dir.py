@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 from nmt.atomic import atomic_write
 from nmt.cli import print_error
 from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.file_inputs import refuse_special, special_kind
 from nmt.run_files import holds_a_run, run_traces
 from nmt.store.metrics_log import parse_record
 
@@ -122,14 +122,17 @@ class RunDirLock:
             return self
         if self.fresh and holds_a_run(self.run_dir) and not self.path.exists():
             raise holds_a_run_error(self.run_dir)      # no lock file to create: no live run either
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+")     # not "w": the holder's pid stays readable
+        handle = self._open_lock_file()
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
             raise NmtError(f"another run is using {self.run_dir}; wait for it or choose "
                            "another hydra.run.dir") from None
+        except OSError as error:
+            handle.close()
+            raise NmtError(f"cannot lock {self.path}: {error.strerror or error}; choose another "
+                           "hydra.run.dir") from None
         if self.fresh and holds_a_run(self.run_dir):   # busy says more, so it is asked first
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
@@ -140,6 +143,20 @@ class RunDirLock:
         handle.flush()
         self.handle, _held[key] = handle, 1
         return self
+
+    def _open_lock_file(self):
+        """RUN/.lock opened for the lock; one NmtError line when it is a folder, a
+        FIFO or anything but the regular file nmt.train writes, or cannot be opened."""
+        kind = "a folder" if self.path.is_dir() else special_kind(self.path)
+        if kind is not None:
+            raise NmtError(f"hydra.run.dir={self.run_dir}: its {self.path.name} is {kind}, not the lock file "
+                           "nmt.train writes; remove it or choose another hydra.run.dir")
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            return open(self.path, "a+")     # not "w": the holder's pid stays readable
+        except OSError as error:
+            raise NmtError(f"cannot open {self.path}: {error.strerror or error}; choose another "
+                           "hydra.run.dir") from None
 
     def __exit__(self, *exc):
         key = self.path.resolve()

@@ -1,5 +1,6 @@
 """Checkpoints are written atomically and read as untrusted input."""
 
+import functools
 import os
 import pickle
 import subprocess
@@ -14,8 +15,18 @@ from nmt.store.checkpoints import (check_fingerprint, data_fingerprint, load_che
                                       prune_step_checkpoints, save_checkpoint)
 
 
+@functools.cache
+def stored_config() -> dict:
+    """A config as nmt.train stores it (the default model): load_checkpoint checks it."""
+    from omegaconf import OmegaConf
+
+    from tests.helpers import make_config
+
+    return {"model": OmegaConf.to_container(make_config().model, resolve=True)}
+
+
 def minimal_state(value=1.0):
-    return {"config": {"a": 1}, "tokenizer": {"joint": b"proto"}, "model": {"w": torch.tensor([value])}}
+    return {"config": stored_config(), "tokenizer": {"joint": b"proto"}, "model": {"w": torch.tensor([value])}}
 
 
 def test_round_trip(tmp_path):
@@ -97,7 +108,7 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
         from nmt.errors import NmtError
         from nmt.store.checkpoints import save_checkpoint
-        state = {{"config": {{}}, "tokenizer": {{"j": b"x"}}, "model": {{"w": torch.zeros(100000)}}}}
+        state = {{"config": {stored_config()!r}, "tokenizer": {{"j": b"x"}}, "model": {{"w": torch.zeros(100000)}}}}
         try:
             save_checkpoint(state, {str(path)!r})
         except NmtError as e:
@@ -117,7 +128,7 @@ def test_sigkill_during_write_keeps_the_previous_checkpoint(tmp_path):
     script = textwrap.dedent(f"""
         import sys, torch
         from nmt.store.checkpoints import save_checkpoint
-        state = {{"config": {{}}, "tokenizer": {{"j": b"x"}}, "model": {{"w": torch.zeros(60_000_000)}}}}
+        state = {{"config": {stored_config()!r}, "tokenizer": {{"j": b"x"}}, "model": {{"w": torch.zeros(60_000_000)}}}}
         print("writing", flush=True)
         while True:
             save_checkpoint(state, {str(path)!r})
