@@ -20,7 +20,7 @@ import os
 import shlex
 import signal
 import sys
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +141,25 @@ class TrainResult:
         return best if best.exists() else best.with_name("last.pt")
 
 
+@contextmanager
+def _job_state():
+    """What `fit` sets for its run, as the command's process would (Hydra's config,
+    the log to RUN/train.log), put back afterwards: the caller's logging and a later
+    `fit` in the same process (a notebook, a test session) are as before."""
+    loggers = [logging.getLogger()] + [lg for lg in list(logging.root.manager.loggerDict.values())
+                                       if isinstance(lg, logging.Logger)]
+    saved = [(lg, lg.level, list(lg.handlers), lg.disabled, lg.propagate) for lg in loggers]
+    try:
+        yield
+    finally:
+        for lg, level, handlers, disabled, propagate in saved:
+            for handler in set(lg.handlers) - set(handlers):  # the run's own, its train.log included
+                handler.close()
+            lg.setLevel(level)
+            lg.handlers[:], lg.disabled, lg.propagate = handlers, disabled, propagate
+        HydraConfig.instance().cfg = None
+
+
 def fit(overrides=(), run_dir=None) -> TrainResult:
     """Train as `python -m nmt.train OVERRIDES` does, in this process, and
     return the run folder and its summary.
@@ -160,13 +179,14 @@ def fit(overrides=(), run_dir=None) -> TrainResult:
     with open_dict(cfg):
         cfg.hydra.runtime.output_dir = str(run_dir)
         cfg.hydra.overrides.task = overrides
-    HydraConfig.instance().set_config(cfg)           # what the trainer reads, as under the command
-    configure_log(cfg.hydra.job_logging, cfg.hydra.verbose)
     choices = OmegaConf.to_container(cfg.hydra.runtime.choices)
     task = copy.deepcopy(cfg)                        # the job's config, as Hydra hands it to main
     with open_dict(task):
         del task["hydra"]
-    trainer, code = _fit(task, run_dir, choices)
+    with _job_state():
+        HydraConfig.instance().set_config(cfg)       # what the trainer reads, as under the command
+        configure_log(cfg.hydra.job_logging, cfg.hydra.verbose)
+        trainer, code = _fit(task, run_dir, choices)
     if code or trainer.summary is None:
         raise NmtError(f"training in {run_dir} stopped before it finished (exit status {code}); "
                        f"continue it with trainer.resume=auto and run_dir={str(run_dir)!r}")

@@ -88,8 +88,13 @@ def test_an_empty_translation_has_text_but_no_picture():
 
 
 def test_fit_trains_from_python_and_returns_the_run(tmp_path, cache_dir):
+    import logging
+
+    from hydra.core.hydra_config import HydraConfig
+
     from nmt.train import fit
 
+    handlers = list(logging.getLogger().handlers)
     result = fit(
         [
             "experiment=quickstart",
@@ -110,6 +115,11 @@ def test_fit_trains_from_python_and_returns_the_run(tmp_path, cache_dir):
     assert "trainer.max_steps=20" in (result.run_dir / ".hydra" / "overrides.yaml").read_text()
     translator = Translator.from_checkpoint(result.best_checkpoint, device="cpu")
     assert translator.translate(["monday the first of may nineteen ninety"])[0].tgt_pieces[-1] == "</s>"
+    # the process is left as it was: no handler writing to this run's train.log, no Hydra config
+    assert logging.getLogger().handlers == handlers and not HydraConfig.initialized()
+    logged = (result.run_dir / "train.log").read_text()
+    logging.getLogger("nmt.train").warning("a line after the run")
+    assert (result.run_dir / "train.log").read_text() == logged
 
 
 def test_fit_says_what_is_wrong_in_one_line(tmp_path):

@@ -237,7 +237,8 @@ def test_attention_layer_and_head_out_of_range_before_translating(tmp_path, tmp_
 
 @pytest.mark.parametrize("where, message", [
     ("nope.pt", "checkpoint {tmp}/nope.pt does not exist; {tmp} holds no .pt file"),
-    ("", "checkpoint {tmp} is a directory; give the .pt file inside it"),
+    ("", "checkpoint {tmp} is a folder and holds no .pt file; give a checkpoint file written by nmt.train "
+         "(RUN/checkpoints/best.pt)"),
 ])
 def test_missing_checkpoint(tmp_path, capsys, where, message):
     source = write_lines(tmp_path / "in.txt", SOURCES[:1])
@@ -363,6 +364,13 @@ def test_a_checkpoint_folder_lists_its_checkpoints_before_torch_loads(tmp_path, 
 
 def test_translate_without_a_checkpoint_is_one_line():
     done = run_cli("nmt.translate", input=b"x\n")
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.decode() == ("nmt: error: give the model to translate with: --checkpoint PATH (nmt) or "
+                                    "--hf NAME_OR_FOLDER (Hugging Face), one of the two\n")
+
+
+def test_a_usage_mistake_is_one_line():
+    done = run_cli("nmt.translate", "--beam-size", "many", input=b"x\n")
     assert done.returncode == 2 and done.stdout == b""
-    assert done.stderr.decode() == ("nmt: error: the following arguments are required: --checkpoint "
+    assert done.stderr.decode() == ("nmt: error: argument --beam-size: invalid positive_int value: 'many' "
                                     "(python -m nmt.translate --help lists the options)\n")
