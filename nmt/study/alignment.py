@@ -1,28 +1,9 @@
-"""Alignment error rate of attention against reference word links.
+"""Alignment error rate of attention against reference word links, for the study.
 
-Och & Ney 2003, A Systematic Comparison of Various Statistical Alignment
-Models, Computational Linguistics 29(1), Sec. 5:
-
-    AER(S, P; A) = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)
-
-A the predicted links, S the sure and P the possible reference links
-(S ⊆ P). The study has one kind of reference link (the toy task's true
-alignment, or an aligner's symmetrised links), so S = P and the formula
-becomes 1 - 2|A ∩ S| / (|A| + |S|), one minus the F1 of A against S.
-Over a corpus the four counts are summed over sentences first
-(`AerCounts`), as Och and Ney do, rather than averaging sentence AERs.
-
-How an alignment is read from attention weights (both are choices):
-
-1. Subword links: each target subword t links to the one source subword
-   its weights peak on, s = argmax_j a_t[j] (ties: the first). Every
-   target subword gets exactly one link; no source subword is required
-   to get one.
-2. Word links: sentencepiece marks the first piece of each word with
-   '▁'; source word i and target word k are linked when any subword of
-   i is linked to any subword of k (the union over their pieces).
-
-Links are (source word, target word) pairs, both counted from 0.
+The definitions (Och & Ney 2003's AER, how subword and word links are read
+from attention weights) are in nmt.data.word_alignment, where the attention
+pages' `--links` read them too; this module re-exports them and adds what
+only the study needs.
 """
 
 import math
