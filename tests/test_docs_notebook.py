@@ -24,7 +24,7 @@ def test_the_notebook_runs_and_shows_heatmaps_inline(tmp_path, monkeypatch):
     assert any(page.count("data:image/png;base64,") == 2 for page in html)  # side by side
     assert any("image/png" in o.get("data", {}) for o in outputs)  # plt.show() drew inline
     assert (tmp_path / "luong_general.png").stat().st_size > 1000
-    views = [page for page in html if 'class="nmt-view"' in page]       # model, head, tree, what if
+    views = [page for page in html if 'class="nmt-view"' in page]  # model, head, tree, what if
     assert len(views) == 4 and all("srcdoc=" in page for page in views)
     for view in ("model", "head", "tree"):
         assert any(f"nmt {view} view" in page for page in views), view
