@@ -5,14 +5,9 @@ A page holds a marker line, `<!-- generated: config -->` or `<!-- generated: com
 which the build replaces with the generated Markdown.
 """
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # mkdocs loads a hook by its path, not as part of a package
-    sys.path.insert(0, str(ROOT))
-
-from scripts.docs_reference import commands_reference, config_reference  # noqa: E402
+# mkdocs loads a hook by its path with the hook's own folder (scripts/) first on the
+# import path, so its sibling module is imported by its plain name.
+from docs_reference import commands_reference, config_reference
 
 GENERATORS = {"<!-- generated: config -->": config_reference, "<!-- generated: commands -->": commands_reference}
 

@@ -10,14 +10,22 @@ import argparse
 from pathlib import Path
 
 import pytest
+from mkdocs.config import load_config
 
 from nmt.config_files import CONFIGS, group_options
 from nmt.config_schema.values import as_plain, leaves
 from scripts.docs_reference import COMMANDS, command_name, command_parser, commands_reference, config_reference
-from scripts.mkdocs_hooks import on_page_markdown
 from tests.test_config_schema import every_config
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+def on_page_markdown(markdown: str) -> str:
+    """The hook of mkdocs.yml, loaded the way `mkdocs build` loads it."""
+    hooks = load_config(str(ROOT / "mkdocs.yml"))["hooks"]
+    (hook,) = hooks.values()
+    return hook.on_page_markdown(markdown, page=None, config=None, files=None)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +88,7 @@ def test_train_help_lists_every_group_option(commands_page):
 def test_the_pages_hold_the_markers_the_hook_replaces():
     config = (DOCS / "reference" / "configuration.md").read_text(encoding="utf-8")
     commands = (DOCS / "reference" / "commands.md").read_text(encoding="utf-8")
-    built = on_page_markdown(config, None, None, None)
+    built = on_page_markdown(config)
     assert "<!-- generated" not in built and "| `trainer.max_steps` | `20000` |" in built
-    built = on_page_markdown(commands, None, None, None)
+    built = on_page_markdown(commands)
     assert "<!-- generated" not in built and "`--beam-size BEAM_SIZE` | `5` |" in built
