@@ -7,7 +7,7 @@ experiment=PRESET [overrides]` does (it builds the Trainer with nmt.training.bui
 and calls its `train_update`), runs W warm-up updates, then times N updates
 over the batches the run would see first, and prints:
 
-    target tokens/s, source+target tokens/s, steps/s, peak RSS,
+    target tokens/s, source+target tokens/s, padded positions/s (src and tgt tensors), steps/s, peak RSS,
     padding (of the measured batches and of a whole epoch),
     matmul FLOPs per target token (torch.utils.flop_counter over forward+backward),
     achieved GFLOPS and its share of the matmul ceiling, which is measured in
@@ -170,6 +170,7 @@ def main(argv=None) -> dict:
         "seconds": round(elapsed, 3),
         "tgt_tokens_per_s": round(tgt / elapsed, 1),
         "src_tgt_tokens_per_s": round((src + tgt) / elapsed, 1),
+        "padded_positions_per_s": round(sum(b.src.numel() + b.tgt.numel() for b in timed_batches) / elapsed, 1),
         "steps_per_s": round(args.steps / elapsed, 4),
         "tgt_tokens_per_step": round(tgt / args.steps, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

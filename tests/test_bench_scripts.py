@@ -36,6 +36,9 @@ def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
     assert saved["matmul_flops_per_tgt_token"] > 0 and saved["matmul_ceiling_gflops"] > 0
     assert 0 < saved["share_of_ceiling"]
     assert 0 <= saved["padding_measured_batches"] < 1
+    # every src and tgt position, pads included: at least the real tokens, at most / (1 - padding)
+    real = saved["src_tgt_tokens_per_s"]
+    assert real <= saved["padded_positions_per_s"] <= real / (1 - saved["padding_measured_batches"]) * 1.5
     assert saved["command"].startswith("python -m scripts.bench_train --preset quickstart")
     assert "aten::" in (tmp_path / "bench_train_quickstart_profile.txt").read_text()
 
@@ -130,6 +133,39 @@ def test_joeynmt_config_matches_the_preset(tmp_path, preset):
     else:
         assert (encoder["rnn_type"], encoder["hidden_size"], encoder["bidirectional"]) == ("gru", 256, True)
         assert cfg["model"]["decoder"]["attention"] == "bahdanau"
+
+
+def test_eole_config_matches_transformer_small(tmp_path):
+    compare = load_script("compare_eole")
+    cfg = compare.eole_config(tmp_path, {"vocab": tmp_path / "vocab.txt"}, updates=30)
+    model, training = cfg["model"], cfg["training"]
+    assert (model["layers"], model["hidden_size"], model["heads"], model["transformer_ff"]) == (3, 256, 4, 1024)
+    assert (model["add_qkvbias"], model["add_ffnbias"], model["add_final_linear_bias"]) == (True, True, True)
+    assert (model["generator_bias"], model["share_decoder_embeddings"], model["share_embeddings"]) == \
+        (False, True, False)
+    assert (training["batch_size"], training["batch_type"], training["normalization"]) == (4096, "tokens", "tokens")
+    assert (training["adam_beta1"], training["adam_beta2"], training["max_grad_norm"]) == (0.9, 0.98, 1.0)
+    assert (training["train_steps"], training["num_workers"], training["compute_dtype"]) == (30, 0, "fp32")
+    assert training["label_smoothing"] == 0.1 and cfg["data"]["corpus_1"]["transforms"] == []
+
+
+def test_eole_figures_by_hand():
+    compare = load_script("compare_eole")
+    # two updates: 2 s and 3 s; 40 + 60 positions, 80 of them real; 30 + 45 target labels
+    steps = [{"seconds": 2.0, "positions": 40, "real_positions": 36, "tgt_tokens": 30},
+             {"seconds": 3.0, "positions": 60, "real_positions": 44, "tgt_tokens": 45}]
+    row = compare.figures(steps, parameters=9626624, command="eole train")
+    assert row["tgt_tokens_per_s"] == 15.0 and row["padded_positions_per_s"] == 20.0
+    assert row["padding"] == 0.2 and row["tgt_tokens_per_step"] == 37.5 and row["seconds"] == 5.0
+    rounds = [{"nmt": {"tgt_tokens_per_s": 12, "padded_positions_per_s": 30, "padding": 0.05},
+               "eole": {"tgt_tokens_per_s": 10, "padded_positions_per_s": 20, "padding": 0.1}},
+              {"nmt": {"tgt_tokens_per_s": 15, "padded_positions_per_s": 24, "padding": 0.04},
+               "eole": {"tgt_tokens_per_s": 10, "padded_positions_per_s": 20, "padding": 0.1}},
+              {"nmt": {"tgt_tokens_per_s": 13, "padded_positions_per_s": 26, "padding": 0.06},
+               "eole": {"tgt_tokens_per_s": 10, "padded_positions_per_s": 20, "padding": 0.1}}]
+    table = compare.summarise(rounds)
+    assert table["tgt_tokens_per_s"]["ratios"] == [1.2, 1.5, 1.3] and table["tgt_tokens_per_s"]["median_ratio"] == 1.3
+    assert table["padded_positions_per_s"]["median_ratio"] == 1.3 and table["padding"]["nmt"] == 0.05
 
 
 # time_to_quality.py: JoeyNMT's log, nmt's run folder and the crossing minute by hand
