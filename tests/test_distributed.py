@@ -1,6 +1,7 @@
 """Two CPU ranks through torchrun (gloo) train exactly like one process with
 `trainer.accumulate=2`, stop together at the shortest share, resume with
-another number of ranks, and leave the process group without hanging."""
+another number of ranks, leave the process group without hanging, and
+notice a rank that dies or stops within `trainer.peer_timeout_s`."""
 
 import json
 import os
@@ -8,11 +9,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from contextlib import suppress
 
 import pytest
 
 from nmt.data.pipeline import prepare_data
+from nmt.store.checkpoints import load_checkpoint
 from tests.helpers import ROOT, make_config, train
 
 TINY = ("experiment=quickstart", "trainer.val_max_sentences=10", "trainer.heatmap_sentences=0",
@@ -114,3 +117,50 @@ def test_ranks_leave_the_group_without_hanging(tmp_path):
     the GIL that the Reducer held while joining that thread."""
     run_to_end([sys.executable, "-m", "tests.distributed_rounds", "100", str(tmp_path / "store")],
                timeout=120)
+
+
+def rank_pid(torchrun_pid: int, rank: int) -> int | None:
+    """The pid of torchrun's worker RANK (torchrun starts each in a session of its own), if alive."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with suppress(OSError):
+            parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+            environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            if parent == torchrun_pid and f"RANK={rank}".encode() in environ:
+                return int(pid)
+    return None
+
+
+@pytest.mark.parametrize("how", [signal.SIGSTOP, signal.SIGKILL], ids=["stopped", "killed"])
+def test_a_lost_rank_is_noticed_and_rank_0_saves_last_pt(tmp_path, cache_dir, how):
+    """Rank 1 stopped (or killed) after step 3: rank 0 gives up on it after
+    trainer.peer_timeout_s, not gloo's 30 minutes, saves last.pt at the last
+    finished update and ends with one line, not a traceback."""
+    run_dir, timeout_s = tmp_path / "run", 5
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m",
+               "nmt.train", *TINY, "trainer.device=cpu", f"cache_dir={cache_dir}", f"hydra.run.dir={run_dir}",
+               "trainer.max_steps=100000", "trainer.val_every=100000", f"trainer.peer_timeout_s={timeout_s}"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while not (run_dir / "train.log").is_file() or "step 3 " not in (run_dir / "train.log").read_text():
+            assert process.poll() is None and time.monotonic() < deadline, "the two ranks never reached step 3"
+            time.sleep(0.2)
+        rank0, rank1 = rank_pid(process.pid, 0), rank_pid(process.pid, 1)
+        os.kill(rank1, how)
+        lost_at = time.monotonic()
+        while rank_pid(process.pid, 0) == rank0 and time.monotonic() - lost_at < 120:
+            time.sleep(0.2)
+        noticed_after = time.monotonic() - lost_at
+    finally:                                           # torchrun would wait 30 s for a stopped rank
+        for pid in (rank_pid(process.pid, 0), rank_pid(process.pid, 1), process.pid):
+            with suppress(ProcessLookupError, TypeError):
+                os.kill(pid, signal.SIGKILL)
+        err = process.communicate()[1].decode(errors="replace")
+    assert noticed_after < timeout_s + 30, f"rank 0 ran on for {noticed_after:.0f} s"
+    lines = [line for line in err.splitlines() if line.startswith("nmt: error:")]
+    assert len(lines) == 1 and "another rank stopped or stayed silent" in lines[0], err[-3000:]
+    assert "trainer.resume=auto" in lines[0] and "/nmt/" not in err, err[-3000:]   # no traceback of nmt's code
+    state = load_checkpoint(run_dir / "checkpoints" / "last.pt")
+    assert state["progress"]["step"] >= 3

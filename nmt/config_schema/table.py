@@ -50,6 +50,7 @@ RULES: dict[str, Rule] = {
     "trainer.test_max_sentences": Int(low=0, null=True, hint="null scores all test sentences, 0 none"),
     "trainer.heatmap_sentences": COUNT,
     "trainer.max_bad_steps": POSITIVE,
+    "trainer.peer_timeout_s": Float(low=0, low_open=True),
     "trainer.hard_baseline_decay": Float(low=0, high=1, high_open=True),
     "trainer.coverage_penalty": Float(low=0, hint="0 turns it off"),
     "trainer.guided_alignment.weight": Float(low=0, hint="0 turns it off"),

@@ -39,7 +39,7 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     if precision == "fp16" and device.type != "cuda":
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
     settings = TrainSettings.from_config(tc, precision)
-    dist = Distributed.start(device)  # one process, or this rank under torchrun
+    dist = Distributed.start(device, float(tc.peer_timeout_s))  # one process, or this rank under torchrun
     run_dir = Path(dist.broadcast_object(str(run_dir)))  # rank 0's folder
     seed_everything(settings.seed)
 

@@ -18,6 +18,13 @@ epoch ends at the shortest share), whether the loss was finite, a stop
 signal, the time budget; validation scores come from rank 0. Rank 0 alone
 logs, validates and writes checkpoints; the others wait for it.
 
+A rank that dies or stops is noticed within a bounded time: a collective
+between updates fails after `trainer.peer_timeout_s` (the process group's
+timeout), a wait for rank 0's own work (its validation, checkpoints, the
+vocabulary) after 30 minutes (a second group over the same ranks). Either
+failure raises `PeerLost`, after which rank 0 saves last.pt and every rank
+ends with one line.
+
 A backend's worker threads may still hold a collective's tensors after the
 collective returned (gloo's barrier keeps the works before it). Python keeps
 each such tensor until the backend lets go of it (`_Lent`), and `close`
@@ -36,6 +43,7 @@ import pickle
 import re
 import time
 from contextlib import contextmanager, nullcontext
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -43,19 +51,27 @@ from torch import nn
 
 from nmt.errors import NmtError
 
+MAIN_WORK_TIMEOUT = timedelta(minutes=30)   # waits for rank 0's validation, checkpoints, vocabulary
+
+
+class PeerLost(NmtError):
+    """A collective failed because another rank died, stopped or timed out."""
+
 
 class Distributed:
     """This process's rank among `world_size`, and the collectives the trainer needs."""
 
     def __init__(self, rank: int = 0, world_size: int = 1, local_rank: int = 0,
-                 device: torch.device = torch.device("cpu")):
+                 device: torch.device = torch.device("cpu"), main_work_group=None):
         self.rank, self.world_size, self.local_rank = rank, world_size, local_rank
         self.device = device
+        self.main_work_group = main_work_group   # the same ranks, waiting longer (MAIN_WORK_TIMEOUT)
         self.lent = _Lent()   # the tensors of collectives the backend may still hold
 
     @classmethod
-    def start(cls, device: torch.device) -> "Distributed":
-        """From torchrun's environment: join the process group (nccl on GPUs, gloo on CPUs)."""
+    def start(cls, device: torch.device, peer_timeout_s: float = 300.0) -> "Distributed":
+        """From torchrun's environment: join the process group (nccl on GPUs, gloo on
+        CPUs), whose collectives give up on a silent rank after `peer_timeout_s`."""
         try:
             rank = int(os.environ.get("RANK", 0))
             world_size = int(os.environ.get("WORLD_SIZE", 1))
@@ -74,11 +90,13 @@ class Distributed:
                                f"{torch.cuda.device_count()} GPU(s); lower --nproc_per_node")
             device = torch.device("cuda", local_rank)      # one GPU per rank
             torch.cuda.set_device(device)
+        backend = "nccl" if device.type == "cuda" else "gloo"
         if not dist.is_initialized():
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+            dist.init_process_group(backend, timeout=timedelta(seconds=peer_timeout_s))
+        main_work_group = dist.new_group(list(range(world_size)), timeout=MAIN_WORK_TIMEOUT, backend=backend)
         if rank != 0:
             _quiet()
-        return cls(rank, world_size, local_rank, device)
+        return cls(rank, world_size, local_rank, device, main_work_group)
 
     @property
     def enabled(self) -> bool:
@@ -128,14 +146,15 @@ class Distributed:
         """True when `flag` holds on every rank."""
         return self._reduce([not flag], dist.ReduceOp.MAX)[0] == 0
 
-    def broadcast(self, *values) -> list[float]:
-        """Rank 0's values on every rank (float64; NaN travels)."""
+    def broadcast(self, *values, after_main_work: bool = False) -> list[float]:
+        """Rank 0's values on every rank (float64; NaN travels). after_main_work: the
+        others wait while rank 0 works alone (validates), up to MAIN_WORK_TIMEOUT."""
         if not self.enabled:
             return [float(v) for v in values]
         tensor = self.lent.keep(torch.tensor([float(v) for v in values], dtype=torch.float64,
                                              device=self.device))
         with _peers_alive():
-            dist.broadcast(tensor, src=0)
+            dist.broadcast(tensor, src=0, group=self.main_work_group if after_main_work else None)
         return tensor.tolist()
 
     def broadcast_object(self, obj):
@@ -144,19 +163,25 @@ class Distributed:
         if not self.enabled:
             return obj
         payload = pickle.dumps(obj) if self.is_main else b""
-        (size,) = self.broadcast(len(payload))
+        (size,) = self.broadcast(len(payload), after_main_work=True)
         data = torch.zeros(int(size), dtype=torch.uint8)
         if self.is_main:
             data.copy_(torch.frombuffer(bytearray(payload), dtype=torch.uint8))
         data = self.lent.keep(data.to(self.device))
         with _peers_alive():
-            dist.broadcast(data, src=0)
+            dist.broadcast(data, src=0, group=self.main_work_group)
         return pickle.loads(data.cpu().numpy().tobytes())
 
     def barrier(self) -> None:
+        """Every rank waits for the others, up to MAIN_WORK_TIMEOUT (rank 0 may be writing)."""
         if self.enabled:
             with _peers_alive():
-                dist.barrier()
+                dist.barrier(group=self.main_work_group)
+
+    def peers_alive(self):
+        """Around work whose collectives torch runs itself (DDP's gradient all-reduce
+        in backward): a lost rank ends this one with `PeerLost`, not a traceback."""
+        return _peers_alive() if self.enabled else nullcontext()
 
     @contextmanager
     def main_first(self):
@@ -211,13 +236,16 @@ class _Lent:
 @contextmanager
 def _peers_alive():
     """A collective that fails because another rank has gone (its own error said
-    why) ends this rank with one line too, not a traceback."""
+    why) or stayed silent past the group's timeout raises `PeerLost`."""
     try:
         yield
     except RuntimeError as error:
         detail = re.sub(r"^\[[^\]]*\]\s*", "", (str(error).splitlines() or [""])[0])   # no source location
-        raise NmtError(f"another rank stopped (see its error above); this rank stops too: "
-                       f"{detail[:120]}") from None
+        if not isinstance(error, dist.DistError) and not re.search(r"gloo|nccl|timed? ?out|peer|connection",
+                                                                   detail, re.IGNORECASE):
+            raise                              # not a collective's failure: the caller's own error
+        raise PeerLost(f"another rank stopped or stayed silent (see its error above, if any); this rank "
+                       f"stops too: {detail[:120]}") from None
 
 
 def _quiet() -> None:

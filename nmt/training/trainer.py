@@ -21,6 +21,7 @@ from nmt.store.checkpoints import (best_steps, check_fingerprint, load_checkpoin
 from nmt.store.metrics_log import METRIC_SIGN
 from nmt.training.budget import TimeBudget
 from nmt.training.display import Display
+from nmt.training.distributed import PeerLost
 from nmt.training.final_cost import FinalCost, probe_search
 from nmt.training.loss import reinforce_loss, token_losses
 from nmt.training.precision import autocast, compile_errors
@@ -150,7 +151,7 @@ class Trainer:
                     finite = False
                     if not self.dist.enabled:
                         break                  # under DDP every rank still reaches the all-reduce
-                with compile_errors(self.settings.compile):   # the compiled backward is built here
+                with compile_errors(self.settings.compile), self.dist.peers_alive():   # DDP all-reduces here
                     self.scaler.scale(loss * self.dist.world_size).backward()
             total_loss += float(loss.detach())
             total_nll += float(nll.sum())
@@ -201,6 +202,11 @@ class Trainer:
         except Stop:                           # a stop signal: the update in progress was finished
             if self.stop_signal is not None and self.dist.is_main:
                 self.save("last.pt")
+        except PeerLost as lost:               # the last finished update is kept; the one in progress is not
+            if self.dist.is_main:
+                self.save("last.pt")
+            raise PeerLost(f"{lost} (at step {self.progress.step}; checkpoint {self.ckpt_dir / 'last.pt'}, "
+                           f"continue with trainer.resume=auto hydra.run.dir={self.run_dir})") from None
         finally:
             bar.close()
             signals.set_context(f"after training; checkpoints in {self.ckpt_dir}")
@@ -331,7 +337,7 @@ class Trainer:
             with bar.doing("validating"):
                 result = self.validation.score(self.model, self.translator, self.device)
             value = {"bleu": result.bleu, "chrf": result.chrf, "loss": result.loss}[metric]
-        (value,) = self.dist.broadcast(value)  # the other ranks wait for rank 0's score
+        (value,) = self.dist.broadcast(value, after_main_work=True)  # the others wait for rank 0's score
         score = METRIC_SIGN[metric] * value
         improved = score > p.best
         p.best, p.bad_validations = (score, 0) if improved else (p.best, p.bad_validations + 1)
