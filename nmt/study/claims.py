@@ -12,8 +12,18 @@ paper expects between them:
 
 A row is a configuration name, or NAME@KEY for another figure of the same
 runs (e.g. transformer-sinusoidal@aer_shift: its Shift-Att AER). A claim
-is checked on the parts (toy, multi30k) it lists; a section is one paper
-and one part, and Holm's correction runs over each section's comparisons.
+is checked on the parts (toy, multi30k) it lists, on the part's test set
+(test_2016_flickr on Multi30k).
+
+Each claim is one family, declared here before any reading: Holm's
+correction runs over that claim's comparisons alone, on one part and one
+set. No comparison belongs to two claims, and no claim compares an RNN with
+a Transformer (tests/study/test_claims.py checks both); a table elsewhere
+that shows a claimed comparison shows this family's decision (`declared`).
+
+CONFIRMATION_CLAIMS are the orderings the headlines rest on, declared for
+the confirmation runs (nmt.study.configs.CONFIRMATION): each is read on
+test_2016_flickr and on test_2017_flickr, a family on each set.
 """
 
 from dataclasses import dataclass
@@ -96,11 +106,13 @@ CLAIMS = (
     Claim("garg2019", "abstract (tables not checked)", "the supervised model aligns better (its head chosen on valid)",
           "aer_head_valid", (("transformer-sinusoidal-guided", "transformer-sinusoidal"),), "<"),
     Claim("sparse", "abstracts (tables not checked)",
-          "sparse attention translates about as well as softmax (Peters et al. gain with entmax outputs too)",
-          "test_bleu",
+          "sparse attention translates about as well as softmax, in an RNN (Peters et al. gain with entmax "
+          "outputs too)", "test_bleu",
           (("luong_general-sparsemax", "luong_general"), ("luong_general-entmax15", "luong_general"),
-           ("bahdanau-sparsemax", "bahdanau"), ("bahdanau-entmax15", "bahdanau"),
-           ("transformer-sparsemax", "transformer-sinusoidal"), ("transformer-entmax15", "transformer-sinusoidal")),
+           ("bahdanau-sparsemax", "bahdanau"), ("bahdanau-entmax15", "bahdanau")), "="),
+    Claim("sparse", "abstracts (tables not checked)",
+          "sparse attention translates about as well as softmax, in a Transformer", "test_bleu",
+          (("transformer-sparsemax", "transformer-sinusoidal"), ("transformer-entmax15", "transformer-sinusoidal")),
           "="),
     Claim("sparse", "not a claim of the papers", "sparse attention is sharper (lower entropy)", "entropy",
           (("luong_general-sparsemax", "luong_general"), ("bahdanau-sparsemax", "bahdanau"),
@@ -124,4 +136,19 @@ CLAIMS = (
           "aer_head_valid", (("transformer-sinusoidal@aer_head_valid_shift", "transformer-sinusoidal"),
                              ("transformer-rotary@aer_head_valid_shift", "transformer-rotary"),
                              ("transformer-sinusoidal@aer_shift", "transformer-sinusoidal@aer")), "<"),
+)
+
+# The confirmation runs' families (issue 45): the top RNN group against the multiplicative base, and
+# every pair of the Transformer's positions; read on each test set apart.
+CONFIRMATION_CLAIMS = (
+    Claim("study", "the RNN ranking (test_2016, 1,600 updates)",
+          "the additive and cosine scores and coverage translate better than luong_general", "test_bleu",
+          (("coverage", "luong_general"), ("coverage-lambda0", "luong_general"), ("bahdanau", "luong_general"),
+           ("luong_concat", "luong_general"), ("cosine", "luong_general")), ">", ("confirmation",)),
+    Claim("study", "the Transformer ranking (test_2016, 1,600 updates)",
+          "the grid's order of the positions: rotary, relative, sinusoidal, none", "test_bleu",
+          (("transformer-rotary", "transformer-relative"), ("transformer-rotary", "transformer-sinusoidal"),
+           ("transformer-rotary", "transformer-none"), ("transformer-relative", "transformer-sinusoidal"),
+           ("transformer-relative", "transformer-none"), ("transformer-sinusoidal", "transformer-none")),
+          ">", ("confirmation",)),
 )

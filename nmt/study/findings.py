@@ -1,8 +1,8 @@
 """The papers' claims (nmt.study.claims) read against one part's records.
 
 Each comparison is Welch's test over the seeds with its exact p and the
-95% interval of the gap; Holm's correction runs over every comparison of
-one section (one paper, one part) together (nmt.study.statistics). The
+95% interval of the gap; Holm's correction runs over the comparisons of one
+claim, its family declared in nmt.study.claims (nmt.study.statistics). The
 decision is in plain words: "agrees" or "disagrees" only where the gap
 survives Holm; "no finding" where it does not; rows whose seeds all gave
 one value are described as equal or unequal, never tested. The paired
@@ -44,17 +44,35 @@ def values(table: dict, row: str, measure: str) -> list[float]:
     return list(table.get(name, {}).get("values", {}).get(key, []))
 
 
-def check_section(claims: list[Claim], table: dict) -> list[list[Checked]]:
-    """Every comparison of one section, Holm-corrected together -> per claim its checks."""
-    flat = [(k, a, b) for k, claim in enumerate(claims) for a, b in claim.pairs]
+def check_claim(claim: Claim, table: dict) -> list[Checked]:
+    """One claim's comparisons, Holm-corrected together (the claim is their family)."""
     compared = {}
-    for k, a, b in flat:
-        va, vb = values(table, a, claims[k].measure), values(table, b, claims[k].measure)
+    for a, b in claim.pairs:
+        va, vb = values(table, a, claim.measure), values(table, b, claim.measure)
         if va and vb:
-            compared[(k, a, b)] = welch(va, vb)
+            compared[(a, b)] = welch(va, vb)
     readings = dict(zip(compared, decide(list(compared.values()))))
-    return [[Checked(a, b, compared.get((k, a, b)), readings.get((k, a, b), "not run yet"))
-             for a, b in claim.pairs] for k, claim in enumerate(claims)]
+    return [Checked(a, b, compared.get((a, b)), readings.get((a, b), "not run yet")) for a, b in claim.pairs]
+
+
+def check_section(claims: list[Claim], table: dict) -> list[list[Checked]]:
+    """Per claim of one section its checks, each claim Holm-corrected on its own."""
+    return [check_claim(claim, table) for claim in claims]
+
+
+def declared(table: dict, part: str, claims=CLAIMS) -> dict[tuple[str, str, str], tuple[str, Claim]]:
+    """Every comparison a claim of `part` declares, keyed (a, b, record key) in both
+    orders -> (its Holm reading within the claim, the claim): what another table
+    shows for that comparison instead of testing it again."""
+    found = {}
+    for claim in claims:
+        if part not in claim.parts:
+            continue
+        for checked in check_claim(claim, table):
+            (a, key_a), (b, key_b) = split_row(checked.a, claim.measure), split_row(checked.b, claim.measure)
+            if key_a == key_b and checked.comparison is not None:
+                found[(a, b, key_a)] = found[(b, a, key_a)] = (checked.reading, claim)
+    return found
 
 
 def verdict(expect: str, checked: Checked) -> str:
@@ -125,7 +143,8 @@ def findings(table: dict, part: str, claims=CLAIMS) -> list[str]:
         source = PAPERS[paper]
         checks = check_section(mine, table)
         tested = sum(c.comparison is not None and c.comparison.testable for group in checks for c in group)
-        how = (f"Holm's correction over this section's {tested} tested comparison{'s' * (tested != 1)} at 5%."
+        how = ("Holm's correction at 5% within each claim (its comparisons are one family, declared in "
+               f"nmt/study/claims.py); {tested} comparison{'s' * (tested != 1)} tested here."
                if tested else "Nothing tested here yet." if mine else "No comparison of rows tests this paper.")
         out += [f"#### {source.cite}", "", f"Their setting: {source.setting}. Against ours: {source.versus}. {how}", ""]
         for claim, group in zip(mine, checks):

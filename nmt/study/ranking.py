@@ -33,14 +33,28 @@ def ranked_names(configs: list[StudyConfig], table: dict, toy: bool) -> list[str
     return sorted(names, key=lambda n: sign * table[n]["stats"][key][0])
 
 
+def against_first_of_each(table: dict, names: list[str], transformer: dict[str, bool], key: str, digits: int,
+                          declared: dict | None) -> tuple[set[str], dict[str, str]]:
+    """`names` (best first) against the first of their own architecture, each
+    architecture its own Holm family -> (the firsts, the readings)."""
+    firsts, readings = set(), {}
+    for arch in dict.fromkeys(transformer[n] for n in names):
+        group = [n for n in names if transformer[n] == arch]
+        firsts.add(group[0])
+        readings.update(against(table, group, group[0], key, digits, declared))
+    return firsts, readings
+
+
 def ranking_table(configs: list[StudyConfig], table: dict, toy: bool, transformers: bool,
-                  guided: bool = False) -> list[str]:
+                  guided: bool = False, declared: dict | None = None) -> list[str]:
     """Markdown lines of one architecture's ranking (RNN or Transformer models,
     never mixed: their budgets and sizes differ): rank, configuration, family,
     seeds, parameters, test BLEU, chrF, AER, and the gap to the first with its
     95% interval, Welch's exact p and Holm's reading over the table. On the
     toy task the guided rows, taught the very links AER scores, are a table
-    of their own (`guided`), both architectures together."""
+    of their own (`guided`), both architectures listed, each read against its
+    own first. A comparison a claim declares shows that claim's decision
+    (`declared`, nmt.study.findings.declared)."""
     arch = {c.name: c.transformer for c in configs}
     taught = {c.name: toy and c.needs_alignments for c in configs}
     names = [n for n in ranked_names(configs, table, toy)
@@ -48,15 +62,16 @@ def ranking_table(configs: list[StudyConfig], table: dict, toy: bool, transforme
     if not names:
         return []
     key, _ = rank_key(toy)
-    readings = against(table, names, names[0], key, 3 if toy else 2)
+    firsts, readings = against_first_of_each(table, names, arch, key, 3 if toy else 2, declared)
     header = ["rank", "configuration", "family", "seeds", "parameters", "test BLEU", "chrF", "AER",
-              f"vs first ({'AER' if toy else 'test BLEU'}: gap [95% CI], Welch p, Holm over the table)"]
+              f"vs first ({'AER' if toy else 'test BLEU'}: gap [95% CI], Welch p, Holm over the table"
+              f"{', each architecture apart' if guided else ''})"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for rank, name in enumerate(names, start=1):
         entry = table[name]
         row = [str(rank), label(name), entry["family"], str(entry["n"]), cell(entry, "parameters", "{:,.0f}"),
                cell(entry, "test_bleu", "{:.2f}"), cell(entry, "test_chrf", "{:.2f}"), cell(entry, "aer", "{:.3f}"),
-               "first" if rank == 1 else readings.get(name, "–")]
+               "first" if name in firsts else readings.get(name, "–")]
         lines.append("| " + " | ".join(row) + " |")
     return lines
 

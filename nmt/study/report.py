@@ -19,13 +19,14 @@ from nmt.study.alignment_table import alignment_lines, baseline_note, eflomal_qu
 from nmt.study.baselines import baseline_counts
 from nmt.study.configs import CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder, label, study_configs
 from nmt.study.convergence import check_pointer_lines, convergence_lines
+from nmt.study.findings import declared
 from nmt.study.gallery import family_grid, learning_curves
 from nmt.study.index import write_index
 from nmt.study.provenance import commit_lines, reproduction_lines
-from nmt.study.ranking import ranking_table, seed_plan_line
+from nmt.study.ranking import against_first_of_each, ranking_table, seed_plan_line
 from nmt.study.report_header import decoding_note, header_lines, how_read_lines, setup_lines
 from nmt.study.significance import noise_line, seed_pair_noise
-from nmt.study.tables import COLUMNS, HEAD_COLUMNS, against, aggregate, cell
+from nmt.study.tables import COLUMNS, HEAD_COLUMNS, aggregate, cell
 
 
 def family_names(family: str, configs: list[StudyConfig], table: dict) -> list[str]:
@@ -37,15 +38,20 @@ def family_names(family: str, configs: list[StudyConfig], table: dict) -> list[s
 
 
 def family_table(family: str, configs: list[StudyConfig], table: dict, runs: list[dict],
-                 columns: list, rank_key: str, lower_is_better: bool) -> list[str]:
+                 columns: list, rank_key: str, lower_is_better: bool, declared: dict | None = None) -> list[str]:
+    """A family's rows against its best of the same architecture (RNNs and
+    Transformers are never one Holm family); a claimed comparison shows its
+    claim's decision (`declared`)."""
     names = family_names(family, configs, table)
     header = ["configuration", "seeds"] + [title for _, title, _ in columns] + [
-        f"vs family best ({rank_key}: gap [95% CI], Welch p, Holm over the table)"]
+        f"vs family best of its architecture ({rank_key}: gap [95% CI], Welch p, Holm over the table)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    done = [n for n in names if table[n]["n"] and rank_key in table[n]["stats"]]
     sign = 1 if lower_is_better else -1
-    best = min(done, key=lambda n: sign * table[n]["stats"][rank_key][0]) if done else None
-    readings = against(table, done, best, rank_key, 3 if rank_key != "test_bleu" else 2) if best else {}
+    done = sorted((n for n in names if table[n]["n"] and rank_key in table[n]["stats"]),
+                  key=lambda n: sign * table[n]["stats"][rank_key][0])
+    transformer = {c.name: c.transformer for c in configs}
+    best, readings = against_first_of_each(table, done, transformer, rank_key,
+                                           3 if rank_key != "test_bleu" else 2, declared) if done else (set(), {})
     for name in names:
         entry = table[name]
         if not entry["n"]:
@@ -53,7 +59,7 @@ def family_table(family: str, configs: list[StudyConfig], table: dict, runs: lis
             lines.append(f"| {label(name)} | 0 | {reasons[:200]} |" + " |" * (len(header) - 3))
             continue
         row = [label(name), str(entry["n"])] + [cell(entry, k, f) for k, _, f in columns]
-        if name == best:
+        if name in best:
             row.append("best")
         elif name in readings:
             row.append(readings[name])
@@ -165,7 +171,8 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
         *(["", note] if note else []),
         *alignment_lines(configs, table, baselines, eflomal_quality(out_dir.parent), toy),
         *([] if toy or not test else noise_lines(out_dir, runs, [t for _, t in test])),
-        *family_sections(configs, runs, table, galleries, curves, toy, note),
+        *family_sections(configs, runs, table, galleries, curves, toy, note,
+                         CONVERGENCE_FOLDER if check else settings["data"]),
         *([] if toy else check_pointer_lines() if check else convergence_lines(out_dir, table)),
         *commit_lines(runs), *reproduction_lines(out_dir), *tail_lines(runs, sentences)])
     (out_dir / "README.md").write_text(text, encoding="utf-8")
@@ -188,10 +195,11 @@ def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, part: str)
     """The section "Overall ranking": every trained configuration, first to last
     (nmt.study.ranking), RNN and Transformer apart, and on the toy task the
     guided rows apart; then whether every row has its planned seeds."""
-    tables = [("RNN models", ranking_table(configs, table, toy, transformers=False)),
-              ("Transformers", ranking_table(configs, table, toy, transformers=True)),
+    claimed = declared(table, part)
+    tables = [("RNN models", ranking_table(configs, table, toy, transformers=False, declared=claimed)),
+              ("Transformers", ranking_table(configs, table, toy, transformers=True, declared=claimed)),
               ("Guided rows (taught the true links: their AER is not found by the mechanism)",
-               ranking_table(configs, table, toy, transformers=False, guided=True) if toy else [])]
+               ranking_table(configs, table, toy, transformers=False, guided=True, declared=claimed) if toy else [])]
     if not any(rows for _, rows in tables):
         return []
     how = ("by mean AER (lower first): on this task nearly every configuration reaches test BLEU near 100, "
@@ -204,7 +212,9 @@ def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, part: str)
              "other budgets, sizes and schedules. The decode-only rows (beam search on bahdanau's "
              "checkpoints) are not ranked: they decode differently, not a different model. A gap is a "
              "finding only where it survives Holm's correction over its table's comparisons at 5% "
-             "(\"differs\"); \"no finding\" says the seeds cannot separate the two; rows whose seeds "
+             "(\"differs\"), except a comparison a paper's claim declares: it shows that claim's decision, "
+             "tested once in its own family (marked \"claim: ...\"); \"no finding\" says the seeds cannot "
+             "separate the two; rows whose seeds "
              "all gave one value are described (\"equal\" or \"unequal, no spread\"), not tested." + guided, ""]
     for title, rows in tables:
         if rows:
@@ -212,10 +222,13 @@ def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, part: str)
     return lines + [seed_plan_line(configs, table, part)]
 
 
-def family_sections(configs, runs, table, galleries, curves, toy: bool, note: str = "") -> list[str]:
+def family_sections(configs, runs, table, galleries, curves, toy: bool, note: str = "",
+                    part: str = "") -> list[str]:
     """One section per family: its table against the family's best (and the
-    AER baselines under it, `note`), gallery, curves; then the heads."""
+    AER baselines under it, `note`), gallery, curves; then the heads. `part`
+    (toy, multi30k): whose claims' decisions the tables show."""
     rank_key, lower = ("aer", True) if toy else ("test_bleu", False)
+    claimed = declared(table, part)
     columns = [c for c in COLUMNS if toy or c[0] != "steps_to_target"]
     out = []
     for family, title in FAMILIES.items():
@@ -229,7 +242,7 @@ def family_sections(configs, runs, table, galleries, curves, toy: bool, note: st
         out += ["", f"## {title}", ""]
         if any(c.decode_of for c in configs if c.family == family):
             out += [decoding_note([c for c in configs if c.family == family], runs), ""]
-        out += family_table(family, configs, table, runs, mine, rank_key, lower)
+        out += family_table(family, configs, table, runs, mine, rank_key, lower, claimed)
         out += ["", note] if note else []
         if family in galleries:
             out += ["", f"![{title}: attention gallery]({galleries[family]})"]

@@ -81,16 +81,26 @@ def aggregate(runs: list[dict]) -> dict[str, dict]:
     return table
 
 
-def against(table: dict, names: list[str], reference: str, key: str, digits: int = 2) -> dict[str, str]:
+def against(table: dict, names: list[str], reference: str, key: str, digits: int = 2,
+            declared: dict | None = None) -> dict[str, str]:
     """Each row of `names` with runs (but `reference`) against `reference` on
     `key`: the gap of the means, its 95% interval, Welch's exact p and the
-    reading once Holm's correction ran over all of these comparisons together
-    (nmt.study.statistics): one table, one family."""
+    reading once Holm's correction ran over these comparisons together
+    (nmt.study.statistics): one table, one family. A comparison a claim
+    declares (`declared`, nmt.study.findings.declared) is not tested again: it
+    shows its claim's decision, marked "(claim: PAPER, WHERE)", and leaves the
+    table's family."""
+    declared = declared or {}
     base = table[reference]["values"].get(key, [])
     others = [n for n in names if n != reference and table[n]["values"].get(key)]
-    comparisons = [welch(table[n]["values"][key], base) for n in others]
-    return {n: describe(c, reading, digits)
-            for n, c, reading in zip(others, comparisons, decide(comparisons))}
+    comparisons = {n: welch(table[n]["values"][key], base) for n in others}
+    own = [n for n in others if (n, reference, key) not in declared]
+    readings = dict(zip(own, decide([comparisons[n] for n in own])))
+    for n in others:
+        if n not in readings:
+            reading, claim = declared[(n, reference, key)]
+            readings[n] = f"{reading} (claim: {claim.paper}, {claim.where})"
+    return {n: describe(comparisons[n], readings[n], digits) for n in others}
 
 
 def seed_spread(table: dict[str, dict], key: str = "test_bleu") -> tuple[float | None, list[str]]:

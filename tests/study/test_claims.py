@@ -1,12 +1,13 @@
 """The papers' claims as data, rendered against a small table of fake records:
-exact Welch p, Holm over the section, the decision in words."""
+exact Welch p, Holm within each claim (its declared family), the decision in words."""
 
 import pytest
 
-from nmt.study.claims import CLAIMS, Claim
-from nmt.study.findings import check_section, findings, render_claim, verdict
+from nmt.study.claims import CLAIMS, CONFIRMATION_CLAIMS, Claim
+from nmt.study.configs import study_configs
+from nmt.study.findings import check_section, declared, findings, render_claim, split_row, verdict
 from nmt.study.papers import PAPERS
-from nmt.study.tables import aggregate
+from nmt.study.tables import against, aggregate
 
 
 def runs_of(values: dict[str, list[float]], key: str = "aer") -> list[dict]:
@@ -43,19 +44,53 @@ def test_a_section_is_corrected_together_and_a_weak_gap_is_no_finding():
     assert render_claim(claims[0], strong, table)[1].endswith("Welch p = 4.2e-05: **agrees: a lower**")
 
 
-def test_holm_turns_a_lone_finding_into_no_finding_among_many():
-    # p ~ 0.03 alone survives; with four more comparisons of p ~ 1 in its section it does not
+def test_holm_runs_within_a_claim_and_a_claims_decision_never_moves_with_its_section():
+    # p ~ 0.03 alone survives; with four more comparisons of p ~ 1 in its own claim it does not;
+    # the same four in another claim of the same section leave it as it was (one family per claim)
     close = {"a": [30.0, 30.4, 30.2], "b": [29.5, 29.9, 29.7]}
     alone = check_section([Claim("britz2017", "Sec. 4.5", "a above b", "test_bleu", (("a", "b"),), ">")],
                           aggregate(runs_of(close, "test_bleu")))
     assert alone[0][0].comparison.p < 0.05 and alone[0][0].reading == "differs"
-    many = {**close, **{f"x{i}": [30.0, 30.4, 30.2] for i in range(4)}}
+    many = aggregate(runs_of({**close, **{f"x{i}": [30.0, 30.4, 30.2] for i in range(4)}}, "test_bleu"))
+    others = tuple((f"x{i}", "a") for i in range(4))
+    one_family = check_section([Claim("britz2017", "Sec. 4.5", "a above b", "test_bleu", (("a", "b"), *others),
+                                      ">")], many)
+    assert one_family[0][0].reading == "no finding"
     claims = [Claim("britz2017", "Sec. 4.5", "a above b", "test_bleu", (("a", "b"),), ">"),
-              Claim("britz2017", "Sec. 4.5", "x equal a", "test_bleu", tuple((f"x{i}", "a") for i in range(4)), "=")]
-    checked = check_section(claims, aggregate(runs_of(many, "test_bleu")))
-    assert checked[0][0].reading == "no finding"
+              Claim("britz2017", "Sec. 4.5", "x equal a", "test_bleu", others, "=")]
+    checked = check_section(claims, many)
+    assert checked[0][0].reading == "differs"
     assert verdict("=", checked[1][0]) == ("no finding (no difference shown, as the paper reports; "
                                            "not a proof of equality)")
+
+
+def test_no_comparison_is_in_two_claims_and_no_claim_mixes_rnn_and_transformer():
+    transformer = {c.name: c.transformer for part in ("toy", "multi30k") for c in study_configs(part)}
+    seen = {}
+    for claim in (*CLAIMS, *CONFIRMATION_CLAIMS):
+        rows = {split_row(row, claim.measure)[0] for pair in claim.pairs for row in pair}
+        assert len({transformer[r] for r in rows}) == 1, claim.says
+        for part in claim.parts:
+            for a, b in claim.pairs:
+                test = (part, *sorted([split_row(a, claim.measure), split_row(b, claim.measure)]))
+                assert test not in seen, f"{test} is in two claims: {seen.get(test)} and {claim.says}"
+                seen[test] = claim.says
+
+
+def test_a_table_shows_a_claimed_comparison_with_its_claims_decision():
+    # a vs b alone in its claim: differs (p ~ 0.03). The table against b holds four more rows
+    # of p ~ 1: tested there it would be "no finding"; the table shows the claim's decision.
+    values = {"a": [30.0, 30.4, 30.2], "b": [29.5, 29.9, 29.7], **{f"x{i}": [29.5, 29.9, 29.7] for i in range(4)}}
+    table = aggregate(runs_of(values, "test_bleu"))
+    claim = Claim("britz2017", "Sec. 4.5", "a above b", "test_bleu", (("a", "b"),), ">", ("multi30k",))
+    claimed = declared(table, "multi30k", (claim,))
+    assert claimed[("a", "b", "test_bleu")][0] == claimed[("b", "a", "test_bleu")][0] == "differs"
+    shown = against(table, list(values), "b", "test_bleu", declared=claimed)
+    assert shown["a"].endswith(": differs (claim: britz2017, Sec. 4.5)")
+    assert all(shown[f"x{i}"].endswith(": equal, no spread") or "no finding" in shown[f"x{i}"] for i in range(4))
+    assert against(table, ["a", "b"], "b", "test_bleu")["a"].endswith(": differs")
+    untested = against(table, list(values), "b", "test_bleu")     # no claim: one table, one family
+    assert "no finding" in untested["a"]
 
 
 def test_zero_spread_is_described_never_tested_and_missing_rows_say_so():
