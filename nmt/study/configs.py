@@ -203,6 +203,11 @@ CONFIRMATION = Confirmation(
 CONFIRMATION_FOLDER = "confirmation"   # OUT/../confirmation: the confirmation runs' records and report
 
 
+def is_confirmation_folder(out) -> bool:
+    """True for the confirmation runs' folder: its report leads with test_2016 beside test_2017."""
+    return Path(out).name == CONFIRMATION_FOLDER
+
+
 def is_convergence_folder(out) -> bool:
     """True for the convergence check's folder: its report reads as the check's, not the grid's."""
     return Path(out).name == CONVERGENCE_FOLDER

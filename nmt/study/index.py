@@ -12,8 +12,9 @@ import statistics
 from pathlib import Path
 
 from nmt.study.alignment_table import baseline_note, eflomal_quality
-from nmt.study.configs import CONVERGENCE, CONVERGENCE_FOLDER, study_configs
-from nmt.study.findings import findings
+from nmt.study.configs import CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER, study_configs
+from nmt.study.confirmation_report import confirmed_summary
+from nmt.study.findings import declared, findings
 from nmt.study.ranking import ranking_table, seed_plan_line
 from nmt.study.report_header import portable_command
 from nmt.study.runner import record_done
@@ -100,14 +101,14 @@ def glance_toy(table: dict, note: str = "") -> list[str]:
 
 
 def glance_multi30k(table: dict, note: str = "") -> list[str]:
-    configs = study_configs("multi30k")
+    configs, claimed = study_configs("multi30k"), declared(table, "multi30k")
     return ["", "## Part 2 at a glance", "",
             "Every trained configuration on Multi30k de→en, by mean test BLEU (greedy), RNN models and "
             "Transformers apart; a gap to the first is a finding only where it survives Holm's correction "
             "over its table at 5%. The decode-only beam rows and everything else: "
             "[multi30k/README.md](multi30k/README.md#overall-ranking).", "",
-            "### RNN models", "", *ranking_table(configs, table, toy=False, transformers=False), "",
-            "### Transformers", "", *ranking_table(configs, table, toy=False, transformers=True), "",
+            "### RNN models", "", *ranking_table(configs, table, toy=False, transformers=False, declared=claimed), "",
+            "### Transformers", "", *ranking_table(configs, table, toy=False, transformers=True, declared=claimed), "",
             seed_plan_line(configs, table, "multi30k"), *(["", note] if note else [])]
 
 
@@ -140,6 +141,19 @@ def convergence_item(root: Path) -> str:
             "against the grid in [Part 2's *Convergence check*](multi30k/README.md#convergence-check)")
 
 
+def confirmation_item(root: Path) -> str:
+    """The index's pointer to the confirmation runs and what they confirm so far."""
+    folder = root / CONFIRMATION_FOLDER
+    planned = len(CONFIRMATION.rows) * CONFIRMATION.seeds
+    configs = [c for c in study_configs("multi30k") if c.name in CONFIRMATION.rows]
+    runs = collect(folder, configs, {c.name: list(range(1, CONFIRMATION.seeds + 1)) for c in configs})
+    if not any(r["eval"] for r in runs):
+        return f"- Confirmation runs (Multi30k, {planned} runs planned, scored on test_2017_flickr): not run yet"
+    return (f"- [Confirmation runs](confirmation/README.md) (test_2016 beside test_2017_flickr, a set nothing "
+            f"was chosen on; trained to early stopping): {confirmed_summary(runs)} Every other finding below "
+            "is read at the grid's budget on test_2016_flickr only.")
+
+
 def write_index(root: Path) -> None:
     root = Path(root)
     out = ["# The attention study", "",
@@ -158,6 +172,7 @@ def write_index(root: Path) -> None:
         else:
             out.append(f"- {title}: not run yet")
     out.append(convergence_item(root))
+    out.append(confirmation_item(root))
     quality = eflomal_quality(root)      # its baselines are scored on the parts' own test links
     if parts["toy"][0]:
         out += glance_toy(parts["toy"][0], baseline_note(quality.get("toy", {}).get("baselines_vs_truth", {}),

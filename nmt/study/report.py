@@ -17,7 +17,9 @@ from types import SimpleNamespace
 from nmt.atomic import atomic_write
 from nmt.study.alignment_table import alignment_lines, baseline_note, eflomal_quality
 from nmt.study.baselines import baseline_counts
-from nmt.study.configs import CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder, label, study_configs
+from nmt.study.configs import (CONFIRMATION_FOLDER, CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder,
+                               label, study_configs)
+from nmt.study.confirmation_report import confirmation_lines
 from nmt.study.convergence import check_pointer_lines, convergence_lines
 from nmt.study.findings import declared
 from nmt.study.gallery import family_grid, learning_curves
@@ -165,8 +167,10 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
     noise = (eflomal_quality(out_dir.parent).get("multi30k", {}).get("run2_vs_run1") or {}).get("aer") \
         if not toy else None
     note = baseline_note(baselines or {}, table, noise)
+    confirming = out_dir.name == CONFIRMATION_FOLDER
     text = "\n".join([
-        *header_lines(settings, runs, table, args.out), *how_read_lines(settings), *setup_lines(settings["sizes"]),
+        *header_lines(settings, runs, table, args.out), *(confirmation_lines(runs) if confirming else []),
+        *how_read_lines(settings), *setup_lines(settings["sizes"]),
         *ranking_lines(configs, table, toy, CONVERGENCE_FOLDER if check else settings["data"]),
         *(["", note] if note else []),
         *alignment_lines(configs, table, baselines, eflomal_quality(out_dir.parent), toy),

@@ -5,7 +5,7 @@ import os
 import shlex
 from pathlib import Path
 
-from nmt.study.configs import StudyConfig, is_convergence_folder
+from nmt.study.configs import StudyConfig, is_confirmation_folder, is_convergence_folder
 
 
 def budget_of(run: dict, settings: dict) -> int:
@@ -66,9 +66,11 @@ def rebuild_command(settings: dict, out) -> str:
     Multi30k's needs the data and the links the study was given (the AER
     baselines read the test links)."""
     root = repository_root(out)
-    words = ["python", "-m", "nmt.study", "--report-only", *(["--convergence"] if is_convergence_folder(out) else []),
+    own = ["--convergence"] if is_convergence_folder(out) else ["--confirm"] if is_confirmation_folder(out) else []
+    words = ["python", "-m", "nmt.study", "--report-only", *own,
              "--data", settings["data"], "--out", as_run_from(root, Path(out).resolve() if root else out)]
-    for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links")):
+    for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links"),
+                        ("--confirm-links", "confirm_links")):
         if settings.get(key):
             words += [option, portable_path(root, settings[key])]
     return shlex.join(words)
@@ -108,6 +110,9 @@ def budget_text(settings: dict, runs: list[dict]) -> str:
 def title(settings: dict, out) -> str:
     if is_convergence_folder(out):
         return "the convergence check, Multi30k de→en (four of the grid's rows trained longer, with early stopping)"
+    if is_confirmation_folder(out):
+        return ("the confirmation runs, Multi30k de→en (the headlines' rows trained to early stopping, scored on "
+                "test_2016 and test_2017)")
     return "part 1, the toy task" if settings["data"] == "toy" else "part 2, Multi30k de→en"
 
 

@@ -54,7 +54,8 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
                          "gallery": record.get("gallery", []), "hypotheses": record.get("hypotheses", []),
                          "reason": record.get("reason", "not run yet"), "commit": record.get("commit"),
                          "common": record.get("common", []), "transformer": config.transformer,
-                         "same_checkpoint": record.get("same_checkpoint_as_record")})
+                         "same_checkpoint": record.get("same_checkpoint_as_record"),
+                         "confirm": (record.get("confirm") or {}).get("eval") if evaluation is not None else None})
     for run in runs:
         run["first_seed"] = min(r["seed"] for r in runs if r["name"] == run["name"])
     return runs

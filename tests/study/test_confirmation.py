@@ -87,3 +87,33 @@ def test_every_run_scores_the_confirmation_set_too(tmp_path, cache_dir):
     assert 0.0 <= confirm["eval"]["aer"] <= 1.0 and confirm["eval"]["aer_links"] > 0
     assert record["eval"]["stopped_by"] == "trainer.max_steps"
     assert not (out / "README.md").exists() and not (out.parent / "README.md").exists()
+
+
+def fake_run(name: str, seed: int, bleu_2016: float, bleu_2017: float, stopped_by: str = "trainer.patience") -> dict:
+    return {"name": name, "family": "x", "seed": seed, "first_seed": 1,
+            "eval": {"test_bleu": bleu_2016, "stopped_by": stopped_by, "final_step": 2600},
+            "confirm": {"test_bleu": bleu_2017}}
+
+
+def test_the_confirmation_report_reads_each_comparison_on_both_sets():
+    from nmt.study.confirmation_report import confirmation_lines, confirmed_summary, stopping_line
+
+    spread = (-0.2, 0.0, 0.2)
+    runs = [fake_run("luong_general", s, 29 + d, 25 + d) for s, d in enumerate(spread, 1)]
+    runs += [fake_run("coverage", s, 35 + d, 28 + d) for s, d in enumerate(spread, 1)]        # both sets: +6, +3
+    runs += [fake_run("bahdanau", s, 34 + d, 25 + 3 * d) for s, d in enumerate(spread, 1)]    # 2017: no gap
+    runs += [fake_run("cosine", s, 33 + d, 22 + d, "trainer.max_steps" if s == 3 else "trainer.patience")
+             for s, d in enumerate(spread, 1)]                                                  # 2017: the other way
+    text = "\n".join(confirmation_lines(runs))
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if " vs luong_general |" in line}
+    assert rows["coverage vs luong_general"].endswith("| **confirmed** |")
+    # test_2016: +6.00 with sd 0.2 on each side; Welch t = 36.7 at df 4, p ~ 3.3e-06
+    assert "| 3 / 3 | +6.00 [" in rows["coverage vs luong_general"]
+    assert rows["bahdanau vs luong_general"].endswith("| **not confirmed** on test_2017 (no finding) |")
+    assert rows["cosine vs luong_general"].endswith("| **reversed** on test_2017 |")
+    assert rows["luong_concat vs luong_general"].endswith("| not run yet |")
+    assert "12 of 30 planned runs finished; 11 stopped by early stopping (patience 4 validations), 1 at the cap " \
+           "of 20,000 updates (cosine seed 3)." in text
+    assert "Not every planned run of these rows has finished and stopped early" in text
+    assert stopping_line(runs)[1] is False
+    assert confirmed_summary(runs).startswith("3 of 11 declared comparisons readable so far, 1 confirmed")

@@ -1,0 +1,105 @@
+"""The confirmation runs' reading (issue 45): every ordering the headlines rest
+on, declared before the runs (nmt.study.claims.CONFIRMATION_CLAIMS), read on
+test_2016_flickr (the set the grid's top group was chosen on) and on
+test_2017_flickr (a set nothing was chosen on), side by side.
+
+Each claim on each set is its own Holm family (nmt.study.findings.check_claim).
+A comparison is *confirmed* where it differs in the claimed direction on both
+sets, *not confirmed* where test_2017 shows no finding, *reversed* where
+test_2017 differs the other way. "At convergence" is said of a claim only when
+every finished run of its rows stopped by early stopping, none at the cap.
+"""
+
+from nmt.study.claims import CONFIRMATION_CLAIMS, Claim
+from nmt.study.configs import CONFIRMATION
+from nmt.study.findings import Checked, check_claim
+from nmt.study.statistics import describe
+from nmt.study.tables import aggregate
+
+SETS = ("test_2016_flickr", "test_2017_flickr")
+CAPPED = "trainer.max_steps"    # a run's stopped_by when the update cap ended it
+
+
+def on_confirmation_set(runs: list[dict]) -> list[dict]:
+    """The same runs with their test_2017 figures (record["confirm"]["eval"]) as their eval."""
+    return [{**run, "eval": run.get("confirm") if run["eval"] is not None else None} for run in runs]
+
+
+def reading(claim: Claim, first: Checked, second: Checked) -> str:
+    """One comparison on both sets, in words."""
+    if first.comparison is None or second.comparison is None:
+        return "not run yet"
+    if "too few seeds" in (first.reading, second.reading):
+        return "too few seeds to test"
+    if first.reading != "differs":
+        return f"no finding on test_2016 (test_2017: {second.reading})"
+    claimed = {">": 1, "<": -1}.get(claim.expect, 0)
+    if claimed and first.comparison.gap * claimed < 0:
+        return "differs against the claim on test_2016"
+    if second.reading != "differs":
+        return "**not confirmed** on test_2017 (" + second.reading + ")"
+    if first.comparison.gap * second.comparison.gap < 0:
+        return "**reversed** on test_2017"
+    return "**confirmed**"
+
+
+def stopping_line(runs: list[dict]) -> tuple[str, bool]:
+    """How the finished runs ended -> (the sentence, whether every one stopped early)."""
+    finished = [r for r in runs if r["eval"] is not None]
+    capped = [f"{r['name']} seed {r['seed']}" for r in finished if r["eval"].get("stopped_by") == CAPPED]
+    planned = len(CONFIRMATION.rows) * CONFIRMATION.seeds
+    early = sum(r["eval"].get("stopped_by") == "trainer.patience" for r in finished)
+    text = (f"{len(finished)} of {planned} planned runs finished; {early} stopped by early stopping "
+            f"(patience {CONFIRMATION.patience} validations), {len(capped)} at the cap of "
+            f"{CONFIRMATION.cap_steps:,} updates" + (f" ({', '.join(capped)})" if capped else "") + ".")
+    return text, bool(finished) and not capped and early == len(finished)
+
+
+def claim_lines(claim: Claim, tables: tuple[dict, dict], runs: list[dict]) -> list[str]:
+    """A claim's table: each comparison on both sets and its reading."""
+    checks = [check_claim(claim, table) for table in tables]
+    rows = {name for pair in claim.pairs for name in pair}
+    mine = [r for r in runs if r["name"] in rows and r["eval"] is not None]
+    converged = len(mine) == len(rows) * CONFIRMATION.seeds and \
+        all(r["eval"].get("stopped_by") == "trainer.patience" for r in mine)
+    lines = [f"### {claim.says}", "",
+             f"Declared from {claim.where}; measure {claim.measure}; the claim: the first row "
+             f"{'higher' if claim.expect == '>' else 'lower' if claim.expect == '<' else 'equal'}. "
+             + ("Every finished run of these rows stopped early: read at convergence." if converged else
+                "Not every planned run of these rows has finished and stopped early: not yet read at "
+                "convergence."), "",
+             "| comparison | seeds | test_2016: gap [95% CI], Welch p, Holm in the claim | "
+             "test_2017: gap [95% CI], Welch p, Holm in the claim | reading |", "|---|---|---|---|---|"]
+    for (a, b), first, second in zip(claim.pairs, *checks):
+        seeds = f"{tables[0].get(a, {}).get('n', 0)} / {tables[0].get(b, {}).get('n', 0)}"
+        cells = [describe(c.comparison, c.reading) if c.comparison else c.reading for c in (first, second)]
+        lines.append(f"| {a} vs {b} | {seeds} | {cells[0]} | {cells[1]} | {reading(claim, first, second)} |")
+    return lines + [""]
+
+
+def confirmation_lines(runs: list[dict]) -> list[str]:
+    """The section of the confirmation folder's README."""
+    tables = (aggregate(runs), aggregate(on_confirmation_set(runs)))
+    stopped, _ = stopping_line(runs)
+    out = ["", "## Confirmation: test_2016 beside test_2017", "",
+           "The orderings the headlines rest on, declared in `nmt/study/claims.py` (CONFIRMATION_CLAIMS) "
+           "before these runs, each trained to early stopping under a high update cap and scored on "
+           "test_2016_flickr, where the grid's top group was chosen, and on test_2017_flickr, where nothing "
+           "was chosen. Welch's test over the seeds; Holm's correction at 5% within each claim on each set. "
+           "A comparison is **confirmed** where it differs in the claimed direction on both sets, **not "
+           "confirmed** where test_2017 shows no finding, **reversed** where it differs the other way.", "",
+           stopped, ""]
+    for claim in CONFIRMATION_CLAIMS:
+        out += claim_lines(claim, tables, runs)
+    return out
+
+
+def confirmed_summary(runs: list[dict]) -> str:
+    """One sentence for the study's index: how many declared comparisons are confirmed so far."""
+    tables = (aggregate(runs), aggregate(on_confirmation_set(runs)))
+    readings = [reading(claim, first, second) for claim in CONFIRMATION_CLAIMS
+                for first, second in zip(*(check_claim(claim, t) for t in tables))]
+    done = [r for r in readings if r not in ("not run yet", "too few seeds to test")]
+    confirmed = sum(r == "**confirmed**" for r in done)
+    return (f"{len(done)} of {len(readings)} declared comparisons readable so far, {confirmed} confirmed on "
+            f"test_2017_flickr; {stopping_line(runs)[0]}")
