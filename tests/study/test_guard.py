@@ -131,7 +131,7 @@ def test_a_second_study_on_the_same_folders_refuses(tmp_path, cache_dir, locked)
 
 def test_stopping_the_study_stops_its_training_child(tmp_path, cache_dir):
     runs = tmp_path / "runs"
-    argv = [a if a != "2" else "100000" for a in TOY]          # a budget it will not finish
+    argv = TOY[:-1] + ["100000"]                                 # a budget it will not finish, validating every 2
     study = subprocess.Popen([sys.executable, "-m", "nmt.study", *argv, "--out", str(tmp_path / "out"),
                               "--runs-dir", str(runs), "--cache-dir", str(cache_dir)], cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
