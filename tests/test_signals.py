@@ -122,8 +122,7 @@ def warm_cache(tmp_path_factory):
 
 # The moment to signal: seconds after nmt's handlers are in place (imports,
 # Hydra, data, model), or a line of the run's output, signalled at once.
-STARTUP_DELAYS = [0.0, 0.01, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.4, 0.55, 0.7, 0.85, 1.0,
-                  1.2, 1.4, 1.7, 2.0, 2.4]
+STARTUP_DELAYS = [0.0, 0.03, 0.1, 0.2, 0.4, 0.7, 1.2, 2.0]   # torch's import, Hydra, the data
 MARKERS = {  # output -> what the run is doing then
     "toy:": "data prepared, the model being built",
     "model:": "in fit, just before the first update",
@@ -131,7 +130,7 @@ MARKERS = {  # output -> what the run is doing then
     "validation step": "writing checkpoints after a validation",
 }
 MOMENTS = ([(signal.SIGINT, d) for d in STARTUP_DELAYS]
-           + [(signal.SIGTERM, d) for d in (0.0, 0.25, 0.8, 1.6)]
+           + [(signal.SIGTERM, d) for d in (0.0, 0.8)]
            + [(signal.SIGINT, m) for m in MARKERS] + [(signal.SIGTERM, "model:"), (signal.SIGTERM, "validation step")])
 
 
@@ -164,7 +163,7 @@ def check_stop(run_dir, child, code, signum) -> str:
 
 
 def test_train_stops_at_any_moment(tmp_path, warm_cache):
-    """28 moments, two runs at a time to keep the test short."""
+    """16 moments, two runs at a time to keep the test short."""
     def one(moment):
         signum, when = moment
         line = check_stop(*interrupt(tmp_path, warm_cache, signum, when), signum)
@@ -182,7 +181,7 @@ def test_train_stops_at_any_moment(tmp_path, warm_cache):
 # -- nmt.translate ---------------------------------------------------------------
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
-@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2, 0.5, 1.0, 1.5])
+@pytest.mark.parametrize("delay", [0.0, 0.2, 1.0])
 def test_translate_stops_while_loading_or_reading_stdin(tmp_path, toy_checkpoint, signum, delay):
     """stdin stays open (a user still typing): the signal lands while torch
     loads, the checkpoint loads, or the read waits for input."""
