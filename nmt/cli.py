@@ -19,6 +19,7 @@ module loads before torch.
 
 import functools
 import importlib
+import resource
 import shlex
 import signal
 import sys
@@ -32,6 +33,18 @@ from nmt.errors import NmtError
 def print_error(error) -> None:
     """The one line a user error prints."""
     print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+
+
+SMALLEST_FILE_LIMIT = 1 << 20   # bytes: under this torch's import, logs and configs cannot be written
+
+
+def check_file_size_limit() -> None:
+    """A file-size limit (`ulimit -f`) too small for any output is one line before
+    anything loads: torch's import alone writes a temporary file."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft != resource.RLIM_INFINITY and soft < SMALLEST_FILE_LIMIT:
+        raise NmtError(f"the file-size limit (ulimit -f) is {soft} bytes: nmt writes temporary files, logs and "
+                       "outputs; raise it (ulimit -f unlimited) and run the command again")
 
 
 def runnable(module: str, script: str) -> str:
@@ -69,6 +82,11 @@ def run_command(module: str, context: str, hydra: bool = False, entry: str = "ma
     <context>`). `hydra`: `main` is a Hydra entry; its printing options (--help,
     --cfg) are written checked as well."""
     signals.install(context)
+    try:
+        check_file_size_limit()
+    except NmtError as error:
+        print_error(error)
+        sys.exit(1)
     main = getattr(importlib.import_module(module), entry)
     if hydra:
         code = run_printing_checked(main) if hydra_prints(sys.argv[1:]) else exit_code_of(main)

@@ -155,3 +155,20 @@ def test_a_lock_that_is_not_a_file_is_one_line(tmp_path, kind):
     with pytest.raises(NmtError, match=f"its .lock is {'a folder' if kind == 'folder' else 'a FIFO'}"):
         with RunDirLock(tmp_path):
             pass
+
+
+@pytest.mark.parametrize("module", ["nmt.train", "nmt.translate", "nmt.average", "nmt.explore", "nmt.compare",
+                                    "nmt.export", "nmt.study", "nmt.study.eflomal_links", "nmt.data.alignments"])
+def test_a_zero_file_size_limit_is_one_line_before_anything_loads(module, tmp_path):
+    """`ulimit -f 0`: torch's import alone writes a temporary file (EFBIG); every
+    command says so in one line instead of a cascade of tracebacks."""
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    done = subprocess.run(["bash", "-c", f'ulimit -f 0; exec "{sys.executable}" -m {module} --help'], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == "", done.stderr[-2000:]
+    assert done.stderr == ("nmt: error: the file-size limit (ulimit -f) is 0 bytes: nmt writes temporary files, "
+                           "logs and outputs; raise it (ulimit -f unlimited) and run the command again\n")
