@@ -46,8 +46,10 @@ def test_a_link_loop_as_an_output_is_one_line(loop, tmp_path, toy_checkpoint, ca
 
 def test_a_tensor_header_claiming_a_huge_storage_is_refused(tmp_path, toy_checkpoint, capsys):
     from nmt.average import main as average
+    from nmt.export import main as export
     from nmt.store.checkpoints import load_checkpoint
     from nmt.translate import main as translate
+    from nmt.translator import Translator
 
     state = torch.load(toy_checkpoint, weights_only=True)
     name = next(iter(state["model"]))
@@ -62,6 +64,10 @@ def test_a_tensor_header_claiming_a_huge_storage_is_refused(tmp_path, toy_checkp
     assert "claims 1099511627776 values" in one_line(capsys)
     assert average([str(toy_checkpoint), str(path), "--output", str(tmp_path / "avg.pt")]) == 1
     assert "claims 1099511627776 values" in one_line(capsys)
+    assert export(["--checkpoint", str(path), "--output", str(tmp_path / "ct2")]) == 1
+    assert "claims 1099511627776 values" in one_line(capsys) and not (tmp_path / "ct2").exists()
+    with pytest.raises(NmtError, match="claims 1099511627776 values"):   # the explorer's and the API's route
+        Translator.from_checkpoint(path)
     # the optimiser's state too, which a resume loads
     state = torch.load(toy_checkpoint, weights_only=True)
     state["optimizer"] = {"state": {0: {"exp_avg": torch.zeros(1).expand(2**30)}}, "param_groups": []}
