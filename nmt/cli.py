@@ -35,7 +35,7 @@ def print_error(error) -> None:
     print(f"nmt: error: {error}", file=sys.stderr, flush=True)
 
 
-SMALLEST_FILE_LIMIT = 1 << 20   # bytes: under this torch's import, logs and configs cannot be written
+SMALLEST_FILE_LIMIT = 1 << 20  # bytes: under this torch's import, logs and configs cannot be written
 
 
 def check_file_size_limit() -> None:
@@ -43,8 +43,10 @@ def check_file_size_limit() -> None:
     anything loads: torch's import alone writes a temporary file."""
     soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
     if soft != resource.RLIM_INFINITY and soft < SMALLEST_FILE_LIMIT:
-        raise NmtError(f"the file-size limit (ulimit -f) is {soft} bytes: nmt writes temporary files, logs and "
-                       "outputs; raise it (ulimit -f unlimited) and run the command again")
+        raise NmtError(
+            f"the file-size limit (ulimit -f) is {soft} bytes: nmt writes temporary files, logs and "
+            "outputs; raise it (ulimit -f unlimited) and run the command again"
+        )
 
 
 def runnable(module: str, script: str) -> str:
