@@ -164,3 +164,20 @@ def test_a_lost_rank_is_noticed_and_rank_0_saves_last_pt(tmp_path, cache_dir, ho
     assert "trainer.resume=auto" in lines[0] and "/nmt/" not in err, err[-3000:]   # no traceback of nmt's code
     state = load_checkpoint(run_dir / "checkpoints" / "last.pt")
     assert state["progress"]["step"] >= 3
+
+
+def test_only_a_backends_error_in_backward_is_a_lost_peer():
+    """Around a backward pass a RuntimeError of the model's own passes through; a
+    backend's error, or any error of a collective itself, is PeerLost (one line)."""
+    from nmt.training.distributed import Distributed, PeerLost, _peers_alive
+
+    two = Distributed(rank=0, world_size=2)
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+        with two.peers_alive():
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+    with pytest.raises(PeerLost, match="Connection closed by peer"):
+        with two.peers_alive():
+            raise RuntimeError("[../gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:1234")
+    with pytest.raises(PeerLost, match="stops too: some failure"):
+        with _peers_alive():                       # a collective alone: whatever it raises
+            raise RuntimeError("some failure")

@@ -93,7 +93,8 @@ class Distributed:
         backend = "nccl" if device.type == "cuda" else "gloo"
         if not dist.is_initialized():
             dist.init_process_group(backend, timeout=timedelta(seconds=peer_timeout_s))
-        main_work_group = dist.new_group(list(range(world_size)), timeout=MAIN_WORK_TIMEOUT, backend=backend)
+        main_work_timeout = max(MAIN_WORK_TIMEOUT, timedelta(seconds=peer_timeout_s))
+        main_work_group = dist.new_group(list(range(world_size)), timeout=main_work_timeout, backend=backend)
         if rank != 0:
             _quiet()
         return cls(rank, world_size, local_rank, device, main_work_group)
@@ -180,8 +181,9 @@ class Distributed:
 
     def peers_alive(self):
         """Around work whose collectives torch runs itself (DDP's gradient all-reduce
-        in backward): a lost rank ends this one with `PeerLost`, not a traceback."""
-        return _peers_alive() if self.enabled else nullcontext()
+        in backward): a lost rank ends this one with `PeerLost`, not a traceback;
+        the work's own errors pass through unchanged."""
+        return _peers_alive(collectives_only=True) if self.enabled else nullcontext()
 
     @contextmanager
     def main_first(self):
@@ -234,16 +236,18 @@ class _Lent:
 
 
 @contextmanager
-def _peers_alive():
+def _peers_alive(collectives_only: bool = False):
     """A collective that fails because another rank has gone (its own error said
-    why) or stayed silent past the group's timeout raises `PeerLost`."""
+    why) or stayed silent past the group's timeout raises `PeerLost`.
+    collectives_only: the block does more than collectives (a backward pass), so
+    only a backend's error (DistError, or gloo's / nccl's words) is a lost peer."""
     try:
         yield
     except RuntimeError as error:
         detail = re.sub(r"^\[[^\]]*\]\s*", "", (str(error).splitlines() or [""])[0])   # no source location
-        if not isinstance(error, dist.DistError) and not re.search(r"gloo|nccl|timed? ?out|peer|connection",
-                                                                   detail, re.IGNORECASE):
-            raise                              # not a collective's failure: the caller's own error
+        if collectives_only and not isinstance(error, dist.DistError) and \
+                not re.search(r"gloo|nccl|timed? ?out|peer|connection", detail, re.IGNORECASE):
+            raise                              # the block's own error, not a lost rank
         raise PeerLost(f"another rank stopped or stayed silent (see its error above, if any); this rank "
                        f"stops too: {detail[:120]}") from None
 
