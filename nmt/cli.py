@@ -35,14 +35,13 @@ def print_error(error) -> None:
     print(f"nmt: error: {error}", file=sys.stderr, flush=True)
 
 
-SMALLEST_FILE_LIMIT = 1 << 20  # bytes: under this torch's import, logs and configs cannot be written
-
-
 def check_file_size_limit() -> None:
-    """A file-size limit (`ulimit -f`) too small for any output is one line before
-    anything loads: torch's import alone writes a temporary file."""
+    """A file-size limit (`ulimit -f`) of 0 bytes is one line before anything loads:
+    Python's tempfile (torch's import) cannot find a directory it may write one
+    byte to. Any larger limit lets the command start; each write past it is its
+    own one-line error ("File too large") where it happens."""
     soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
-    if soft != resource.RLIM_INFINITY and soft < SMALLEST_FILE_LIMIT:
+    if soft == 0:
         raise NmtError(
             f"the file-size limit (ulimit -f) is {soft} bytes: nmt writes temporary files, logs and "
             "outputs; raise it (ulimit -f unlimited) and run the command again"
