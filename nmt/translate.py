@@ -275,7 +275,7 @@ def check_model_options(args) -> None:
         raise NmtError("give the model to translate with: --checkpoint PATH (nmt) or --hf NAME_OR_FOLDER "
                        "(Hugging Face), one of the two")
     args.checkpoint = args.checkpoint or []
-    for option, given in (("--engine", args.engine), ("--beam-tree", args.beam_tree),
+    for option, given in (("--engine", args.engine),
                           ("--attention-layer/--attention-head", args.attention_layer is not None
                            or args.attention_head is not None)):
         if args.hf and given:

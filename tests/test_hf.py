@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import run_cli
-from tests.test_attention_html import DATE
+from tests.test_attention_html import DATE, needs_chromium
 
 transformers = pytest.importorskip("transformers", reason="the hf extra is not installed (pip install 'nmt[hf]')")
 
@@ -102,7 +102,10 @@ def test_the_explorer_shows_an_hf_model_beside_an_nmt_one(marian, toy_checkpoint
     reply = TestClient(app).post("/api/translate", json={"text": DATE, "beam_size": 2, "prefix": "e"}).json()
     nmt_result, hf_result = reply["results"]
     assert [m["name"] for m in hf_result["maps"]] == ["cross", "encoder-self", "decoder-self"]
-    assert "tree" in nmt_result and "tree" not in hf_result and hf_result["tree_note"].startswith("no beam tree")
+    assert "tree" in nmt_result and hf_result["tree"]["ranking"] == "generate" and "tree_note" not in hf_result
+    what_if = reply["forced"][1]
+    assert [n["piece"] for n in what_if["tree"]["nodes"] if n["state"] == "forced"] == \
+        what_if["tgt_pieces"][:what_if["forced"]]
     assert reply["forced"][1]["text"].startswith("e") and reply["forced"][1]["forced"] >= 1
 
 
@@ -117,3 +120,113 @@ def test_explore_refuses_a_folder_that_is_not_a_model(tmp_path):
     assert result.returncode == 1 and result.stderr.decode() == (
         f"nmt: error: --hf {tmp_path} is not a Hugging Face model folder (no config.json in it); give a folder "
         "written by save_pretrained, or a hub name such as Helsinki-NLP/opus-mt-de-en\n")
+
+
+# -- the beam tree of generate()'s own search (nmt.hf.beam_tree) ------------------------------------
+
+
+def tree_checks(tree: dict, beam: int) -> None:
+    """What every tree must hold: each node's log P(prefix) is its parent's plus
+    log P(token); at most `beam` hypotheses run on from a step; each final's
+    score is its log P / |Y|^alpha and its text the path's subwords."""
+    nodes = {n["id"]: n for n in tree["nodes"]}
+    for n in tree["nodes"]:
+        if n["parent"] is not None:
+            parent = nodes[n["parent"]]
+            assert n["step"] == parent["step"] + 1 and parent["state"] in ("root", "forced", "kept")
+            assert n["score"] == pytest.approx(parent["score"] + n["logp"], abs=2e-4)
+    steps = {n["step"] for n in tree["nodes"]}
+    assert all(sum(n["step"] == s and n["state"] == "kept" for n in tree["nodes"]) <= beam for s in steps)
+    for f in tree["finals"]:
+        assert f["length_penalty"] == pytest.approx(f["length"] ** tree["alpha"])
+        assert f["score"] == pytest.approx(f["log_prob"] / f["length_penalty"], abs=1e-4)
+        assert nodes[f["node"]]["state"] == "finished"
+
+
+@pytest.mark.parametrize("beam, prefix", [(3, None), (4, "e")])
+def test_the_hf_beam_tree_finals_equal_nbest(hf_translator, beam, prefix):
+    from nmt.viz.search_tree import beam_tree
+
+    out, tree = beam_tree(hf_translator, DATE, beam, prefix=prefix)
+    nbest = hf_translator.translate([DATE], beam_size=beam, nbest=beam, prefix=prefix)[0].nbest
+    assert [(f["text"], round(f["score"], 4)) for f in tree["finals"]] == [(t, round(s, 4)) for t, s in nbest]
+    assert [f["rank"] for f in tree["finals"]] == list(range(1, beam + 1)) and out.text == nbest[0][0]
+    assert tree["ranking"] == "generate" and tree["beta"] == 0.0
+    states = [n["state"] for n in tree["nodes"]]
+    assert {"root", "kept", "pruned", "finished"} <= set(states)
+    assert states.count("forced") == (out.forced if prefix else 0)
+    tree_checks(tree, beam)
+    # the finals' attention rows are those of the teacher-forced maps of the best output
+    path, node = [], {n["id"]: n for n in tree["nodes"]}[tree["finals"][0]["node"]]
+    while node["parent"] is not None:
+        path.insert(0, node["attention"])
+        node = {n["id"]: n for n in tree["nodes"]}[node["parent"]]
+    assert np.allclose(np.array(path), out.attention, atol=2e-3)
+
+
+def test_a_replay_that_differs_from_generate_is_one_error(hf_translator, monkeypatch):
+    """A transformers release that ranks otherwise is an NmtError, not a wrong tree."""
+    import nmt.hf.beam_tree as replay
+    from nmt.errors import NmtError
+    from nmt.viz.search_tree import beam_tree
+
+    built = replay.build_tree
+
+    def shifted(name, log, out, *args):
+        out.sequences_scores = out.sequences_scores + 0.5
+        return built(name, log, out, *args)
+
+    monkeypatch.setattr(replay, "build_tree", shifted)
+    with pytest.raises(NmtError, match="does not match its generate"):
+        beam_tree(hf_translator, DATE, 3)
+
+
+def test_translate_hf_beam_tree_cli(marian, tmp_path):
+    tree_file = tmp_path / "tree.json"
+    nbest = run_cli("nmt.translate", "--hf", str(marian), "--beam-size", "3", "--nbest", "3",
+                    input=f"{DATE}\n".encode())
+    result = run_cli("nmt.translate", "--hf", str(marian), "--beam-size", "3", "--beam-tree", str(tree_file),
+                     input=f"{DATE}\n".encode())
+    assert nbest.returncode == 0 and result.returncode == 0, result.stderr.decode()
+    tree = json.loads(tree_file.read_text())
+    expected = [tuple(line.split(" ||| ")[1:]) for line in nbest.stdout.decode().splitlines()]
+    assert [(f["text"], f"{f['score']:.4f}") for f in tree["finals"]] == expected
+    tree_checks(tree, 3)
+    bad = run_cli("nmt.translate", "--hf", str(marian), "--beam-size", "3", "--coverage-penalty", "0.2",
+                  "--beam-tree", str(tmp_path / "bad.json"), input=f"{DATE}\n".encode())
+    assert bad.returncode == 1 and bad.stderr.decode().count("\n") == 1 and not (tmp_path / "bad.json").exists()
+
+
+@needs_chromium
+def test_the_hf_beam_tree_in_the_browser(hf_translator, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from nmt.viz import notebook
+    from tests.test_attention_views import DOCS, open_page
+
+    page_file = tmp_path / "tree.html"
+    notebook.beam_tree(hf_translator, DATE, beam_size=3, prefix="e").save(page_file)
+    tree = json.loads(re.search(r"const NMT = (.*?);\n", page_file.read_text()).group(1))
+    tree = tree["sentences"][0]["results"][0]["tree"]
+    problems = []
+    with sync_playwright() as playwright:
+        browser, page = open_page(playwright, page_file.as_uri(), problems)
+        page.wait_for_selector("svg.beam-tree")
+        rows = [(r.locator("td.text").inner_text(), r.locator("td.final-score").inner_text())
+                for r in page.locator("tr.final-row").all()]
+        forced = page.locator("g.node.forced").count()
+        said = page.locator(".score").first.inner_text()
+        legend = page.inner_text(".tree-box .legend") if page.locator(".tree-box .legend").count() else \
+            page.locator("p.legend").first.inner_text()
+        page.locator("g.node.final[data-rank='1']").click()
+        prefix_rows = page.locator("svg.prefix-heatmap rect.cell[data-col='0']").count()
+        if DOCS:
+            page.screenshot(path=f"{DOCS}/beam_tree_hf.png", full_page=True)
+        browser.close()
+    assert rows == [(f["text"], f"{f['score']:.4f}") for f in tree["finals"]]
+    assert forced == sum(n["state"] == "forced" for n in tree["nodes"]) >= 1
+    assert "as Hugging Face generate() ranks them" in legend and "yellow the forced prefix" in legend
+    assert prefix_rows == tree["finals"][0]["length"] + forced
+    assert said.startswith(f"score {tree['finals'][0]['score']:.3f}: the beam's ranking score as Hugging Face "
+                           "generate() ranks it") and said.endswith("were forced (given, not scored)")
+    assert problems == []

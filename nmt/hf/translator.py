@@ -34,12 +34,20 @@ class HFTokens:
     def encode_src(self, text: str) -> list[int]:
         return self.tokenizer(text)["input_ids"]
 
+    def tgt_pieces(self, ids: list[int]) -> list[str]:
+        return self.tokenizer.convert_ids_to_tokens(ids)
+
+    def decode_tgt(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
     def to_bytes(self) -> dict[str, bytes]:     # told apart from nmt's sentencepiece models
         return {"src": f"hf:{self.name}".encode(), "tgt": f"hf:{self.name}".encode()}
 
 
 class HFTranslator:
     """Greedy or beam search by a Hugging Face model's generate(), with nmt's Translations."""
+
+    ranking = "generate"        # a beam's score is generate()'s: log P of the generated subwords / |Y|^alpha
 
     def __init__(self, name: str, device: str = "auto", max_len_ratio: float = MAX_LEN_RATIO,
                  max_len_extra: int = MAX_LEN_EXTRA):
@@ -98,11 +106,26 @@ class HFTranslator:
                            "generate(): leave it out")
         if not 1 <= nbest <= beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
-        return [self._one(s, beam_size, nbest, length_penalty, min_length, prefix) if s.strip()
+        return [self._one(s, beam_size, nbest, length_penalty, min_length, prefix)[0] if s.strip()
                 else Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
                 for s in check_sentences(sentences)]
 
-    def _one(self, text, beam_size, nbest, length_penalty, min_length, prefix) -> Translation:
+    @torch.no_grad()
+    def record_beam(self, text: str, beam_size: int, pruned: int = 3, length_penalty: float = 1.0,
+                    coverage_penalty: float = 0.0, min_length: int = 0, prefix: str | None = None):
+        """Translate one sentence with generate()'s beam, recording its search ->
+        (Translation, HFBeamTree: nodes and finals as nmt's BeamRecorder has
+        them); the translation is translate()'s with nbest = beam_size."""
+        if coverage_penalty:
+            raise NmtError("--coverage-penalty re-ranks nmt's own beam; a Hugging Face model is decoded by its "
+                           "generate(): leave it out")
+        if beam_size < 2:
+            raise NmtError(f"the beam tree needs a beam of 2 or more (got {beam_size})")
+        return self._one(check_sentences([text])[0], beam_size, beam_size, length_penalty, min_length, prefix,
+                         pruned=pruned)
+
+    def _one(self, text, beam_size, nbest, length_penalty, min_length, prefix, pruned=None):
+        """(Translation, the search's tree when `pruned` is not None, else None)."""
         enc = self.hf_tokenizer([text], return_tensors="pt", truncation=True, max_length=self.max_src_len)
         enc = {k: v.to(self.device) for k, v in enc.items()}
         S = enc["input_ids"].shape[1]
@@ -111,6 +134,14 @@ class HFTranslator:
         if forced:
             start = self.hf_model.config.decoder_start_token_id
             args["decoder_input_ids"] = torch.tensor([[start] + forced], device=self.device)
+        log = None
+        if pruned is not None:
+            from transformers import LogitsProcessorList
+
+            from nmt.hf.beam_tree import StepLog
+
+            log = StepLog()
+            args.update(logits_processor=LogitsProcessorList([log]), output_attentions=True)
         out = self.hf_model.generate(**enc, **args, output_scores=True, return_dict_in_generate=True)
         hyps = [self._tokens(seq) for seq in out.sequences.tolist()]
         ranked = getattr(out, "sequences_scores", None)
@@ -121,12 +152,31 @@ class HFTranslator:
         scores = [own] if ranked is None else [float(s) for s in ranked]
         cross = torch.stack(forward.cross_attentions, 1)[0]                          # (L, H, T, S)
         convert = self.hf_tokenizer.convert_ids_to_tokens
+        tree = None if log is None else self._tree(log, out, enc, forced or [], beam_size, length_penalty,
+                                                   args["max_new_tokens"], pruned)
         return Translation(
             text=self.hf_tokenizer.decode(hyps[0], skip_special_tokens=True), score=scores[0],
             src_pieces=convert(enc["input_ids"][0].tolist()), tgt_pieces=convert(hyps[0]) + ["</s>"],
             attention=cross[-1].mean(0).float().cpu().numpy(),
             nbest=[(self.hf_tokenizer.decode(h, skip_special_tokens=True), s) for h, s in zip(hyps, scores)],
-            tokens=hyps[0], forced=len(forced or []))
+            tokens=hyps[0], forced=len(forced or [])), tree
+
+    def _tree(self, log, out, enc, forced, beam_size, length_penalty, max_new_tokens, pruned):
+        """The replayed search (nmt.hf.beam_tree), the forced prefix's log P and
+        attention from one teacher-forced pass."""
+        from nmt.hf.beam_tree import build_tree
+
+        S = enc["input_ids"].shape[1]
+        forced_logp, forced_attention = [], torch.zeros(0, S)
+        if forced:
+            teacher = self.forward(enc, forced)
+            logp = teacher.logits[0, :len(forced)].float().log_softmax(-1)                 # (F, V)
+            forced_logp = logp.gather(1, torch.tensor(forced, device=logp.device)[:, None])[:, 0].tolist()
+            forced_attention = teacher.cross_attentions[-1][0, :, :len(forced)].mean(0).float().cpu()  # (F, S)
+        eos = self.hf_model.generation_config.eos_token_id
+        eos = set(eos) if isinstance(eos, list) else {eos if eos is not None else self.hf_model.config.eos_token_id}
+        return build_tree(self.name, log, out, forced, forced_logp, forced_attention, beam_size, length_penalty,
+                          eos, max_new_tokens, pruned, S)
 
     def _tokens(self, sequence: list[int]) -> list[int]:
         """A generated sequence without its start token, cut before eos and padding."""

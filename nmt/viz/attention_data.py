@@ -205,9 +205,11 @@ def attention_maps(translator, source: str, out) -> list[dict]:
 def explain(translator, source: str, out, beam_size: int | None = None) -> dict:
     """One translation and its maps, as the page draws them; `beam_size`
     (when known) says what the score is: a log-probability (1) or a beam's
-    length-normalised score."""
+    length-normalised score, and `ranking` whose: "nmt" (Wu et al.'s lp) or
+    "generate" (a Hugging Face model's own search, lp = |Y|^alpha)."""
     score = float(out.score)
     return {"source": source, "text": out.text, "beam_size": beam_size,
+            "ranking": getattr(translator, "ranking", "nmt"),
             "score": round(score, DIGITS) if np.isfinite(score) else None,    # JSON has no inf
             "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces, "forced": getattr(out, "forced", 0),
             "truncated": bool(out.truncated), "maps": attention_maps(translator, source, out)}

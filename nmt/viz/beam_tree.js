@@ -80,14 +80,23 @@ function finalsTable(tree) {
   return table;
 }
 
+function rankingText(tree) {   // the rule that ranked the finals: nmt's beam or a Hugging Face generate()
+  if (tree.ranking === "generate") {
+    return `Finals are ranked as Hugging Face generate() ranks them: score = log P(Y | X) / lp(Y), ` +
+           `lp = |Y|^${tree.alpha}, |Y| the generated subwords with </s>.`;
+  }
+  return `Finals are ranked by score = log P(Y | X) / lp(Y) + cp(X; Y), lp = ((5 + |Y|) / 6)^${tree.alpha}, ` +
+         `cp = ${tree.beta} \u00d7 \u03a3 log min(attention received, 1) (Wu et al. 2016).`;
+}
+
 function drawBeamTree(box, tree) {
   box.textContent = "";
   const finals = new Map(tree.finals.map(f => [f.node, f]));
   box.appendChild(el("p", {class: "legend"},
     `beam ${tree.beam_size}: each column a step, each box a hypothesis (subword and log P of the prefix); ` +
-    "blue kept, grey pruned (the best candidates outside the beam), green ended by </s>, thick border: a final. " +
-    `Finals are ranked by score = log P(Y | X) / lp(Y) + cp(X; Y), lp = ((5 + |Y|) / 6)^${tree.alpha}, ` +
-    `cp = ${tree.beta} \u00d7 \u03a3 log min(attention received, 1) (Wu et al. 2016). Click a box to see its prefix's attention.`));
+    "blue kept, grey pruned (the best candidates outside the beam), green ended by </s>, " +
+    (tree.ranking === "generate" ? "yellow the forced prefix (given, not scored), " : "") + "thick border: a final. " +
+    rankingText(tree) + " Click a box to see its prefix's attention."));
   const scroll = el("div", {class: "tree-scroll"});
   const detail = el("div", {class: "tree-detail"});
   const pick = id => {

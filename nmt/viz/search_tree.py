@@ -6,7 +6,7 @@ writes what the explorer's tree view draws (after Seq2Seq-Vis, Strobelt et
 al. 2018): every hypothesis kept at each step, the best pruned candidates,
 the finished ones, and the finals with the penalties that ranked them.
 
-    {"source", "src_pieces", "beam_size", "alpha", "beta", "exact_zeros",
+    {"source", "src_pieces", "beam_size", "alpha", "beta", "exact_zeros", "ranking",
      "nodes": [{"id", "parent", "step", "token", "piece", "logp", "score",
                 "state", "attention"}],
      "finals": [{"node", "rank", "text", "log_prob", "length",
@@ -14,7 +14,10 @@ the finished ones, and the finals with the penalties that ranked them.
 
 `logp` is log P(token | prefix), `score` log P(prefix) summed (natural log);
 a final's `score` is log_prob / length_penalty + coverage_penalty, the
-number nmt.translate --nbest prints. `attention` is the row of source weights
+number nmt.translate --nbest prints. `ranking` says whose rule that is:
+"nmt" (lp = ((5 + |Y|) / 6)^alpha, Wu et al. 2016) or "generate" (a Hugging
+Face model's own search: lp = |Y|^alpha, no cp; a forced prefix, state
+"forced", is given, not scored). `attention` is the row of source weights
 of the decoder step that chose the node's token (the search's attention:
 an RNN's, a Transformer's last-layer mean over heads).
 """
@@ -50,8 +53,11 @@ def beam_tree(translator, text: str, beam_size: int = 5, length_penalty: float =
     tokenizer = translator.tokenizer
     data = {"source": text, "src_pieces": out.src_pieces, "beam_size": beam_size, "alpha": length_penalty,
             "beta": coverage_penalty, "exact_zeros": exact_zeros(translator), "nodes": [], "finals": []}
+    data["ranking"] = getattr(recorder, "ranking", "nmt")
+    by_limit = getattr(recorder, "ended_by_limit", set())     # finished at the length limit, not by eos
     for n in recorder.nodes:
-        piece = "<s>" if n.token is None else ("</s>" if n.state == "finished" else tokenizer.tgt_pieces([n.token])[0])
+        ended = n.state == "finished" and n.id not in by_limit
+        piece = "<s>" if n.token is None else ("</s>" if ended else tokenizer.tgt_pieces([n.token])[0])
         data["nodes"].append({"id": n.id, "parent": n.parent, "step": n.step, "token": n.token, "piece": piece,
                               "logp": round(n.log_prob, DIGITS), "score": round(n.score, DIGITS),
                               "state": n.state, "attention": n.attention})
@@ -65,8 +71,10 @@ def beam_tree(translator, text: str, beam_size: int = 5, length_penalty: float =
 
 
 def records_its_beam(translator) -> bool:
-    """Whether `translator` runs nmt's own beam search (not CTranslate2's or a Hugging Face model's)."""
-    return hasattr(translator, "record_beam") and getattr(translator, "model", None) is not None
+    """Whether `translator`'s beam search can be recorded: nmt's own, or a
+    Hugging Face model's generate() (replayed by nmt.hf.beam_tree); not CTranslate2's."""
+    return hasattr(translator, "record_beam") and (getattr(translator, "model", None) is not None
+                                                    or getattr(translator, "hf_model", None) is not None)
 
 
 def explain_with_tree(translator, text: str, beam_size: int = 1, prefix: str | None = None) -> dict:
