@@ -6,7 +6,12 @@ import torch
 from tests.helpers import train
 
 # Under pytest-xdist (-n auto, pyproject.toml) each worker has a core of its own: one
-# thread a worker; a plain single-process run (-n 0) keeps both cores.
+# thread a worker, and one for every process it starts (a CLI run, a notebook kernel):
+# two workers each starting a process of torch's default two threads leave four
+# spinning threads on two cores, and a test runs up to ten times slower. A plain
+# single-process run (-n 0) keeps both cores.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)
 
 
