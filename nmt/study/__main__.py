@@ -38,7 +38,7 @@ from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.provenance import git_commit
 from nmt.study.autocommit import work_tree_of
-from nmt.study.configs import BUDGETS, PROFILES, select, study_configs
+from nmt.study.configs import BUDGETS, PROFILES, is_lr_sweep_folder, lr_sweep_configs, select, study_configs
 from nmt.study.guard import StudyLock, stop_children_on_signals
 from nmt.study.machine import cpu_fingerprint
 from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_links, train_alignments,  # noqa: F401
@@ -232,6 +232,9 @@ def chosen_runs(args) -> tuple[list, dict[str, list[int]]]:
     plan's, or --reproduce's."""
     if args.reproduce:
         return select(study_configs(args.data), ",".join(args.reproduce)), dict(args.reproduce)
+    if args.lr_sweep:
+        configs = lr_sweep_configs(args.data)
+        return configs, {c.name: list(range(1, args.seeds + 1)) for c in configs}
     configs = select(study_configs(args.data), args.only)
     return configs, plan(args, configs)
 
@@ -336,6 +339,14 @@ def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) ->
     (--links, else the study's own, where its file is still there)."""
     from nmt.study.report import write_report
     from nmt.study.tables import collect
+
+    if is_lr_sweep_folder(args.out):
+        from nmt.study.index import write_index
+        from nmt.study.lr_sweep_report import write_lr_sweep_report
+
+        write_lr_sweep_report(args.out, settings)
+        write_index(Path(args.out).parent)
+        return
 
     saved = settings.get("links")
     path = args.links or (saved if saved and Path(saved).is_file() else None)

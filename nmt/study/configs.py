@@ -203,6 +203,28 @@ CONFIRMATION = Confirmation(
 CONFIRMATION_FOLDER = "confirmation"   # OUT/../confirmation: the confirmation runs' records and report
 
 
+@dataclass(frozen=True)
+class LearningRateSweep:
+    """The learning-rate check of the score finding (issue 45): does additive
+    attention still beat multiplicative when each has its own best rate? The
+    grid trains every row at one shared Adam rate (Sizes.lr); here `rows`
+    train at each of `rates` (the grid's rate and a factor of 2 either side),
+    `seeds` seed each, at the grid's update budget, each rate chosen by
+    validation BLEU, never by a test set (python -m nmt.study --lr-sweep)."""
+    rows: tuple[str, ...]
+    rates: tuple[float, ...]
+    seeds: int
+
+
+LR_SWEEP = LearningRateSweep(rows=("luong_general", "luong_dot", "bahdanau"), rates=(0.001, 0.002, 0.004), seeds=1)
+LR_SWEEP_FOLDER = "learning_rate"      # OUT/../learning_rate: the sweep's records and its report
+
+
+def is_lr_sweep_folder(out) -> bool:
+    """True for the learning-rate sweep's folder: its report is the sweep's table."""
+    return Path(out).name == LR_SWEEP_FOLDER
+
+
 def is_confirmation_folder(out) -> bool:
     """True for the confirmation runs' folder: its report leads with test_2016 beside test_2017."""
     return Path(out).name == CONFIRMATION_FOLDER
@@ -325,3 +347,17 @@ def select(configs: list[StudyConfig], only: str | None) -> list[StudyConfig]:
                        f"from `python -m nmt.study --list`")
     names = {c.name for c in configs}     # "coverage" names a configuration and its family: the configuration
     return [c for c in configs if c.name in wanted or (c.family in wanted and c.family not in names)]
+
+
+def lr_name(row: str, rate: float) -> str:
+    """The sweep's name for `row` trained at Adam rate `rate`: luong_general-lr0.004."""
+    return f"{row}-lr{rate:g}"
+
+
+def lr_sweep_configs(profile: str) -> list[StudyConfig]:
+    """Each LR_SWEEP row at each rate: the grid's configuration with only optimizer.lr changed."""
+    grid = {c.name: c for c in study_configs(profile)}
+    return [StudyConfig(lr_name(row, rate), "learning_rate",
+                        tuple(o for o in grid[row].overrides if not o.startswith("optimizer.lr="))
+                        + (f"optimizer.lr={rate:g}",))
+            for row in LR_SWEEP.rows for rate in LR_SWEEP.rates]

@@ -14,6 +14,7 @@ from pathlib import Path
 from nmt.study.alignment_table import baseline_note, eflomal_quality
 from nmt.study.configs import CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER, study_configs
 from nmt.study.confirmation_report import confirmed_summary
+from nmt.study.lr_sweep_report import lr_sweep_item
 from nmt.study.findings import declared, findings
 from nmt.study.ranking import ranking_table, seed_plan_line
 from nmt.study.report_header import portable_command
@@ -173,6 +174,7 @@ def write_index(root: Path) -> None:
             out.append(f"- {title}: not run yet")
     out.append(convergence_item(root))
     out.append(confirmation_item(root))
+    out.append(lr_sweep_item(root))
     quality = eflomal_quality(root)      # its baselines are scored on the parts' own test links
     if parts["toy"][0]:
         out += glance_toy(parts["toy"][0], baseline_note(quality.get("toy", {}).get("baselines_vs_truth", {}),

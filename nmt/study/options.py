@@ -7,7 +7,7 @@ from pathlib import Path
 from nmt.cli_checks import ArgumentParser, finite_float
 from nmt.errors import NmtError
 from nmt.study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
-                               PROFILES)
+                               LR_SWEEP, LR_SWEEP_FOLDER, PROFILES)
 from nmt.study.provenance import REPRODUCE
 
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
@@ -22,10 +22,9 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
     args = parser.parse_args(argv)
     apply_overrides(args, parser)
     apply_defaults(args, parser)
-    if args.convergence and args.confirm:
-        parser.error("give --convergence or --confirm, not both")
     own = {CONVERGENCE_FOLDER: ("--convergence", args.convergence, "the convergence check"),
-           CONFIRMATION_FOLDER: ("--confirm", args.confirm, "the confirmation runs")}
+           CONFIRMATION_FOLDER: ("--confirm", args.confirm, "the confirmation runs"),
+           LR_SWEEP_FOLDER: ("--lr-sweep", args.lr_sweep, "the learning-rate sweep")}
     part = next((folder for folder, (_, chosen, _) in own.items() if chosen), args.data)
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
     args.out = args.out or Path("benchmarks/attention_study") / part
@@ -122,6 +121,10 @@ def add_check_options(parser: ArgumentParser) -> None:
                         help="the confirmation runs (nmt.study.configs.CONFIRMATION): their rows trained to early "
                         "stopping under a high update cap, 3 seeds, each scored on test_2016 and test_2017, "
                         "into OUT/../confirmation")
+    parser.add_argument("--lr-sweep", action="store_true",
+                        help="the learning-rate sweep (nmt.study.configs.LR_SWEEP): luong_general, luong_dot and "
+                        "bahdanau at Adam rates 0.001, 0.002 and 0.004, the grid's update budget, 1 seed, each "
+                        "rate chosen by validation BLEU, into OUT/../learning_rate")
     parser.add_argument("--confirm-links", help="reference word links of the confirmation set (test_2017_flickr), "
                         "one line per sentence (nmt.study.eflomal_links --split test_2017_flickr)")
 
@@ -154,10 +157,16 @@ def apply_defaults(args, parser) -> None:
     if args.data not in PROFILES:
         parser.error(f"--data {args.data!r} unknown; choose one of {sorted(PROFILES)}")
     defaults = BUDGETS[args.data]
+    chosen = [flag for flag, on in (("--convergence", args.convergence), ("--confirm", args.confirm),
+                                    ("--lr-sweep", args.lr_sweep)) if on]
+    if len(chosen) > 1:
+        parser.error(f"give one of {', '.join(chosen)}, not several: each is its own set of runs")
     if args.convergence:
         apply_convergence(args, parser, defaults)
     if args.confirm:
         apply_confirmation(args, parser)
+    if args.lr_sweep:
+        apply_lr_sweep(args, parser)
     if args.budget_minutes is None and args.budget_steps is None:     # 0 is a budget (refused below), not unset
         args.budget_minutes, args.budget_steps = defaults.budget_minutes, defaults.budget_steps
     for name in ("seeds", "val_every", "val_sentences", "patience", "target_bleu"):
@@ -205,6 +214,15 @@ def apply_convergence(args, parser, defaults) -> None:
     args.only = ",".join(CONVERGENCE.rows)
     args.patience = CONVERGENCE.patience if args.patience is None else args.patience
     args.seeds = CONVERGENCE.seeds if args.seeds is None else args.seeds
+
+
+def apply_lr_sweep(args, parser) -> None:
+    """--lr-sweep: its rows at each rate, the grid's update budget (set below), its seeds."""
+    if args.data != "multi30k" or args.only or any(
+            getattr(args, name) is not None for name in ("budget_minutes", "budget_steps", "transformer_budget_steps")):
+        parser.error("--lr-sweep sets the Multi30k rows and the grid's budget itself: give it without --data toy, "
+                     "--budget-*, --transformer-budget-steps and --only")
+    args.seeds = LR_SWEEP.seeds if args.seeds is None else args.seeds
 
 
 def apply_confirmation(args, parser) -> None:
