@@ -35,10 +35,33 @@ def train(run_dir, *overrides: str, cache_dir=None):
 
 def run_cli(module: str, *args: str, input: bytes | None = None, cwd=None, timeout=300,
             env=None) -> subprocess.CompletedProcess:
-    """Run `python -m module args` the way a user does, in a fresh process."""
+    """Run `python -m module args` the way a user does, in a process of its own: forked
+    from a server that has imported torch (tests/fork_server.py) when the environment is
+    the server's, else a fresh interpreter."""
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    server = fork_server()
+    if server is not None and server.serves(full_env):
+        return server.run(module, args, input, cwd or ROOT, timeout)
     return subprocess.run([sys.executable, "-m", module, *args], input=input, capture_output=True,
                           cwd=cwd or ROOT, timeout=timeout, env=full_env)
+
+
+_SERVER = []
+
+
+def fork_server():
+    """This test process's fork server (started on first use), or None where fork is not
+    available or NMT_TEST_FRESH_PROCESSES=1 asks for a new interpreter every time."""
+    if not hasattr(os, "fork") or os.environ.get("NMT_TEST_FRESH_PROCESSES") == "1":
+        return None
+    if not _SERVER or _SERVER[0].process.poll() is not None:
+        import atexit
+
+        from tests.fork_server import ForkServer
+
+        _SERVER[:] = [ForkServer(ROOT)]
+        atexit.register(_SERVER[0].close)
+    return _SERVER[0]
 
 
 def fresh_shell_env() -> dict:
