@@ -24,6 +24,11 @@ import time
 from pathlib import Path
 
 PRELOADED = ("torch",)      # what the server imports once: the bulk of every command's start
+VOLATILE = ("PYTEST_CURRENT_TEST",)   # set anew for every test; read by no library at import
+
+
+def _stable(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k not in VOLATILE}
 
 
 def _child(request: dict) -> None:
@@ -103,17 +108,19 @@ class ForkServer:
         self.pending = b""          # answer bytes read past the last full line
 
     def serves(self, env: dict) -> bool:
-        """Whether a child of this server would see `env`: only the server's own."""
-        return self.process.poll() is None and env == self.env
+        """Whether a child of this server can run with `env`: the server's own, but for
+        variables no library reads when imported (pytest's name of the running test)."""
+        return self.process.poll() is None and _stable(env) == _stable(self.env)
 
-    def run(self, module: str, args, input: bytes | None, cwd, timeout: float) -> subprocess.CompletedProcess:
+    def run(self, module: str, args, input: bytes | None, cwd, timeout: float,
+            env: dict) -> subprocess.CompletedProcess:
         argv = [sys.executable, "-m", module, *args]
         with tempfile.TemporaryDirectory(prefix="nmt-fork-") as folder:
             stdin, stdout, stderr = (Path(folder) / name for name in ("stdin", "stdout", "stderr"))
             stdin.write_bytes(input or b"")
             stdout.touch()
             stderr.touch()
-            request = {"module": module, "args": [str(a) for a in args], "cwd": str(cwd), "env": self.env,
+            request = {"module": module, "args": [str(a) for a in args], "cwd": str(cwd), "env": env,
                        "stdin": str(stdin) if input is not None else os.devnull, "stdout": str(stdout),
                        "stderr": str(stderr)}
             self.process.stdin.write((json.dumps(request) + "\n").encode())

@@ -41,7 +41,7 @@ def run_cli(module: str, *args: str, input: bytes | None = None, cwd=None, timeo
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     server = fork_server()
     if server is not None and server.serves(full_env):
-        return server.run(module, args, input, cwd or ROOT, timeout)
+        return server.run(module, args, input, cwd or ROOT, timeout, full_env)
     return subprocess.run([sys.executable, "-m", module, *args], input=input, capture_output=True,
                           cwd=cwd or ROOT, timeout=timeout, env=full_env)
 

@@ -206,12 +206,12 @@ def test_translate_stops_while_decoding(tmp_path, toy_checkpoint):
     assert empty.process.wait(timeout=90) == 0
     loading = time.monotonic() - started
     source = tmp_path / "in.txt"
-    source.write_text("monday the twenty first of march nineteen eighty four\n" * 4000)
+    source.write_text("monday the twenty first of march nineteen eighty four\n" * 20000)
     output = tmp_path / "out.txt"
     child = Child("nmt.translate", "--checkpoint", str(toy_checkpoint), "--input", str(source),
                   "--output", str(output), "--beam-size", "5")
     child.wait_for(child.handles_sigterm)
-    time.sleep(loading + 1.0)             # decoding: 4,000 beam-5 lines take many seconds
+    time.sleep(loading + 1.0)             # decoding: 20,000 beam-5 lines take a minute or more
     assert child.process.poll() is None
     code = child.stop(signal.SIGINT)
     one_stop_line(child, code, signal.SIGINT)
