@@ -35,13 +35,13 @@ def _cell(value: float | None, digits: int = 2) -> str:
 
 
 def chosen_rates(runs: list[dict]) -> dict[str, float]:
-    """row -> the rate of its highest mean validation BLEU (rows with any finished rate)."""
+    """row -> the rate of its highest mean validation BLEU, for the rows whose every
+    rate has finished (a row still training has no chosen rate yet)."""
     chosen = {}
     for row in LR_SWEEP.rows:
         scored = [(_mean([r for r in runs if r["name"] == lr_name(row, rate)], "valid_bleu"), rate)
                   for rate in LR_SWEEP.rates]
-        scored = [(bleu, rate) for bleu, rate in scored if bleu is not None]
-        if scored:
+        if all(bleu is not None for bleu, _ in scored):
             chosen[row] = max(scored)[1]
     return chosen
 
@@ -77,7 +77,8 @@ def reading_lines(runs: list[dict], chosen: dict[str, float], spread: dict[str, 
     if set(chosen) != set(LR_SWEEP.rows) or any(r["status"] == "not run" for r in runs):
         missing = sorted({r["name"] for r in runs if not r["eval"]})
         return [f"Not read yet: {len(missing)} of {len(runs)} runs have no record ({', '.join(missing)}). The "
-                "reading below is written when every rate of every row has finished."]
+                "reading is written here, and each row's rate is chosen (bold), when every rate of every row "
+                "has finished."]
     at_best = {row: [r for r in runs if r["name"] == lr_name(row, chosen[row]) and r["eval"]] for row in chosen}
     lines = []
     for test, confirm in (("test_2016", False), ("test_2017", True)):

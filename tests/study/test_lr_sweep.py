@@ -90,3 +90,4 @@ def test_a_gap_within_the_grid_spread_is_level_and_a_partial_sweep_is_not_read(t
     text = write_lr_sweep_report(sweep, {"budget_steps": 1600, "val_sentences": 300, "sessions": []})
     assert "Not read yet: 1 of 9 runs have no record (luong_dot-lr0.004)" in text
     assert "| luong_dot | 0.004 | – | – | – | – | 0 of 1 |" in text
+    assert "| luong_dot | 0.002 | 28.00 |" in text and "| bahdanau | **0.002** | **34.00** |" in text  # no rate chosen
