@@ -52,7 +52,6 @@ class HFBeamTree:
         self.nodes: list[BeamNode] = []
         self.finals: list[BeamFinal] = []
         self.by_prefix: dict[tuple[int, ...], int] = {}
-        self.ended_by_limit: set[int] = set()      # finished nodes that end at the length limit, not eos
 
     def add(self, prefix: tuple, parent, token, log_prob: float, score: float, state: str, attention) -> int:
         node = BeamNode(len(self.nodes), parent, len(prefix), token, log_prob, score, state, attention)
@@ -122,10 +121,8 @@ def _replay_step(tree: HFBeamTree, prefixes: list[tuple], running: torch.Tensor,
         else:
             continue
         prefix = prefixes[row] + (token,)
-        node = tree.add(prefix, tree.by_prefix[prefixes[row]], token, float(log_probs[row, token]), base + score,
-                        state, _row(cross[row], cross.size(-1)))
-        if state == "finished" and token not in eos:
-            tree.ended_by_limit.add(node)
+        tree.add(prefix, tree.by_prefix[prefixes[row]], token, float(log_probs[row, token]), base + score,
+                 state, _row(cross[row], cross.size(-1)))
         if state == "kept":
             kept.append((prefix, score))
     return kept

@@ -25,6 +25,13 @@ from nmt.decoding.interface import Translation, check_sentences
 from nmt.viz.attention_data import _map
 
 
+def refuse_coverage_penalty(coverage_penalty: float) -> None:
+    """Wu et al.'s coverage penalty re-ranks nmt's own beam only: one NmtError line otherwise."""
+    if coverage_penalty:
+        raise NmtError("--coverage-penalty re-ranks nmt's own beam; a Hugging Face model is decoded by its "
+                       "generate(): leave it out")
+
+
 class HFTokens:
     """The part of nmt's Tokenizer the explorer asks of a model."""
 
@@ -101,9 +108,7 @@ class HFTranslator:
                   length_penalty: float = 1.0, min_length: int = 0, coverage_penalty: float = 0.0,
                   prefix: str | None = None) -> list[Translation]:
         """One Translation per sentence; an empty line gives an empty one."""
-        if coverage_penalty:
-            raise NmtError("--coverage-penalty re-ranks nmt's own beam; a Hugging Face model is decoded by its "
-                           "generate(): leave it out")
+        refuse_coverage_penalty(coverage_penalty)
         if not 1 <= nbest <= beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
         return [self._one(s, beam_size, nbest, length_penalty, min_length, prefix)[0] if s.strip()
@@ -116,9 +121,7 @@ class HFTranslator:
         """Translate one sentence with generate()'s beam, recording its search ->
         (Translation, HFBeamTree: nodes and finals as nmt's BeamRecorder has
         them); the translation is translate()'s with nbest = beam_size."""
-        if coverage_penalty:
-            raise NmtError("--coverage-penalty re-ranks nmt's own beam; a Hugging Face model is decoded by its "
-                           "generate(): leave it out")
+        refuse_coverage_penalty(coverage_penalty)
         if beam_size < 2:
             raise NmtError(f"the beam tree needs a beam of 2 or more (got {beam_size})")
         return self._one(check_sentences([text])[0], beam_size, beam_size, length_penalty, min_length, prefix,

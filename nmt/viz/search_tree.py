@@ -54,10 +54,8 @@ def beam_tree(translator, text: str, beam_size: int = 5, length_penalty: float =
     data = {"source": text, "src_pieces": out.src_pieces, "beam_size": beam_size, "alpha": length_penalty,
             "beta": coverage_penalty, "exact_zeros": exact_zeros(translator), "nodes": [], "finals": []}
     data["ranking"] = getattr(recorder, "ranking", "nmt")
-    by_limit = getattr(recorder, "ended_by_limit", set())     # finished at the length limit, not by eos
-    for n in recorder.nodes:
-        ended = n.state == "finished" and n.id not in by_limit
-        piece = "<s>" if n.token is None else ("</s>" if ended else tokenizer.tgt_pieces([n.token])[0])
+    for n in recorder.nodes:                                # eos is its own piece, </s>
+        piece = "<s>" if n.token is None else tokenizer.tgt_pieces([n.token])[0]
         data["nodes"].append({"id": n.id, "parent": n.parent, "step": n.step, "token": n.token, "piece": piece,
                               "logp": round(n.log_prob, DIGITS), "score": round(n.score, DIGITS),
                               "state": n.state, "attention": n.attention})
