@@ -35,6 +35,8 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
         parser.error(f"--out {args.out}: a folder named {Path(args.out).name} holds {what}; add {flag}, or "
                      "name another folder")
     args.reproduce = parse_reproduce(args.reproduce, parser)
+    if args.reproduce and args.lr_sweep:
+        parser.error("--reproduce reruns runs of the grid; --lr-sweep trains its own rows: give one of the two")
     # where the records of the runs trained now go: the part's, or its reproduce/ folder
     args.records_out = args.out / REPRODUCE if args.reproduce else args.out
     if args.reproduce:

@@ -30,7 +30,8 @@ def test_lr_sweep_options(tmp_path):
     assert len(configs) == 9 and all(s == [1] for s in seeds.values())
     for extra, said in ((["--only", "bahdanau"], "--lr-sweep sets the Multi30k rows"),
                         (["--budget-steps", "50"], "--lr-sweep sets the Multi30k rows"),
-                        (["--confirm"], "give one of --confirm, --lr-sweep, not several")):
+                        (["--confirm"], "give one of --confirm, --lr-sweep, not several"),
+                        (["--reproduce", "bahdanau-lr0.001:1"], "--reproduce reruns runs of the grid")):
         done = run_cli("nmt.study", "--lr-sweep", *extra, "--out", str(tmp_path / "x"), "--list")
         assert done.returncode == 2 and said in done.stderr.decode() and done.stderr.decode().count("\n") == 1
 
