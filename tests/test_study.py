@@ -94,7 +94,7 @@ def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch
 
     trained = []
 
-    def fake_training(command, log_path, env, timeout_s, stall_s, progress=()):
+    def fake_training(command, log_path, env, timeout_s, stall_s, progress=(), append=False):
         run_dir = log_path.parent                  # what nmt.train leaves: a summary and a best checkpoint
         (run_dir / "checkpoints").mkdir()
         (run_dir / "checkpoints" / "best.pt").write_bytes(b"")
@@ -126,6 +126,65 @@ def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch
         else:               # evaluated as it is: the record says which code and processor trained it
             assert trained == [] and (record["commit"], record["evaluated_at"]) == ("earlier", "final")
             assert (record["cpu"], record["evaluated_on"]) == ("that cpu", "this cpu")
+
+
+@pytest.mark.parametrize("case", ["killed", "sigterm", "study killed", "failed", "other commit",
+                                  "other cpu", "other command", "no last.pt", "broken last.pt"])
+def test_an_interrupted_run_continues_from_its_last_checkpoint(tmp_path, monkeypatch, toy_checkpoint, case):
+    """A run stopped from outside (a signal, or the study itself killed) continues
+    from its own last.pt with trainer.resume=auto when the same commit, processor
+    and command started it; anything else is moved aside and trained from the start."""
+    import nmt.study.runner as runner
+
+    calls = []
+
+    def fake_training(command, log_path, env, timeout_s, stall_s, progress=(), append=False):
+        calls.append((command, append, log_path.read_text() if log_path.exists() else None))
+        (log_path.parent / "checkpoints").mkdir(exist_ok=True)
+        (log_path.parent / "checkpoints" / "best.pt").write_bytes(b"")
+        (log_path.parent / "summary.json").write_text("{}")
+        return 0, "finished"
+
+    monkeypatch.setattr(runner, "run_watched", fake_training)
+    monkeypatch.setattr(runner, "cpu_fingerprint", lambda: "this cpu")
+    config = next(c for c in study_configs("toy") if c.name == "luong_dot")
+    run_dir = tmp_path / "luong_dot" / "seed1"
+    command = runner.train_command(config, 1, run_dir, ["data=toy"])
+    (run_dir / "checkpoints").mkdir(parents=True)
+    shutil.copyfile(toy_checkpoint, run_dir / "checkpoints" / "last.pt")
+    step = runner.last_step(run_dir)
+    assert step == 60                                   # the toy checkpoint's own update
+    (run_dir / "study_train.out").write_text("the first 60 updates\n")
+    (run_dir / runner.TRAINED).write_text(json.dumps(
+        {"commit": "other" if case == "other commit" else "here",
+         "cpu": "that cpu" if case == "other cpu" else "this cpu"}))
+    started_with = [*command[1:], "trainer.seed=2"] if case == "other command" else command[1:]
+    (run_dir / "study_command.json").write_text(json.dumps(started_with))
+    reason = {"killed": "exit status -9 after 900 s: killed", "sigterm": "exit status 143 after 900 s: stopped",
+              "failed": "exit status 1 after 3 s: nmt: error: no such option"}.get(case)
+    if reason:
+        (run_dir / runner.FAILED).write_text(reason + "\n")
+    if case == "no last.pt":
+        (run_dir / "checkpoints" / "last.pt").unlink()
+    if case == "broken last.pt":
+        (run_dir / "checkpoints" / "last.pt").write_bytes(b"PK not a checkpoint")
+
+    assert runner.train(config, 1, run_dir, ["data=toy"], None, commit="here")
+    [(ran, appended, log_before)] = calls
+    if case in ("killed", "sigterm", "study killed"):
+        assert ran == [*command, "trainer.resume=auto"] and appended
+        assert log_before == "the first 60 updates\n"                  # the log goes on
+        assert runner.trained_stamp(run_dir) == {"commit": "here", "cpu": "this cpu",
+                                                 "continued_from_updates": [60]}
+        note = (run_dir / "study_interruptions.txt").read_text()
+        assert note == f"{reason if reason else 'the study was stopped'}; " \
+                       "continued from checkpoints/last.pt at update 60\n"
+        assert not (run_dir / runner.FAILED).exists() and not run_dir.with_name("seed1.previous1").exists()
+    else:                                                # moved aside, nothing removed, a fresh start
+        assert ran == command and not appended and log_before is None
+        assert (run_dir.with_name("seed1.previous1") / "study_train.out").read_text() == "the first 60 updates\n"
+        assert runner.trained_stamp(run_dir) == {"commit": "here", "cpu": "this cpu"}
+        assert json.loads((run_dir / "study_command.json").read_text()) == command[1:]
 
 
 def test_seed_spread_pools_the_variances():

@@ -140,6 +140,8 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None, confir
     record["commit"] = stamp.get("commit", "unknown")            # the code that trained it
     if record["commit"] != here:
         record["evaluated_at"] = here
+    if stamp.get("continued_from_updates"):                     # interrupted, then continued (exact resume)
+        record["continued_from_updates"] = stamp["continued_from_updates"]
     if stamp.get("cpu", record["cpu"]) != record["cpu"]:         # the processor that trained it
         record["evaluated_on"], record["cpu"] = record["cpu"], stamp["cpu"]
     started = time.perf_counter()

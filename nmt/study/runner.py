@@ -3,7 +3,10 @@
 A failed run (non-zero exit, time-out) leaves `study_failed.txt` in its
 folder with the exit status and the last lines of its output; the study
 goes on. A folder with `summary.json` is finished and is not trained again,
-so an interrupted study continues where it stopped. `study_trained.json`
+so an interrupted study continues where it stopped; a run that was interrupted
+(killed, or stopped by a signal) continues from its own checkpoints/last.pt when
+the same commit, processor and command started it, and starts again otherwise.
+`study_trained.json`
 names the commit and the processor that trained the folder: a record names
 those, not the ones of the process that evaluated it, and a rerun that must train at
 its own commit (--reproduce) trains again a folder trained at another.
@@ -108,14 +111,14 @@ def size_of(path: Path) -> int:
 
 
 def run_watched(command: list[str], log_path: Path, env: dict, timeout_s: float | None,
-                stall_s: float, progress: tuple[Path, ...] = ()) -> tuple[int, str]:
+                stall_s: float, progress: tuple[Path, ...] = (), append: bool = False) -> tuple[int, str]:
     """Run `command` with its output in `log_path`; stop it when neither its output
     nor the files in or under `progress` (files or folders) have grown for
-    `stall_s` seconds, or after `timeout_s` (None: no limit). -> (exit status,
-    what happened)."""
+    `stall_s` seconds, or after `timeout_s` (None: no limit); `append` keeps what
+    the log holds. -> (exit status, what happened)."""
     started = time.monotonic()
     watched = (log_path, *progress)
-    with open(log_path, "w", encoding="utf-8") as log:
+    with open(log_path, "a" if append else "w", encoding="utf-8") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         CHILDREN.add(process)
         try:
@@ -203,6 +206,62 @@ def trained_stamp(run_dir: Path) -> dict:
     return stamp if isinstance(stamp, dict) else {}
 
 
+def can_continue(run_dir: Path, command: list[str], commit: str) -> bool:
+    """An interrupted folder this study started with the same command, at `commit`,
+    on this processor, whose checkpoints/last.pt loads: its run continues from there
+    (the trainer's exact resume) instead of starting again. A failure the run
+    itself reported (a non-zero exit of its own) starts again."""
+    if status(run_dir) == "finished" or not was_interrupted(run_dir):
+        return False
+    stamp = trained_stamp(run_dir)
+    if stamp.get("commit") != commit or stamp.get("cpu") != cpu_fingerprint():
+        return False
+    try:
+        started_with = json.loads((run_dir / "study_command.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return started_with == command[1:] and last_step(run_dir) is not None
+
+
+# How a run stopped from outside ends: killed by a signal (a negative status), the
+# trainer's own exit after SIGINT or SIGTERM (130, 143, last.pt written), stopped by
+# the study's watch, or no failure written at all (the study itself was killed).
+INTERRUPTIONS = ("exit status -", "exit status 130", "exit status 143", "killed after", "stopped: no output")
+
+
+def was_interrupted(run_dir: Path) -> bool:
+    if not (run_dir / FAILED).exists():
+        return True
+    return failure_reason(run_dir).startswith(INTERRUPTIONS)
+
+
+def last_step(run_dir: Path) -> int | None:
+    """The update checkpoints/last.pt was written at; None where it is missing or does not load."""
+    from nmt.store.checkpoints import load_checkpoint
+
+    try:
+        step = load_checkpoint(run_dir / "checkpoints" / "last.pt", mmap=True).get("progress", {}).get("step")
+    except NmtError:
+        return None
+    return step if isinstance(step, int) else None
+
+
+def continue_from_last(run_dir: Path, command: list[str]) -> list[str]:
+    """Ready `run_dir` to continue: its failure note joins study_interruptions.txt,
+    the stamp lists the step it continues from, and the command gains
+    trainer.resume=auto (its own checkpoints/last.pt)."""
+    failed = run_dir / FAILED
+    note = failure_reason(run_dir) if failed.exists() else "the study was stopped"
+    step = last_step(run_dir)
+    with open(run_dir / "study_interruptions.txt", "a", encoding="utf-8") as log:
+        log.write(f"{note}; continued from checkpoints/last.pt at update {step}\n")
+    failed.unlink(missing_ok=True)
+    stamp = trained_stamp(run_dir)
+    stamp["continued_from_updates"] = [*stamp.get("continued_from_updates", []), step]
+    (run_dir / TRAINED).write_text(json.dumps(stamp) + "\n")
+    return [*command, "trainer.resume=auto"]
+
+
 def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], timeout_s: float | None,
           threads: int = 1, stall_minutes: float = STALL_MINUTES, at_commit: str | None = None,
           commit: str | None = None) -> bool:
@@ -211,17 +270,22 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
     `commit` (default: asked of git) is stamped on a folder this call trains."""
     if status(run_dir) == "finished" and (at_commit is None or trained_stamp(run_dir).get("commit") == at_commit):
         return True
-    make_room(run_dir)                        # failed, interrupted, or trained by other code: start clean
-    run_dir.mkdir(parents=True)
-    (run_dir / TRAINED).write_text(json.dumps({"commit": commit or git_commit(), "cpu": cpu_fingerprint()}) + "\n")
+    commit = commit or git_commit()
     command = train_command(config, seed, run_dir, common)
-    (run_dir / "study_command.json").write_text(json.dumps(command[1:]) + "\n")
+    continuing = can_continue(run_dir, command, commit)
+    if continuing:
+        command = continue_from_last(run_dir, command)
+    else:
+        make_room(run_dir)                    # failed, or trained by other code or another command: start clean
+        run_dir.mkdir(parents=True)
+        (run_dir / TRAINED).write_text(json.dumps({"commit": commit, "cpu": cpu_fingerprint()}) + "\n")
+        (run_dir / "study_command.json").write_text(json.dumps(command[1:]) + "\n")
     log_path = run_dir / "study_train.out"
     env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1", OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads))
     started = time.perf_counter()
     code, reason = run_watched(command, log_path, env, timeout_s, stall_minutes * 60,
-                               (run_dir,))
+                               (run_dir,), append=continuing)
     if code == 0 and status(run_dir) == "finished":
         return True
     tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
