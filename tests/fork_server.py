@@ -23,7 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-PRELOADED = ("torch",)      # what the server imports once: the bulk of every command's start
+# What the server imports once, the bulk of every command's start: torch, the part of it
+# the first optimizer imports (torch._dynamo, 2 s), and the libraries every command loads.
+# None of them reads a variable run_cli may change, or leaves a Python thread running.
+PRELOADED = ("torch", "torch._dynamo", "hydra", "omegaconf", "sentencepiece", "sacrebleu", "matplotlib", "tqdm")
 VOLATILE = ("PYTEST_CURRENT_TEST",)   # set anew for every test; read by no library at import
 
 

@@ -25,7 +25,7 @@ from nmt.config_schema.table import RULES
 from nmt.config_schema.values import as_plain, leaves
 from nmt.errors import NmtError
 from nmt.models.build import check_model_config
-from tests.helpers import CONFIGS, run_cli
+from tests.helpers import CONFIGS, ROOT, run_cli
 
 GROUPS = ["data", "model/encoder", "model/decoder", "model/attention", "model/bridge",
           "model/positional", "optimizer", "schedule", "trainer", "experiment"]
@@ -101,6 +101,36 @@ def test_every_model_option_builds_before_any_data(configs):
     for overrides in cases:
         cfg = compose_config(*overrides)
         check_model_config(cfg.model, int(cfg.data.vocab_size))
+
+
+def test_the_meta_build_fills_no_values_and_loads_no_meta_kernels():
+    """check_model_config's model has every parameter's shape and no values; a
+    normal_ initialiser (the embeddings') is skipped on meta tensors: its meta kernel
+    would import torch._dynamo and sympy (~800 modules, 2 s) before any data is read."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, torch\n"
+             "from nmt.models.build import MetaInitSkipped, check_model_config\n"
+             "from tests.test_config_schema import compose_config\n"
+             "cfg = compose_config('experiment=transformer_small')\n"
+             "model = check_model_config(cfg.model, 8000)\n"
+             "assert 'torch._dynamo' not in sys.modules, 'imported'\n"
+             "assert all(p.is_meta for p in model.parameters())\n"
+             "print(sum(p.numel() for p in model.parameters()))\n"
+             "with torch.device('meta'), MetaInitSkipped():\n"
+             "    table = torch.nn.Embedding(3, 2)\n"
+             "    torch.nn.init.normal_(table.weight, std=0.1)\n"
+             "    table.weight.normal_()\n"
+             "assert table.weight.is_meta and table.weight.shape == (3, 2)\n"
+             "assert 'torch._dynamo' not in sys.modules\n"
+             "plain = torch.empty(3, 2).zero_()\n"
+             "with MetaInitSkipped():\n"
+             "    plain.normal_()\n"
+             "assert plain.abs().sum() > 0                 # a real tensor is still filled\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "9626624"             # transformer_small, parameter for parameter
 
 
 def wrong_values(rule) -> list:

@@ -5,6 +5,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate as hydra_instantiate
 from omegaconf import DictConfig
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, check_combination
 from nmt.errors import NmtError
@@ -30,8 +31,22 @@ def check_model_config(model_cfg: DictConfig, vocab_size: int) -> Seq2Seq:
     Returns that meta-device model, for checks of settings that name its
     layers and heads (trainer.guided_alignment).
     """
-    with torch.device("meta"):
+    with torch.device("meta"), MetaInitSkipped():
         return build_model(model_cfg, vocab_size, vocab_size)
+
+
+class MetaInitSkipped(TorchFunctionMode):
+    """A meta tensor holds no values, so `normal_` on one (nn.init's or the tensor's)
+    returns it as it is: torch's meta kernel for it would import torch._dynamo and
+    sympy (about 800 modules, 2 s) on every command that checks a model config."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(func, "__name__", None) == "normal_":
+            tensor = args[0] if args else kwargs.get("tensor")
+            if isinstance(tensor, torch.Tensor) and tensor.is_meta:
+                return tensor
+        return func(*args, **kwargs)
 
 
 def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,
