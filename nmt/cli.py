@@ -26,13 +26,13 @@ import sys
 from pathlib import Path
 
 from nmt import signals
-from nmt.cli_checks import close_stdout, exit_code_of, hydra_prints, run_printing_checked
+from nmt.cli_checks import close_stdout, exit_code_of, hydra_prints, print_error_line, run_printing_checked
 from nmt.errors import NmtError
 
 
 def print_error(error) -> None:
-    """The one line a user error prints."""
-    print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+    """The one line a user error prints (a stop signal after it writes no other)."""
+    print_error_line(str(error))
 
 
 def check_file_size_limit() -> None:

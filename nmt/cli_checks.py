@@ -17,6 +17,7 @@ import sys
 import types
 from pathlib import Path
 
+from nmt import signals
 from nmt.atomic import write_all
 from nmt.errors import NmtError
 
@@ -77,7 +78,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message):
         """A usage mistake (a missing or malformed option): one line and exit 2."""
-        print(f"nmt: error: {message} ({self.prog} --help lists the options)", file=sys.stderr, flush=True)
+        print_error_line(f"{message} ({self.prog} --help lists the options)")
         sys.exit(2)
 
     def print_help(self, file=None):
@@ -86,8 +87,16 @@ class ArgumentParser(argparse.ArgumentParser):
         try:
             write_stdout(self.format_help())
         except NmtError as error:
-            print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+            print_error_line(str(error))
             sys.exit(1)
+
+
+
+def print_error_line(text: str) -> None:
+    """`nmt: error: TEXT` on stderr, a failed command's one line; a stop signal
+    after it writes no other (nmt.signals)."""
+    print(f"nmt: error: {text}", file=sys.stderr, flush=True)
+    signals.error_reported()
 
 
 def _drop_stdout() -> None:
@@ -167,7 +176,7 @@ def run_printing_checked(main) -> int:
     try:
         write_stdout(printed)
     except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        print_error_line(str(error))
         return code or 1
     return code
 
@@ -177,7 +186,7 @@ def print_checked(text: str) -> int:
     try:
         write_stdout(text)
     except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        print_error_line(str(error))
         return 1
     return 0
 
@@ -190,7 +199,7 @@ def close_stdout(code: int) -> int:
         if _stdout_failure is not None:
             raise NmtError(_stdout_failure)
     except NmtError as error:
-        print(f"nmt: error: {error}", file=sys.stderr, flush=True)
+        print_error_line(str(error))
         return code or 1
     return code
 

@@ -43,6 +43,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 temporary_files: set[str] = set()   # atomic writes in progress (nmt.atomic adds and removes)
 _context = ""                       # what the line says after "stopped by SIGINT"
+_pending_error: str | None = None   # an error on its way to its one line (set_pending_error)
 _reported = False                   # the line is written once per process
 _shutdown_registered = False        # _ignore_stop_signals is an atexit call
 
@@ -80,6 +81,27 @@ def set_context(context: str) -> None:
     _context = context
 
 
+def set_pending_error(message: str | None) -> None:
+    """An error the program is on its way to report (cleaning up first): a stop
+    signal in between ends the process with that error's line, `nmt: error:
+    MESSAGE`, and status 1, not with "stopped by ...", which would hide its cause
+    (a lost rank's peer, whose launcher stops the survivors, sees exactly this)."""
+    global _pending_error
+    _pending_error = message
+
+
+def error_reported() -> None:
+    """The program wrote its error line: a later signal writes no other."""
+    global _reported, _pending_error
+    _reported, _pending_error = True, None
+
+
+def next_job() -> None:
+    """A sweep goes on after a failed job's line: the next job's signal gets its own."""
+    global _reported, _pending_error
+    _reported, _pending_error = False, None
+
+
 def describe(signum: int, context: str | None = None) -> str:
     """`stopped by SIGINT before training started`: the line without "nmt: "."""
     detail = _context if context is None else context
@@ -108,7 +130,15 @@ def report(signum: int, context: str | None = None, raw: bool = False) -> None:
 
 
 def _exit_now(signum, frame):
-    report(signum, raw=True)
+    pending = _pending_error
+    if pending is not None and not _reported:
+        error_reported()
+        try:
+            os.write(2, f"nmt: error: {pending}\n".encode("utf-8", "replace"))
+        except OSError:
+            pass
+    else:
+        report(signum, raw=True)
     for path in list(temporary_files):
         try:
             os.unlink(path)
@@ -119,4 +149,4 @@ def _exit_now(signum, frame):
             stream.flush()
         except Exception:           # closed, full, or inside its own write when the signal came
             pass
-    os._exit(exit_code(signum))
+    os._exit(1 if pending is not None else exit_code(signum))

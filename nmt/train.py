@@ -73,6 +73,7 @@ def main(cfg: DictConfig) -> float:
         _log_to_file(str(error))
         print_error(error)
         if HydraConfig.get().mode == RunMode.MULTIRUN:
+            signals.next_job()                   # the sweep goes on: a later signal is the next job's
             raise JobFailed(f"nmt: error: {error}") from None
         sys.exit(1)
     except KeyboardInterrupt:            # Ctrl-C when main() is called without signals.install()

@@ -274,6 +274,37 @@ def test_signal_at_exit(signum, moment):
     assert (result.returncode, result.stdout, result.stderr) == expected
 
 
+PENDING_SCRIPT = """
+import os, signal, sys, time
+from nmt import signals
+from nmt.cli import print_error
+signals.install("; test")
+signals.set_pending_error("another rank stopped or stayed silent (at step 3)")
+if sys.argv[1] == "printed":              # the error's own line came first
+    print_error("another rank stopped or stayed silent (at step 3)")
+if sys.argv[1] == "next job":             # a sweep's failed job: the next one is stopped
+    print_error("another rank stopped or stayed silent (at step 3)")
+    signals.next_job()
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(5)
+print("not reached", flush=True)
+"""
+
+
+@pytest.mark.parametrize("moment", ["before its line", "printed", "next job"])
+def test_a_signal_while_an_error_is_on_its_way_reports_the_error(moment):
+    """An error on its way to its line (cleaning up first) and a stop signal in
+    between (a launcher stopping the survivors of a lost rank): the one line is
+    the error, status 1; after the error's own line, the signal adds none; a
+    sweep's next job, stopped, says so."""
+    result = subprocess.run([sys.executable, "-c", PENDING_SCRIPT, moment], cwd=ROOT, env=ENV,
+                            capture_output=True, text=True, timeout=60)
+    line = "nmt: error: another rank stopped or stayed silent (at step 3)\n"
+    expected = {"before its line": (1, line), "printed": (143, line),
+                "next job": (143, line + "nmt: stopped by SIGTERM; test\n")}[moment]
+    assert (result.returncode, result.stderr) == expected and result.stdout == ""
+
+
 def free_port() -> int:
     import socket
 
