@@ -45,7 +45,8 @@ from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_li
                               valid_references)
 from nmt.study.options import parse_args as parse_options
 from nmt.study.planning import collect_records, plan, report_configs
-from nmt.study.runner import record_done, record_path_of
+from nmt.study.provenance import rerun_done
+from nmt.study.runner import read_record, record_done, record_path_of
 from nmt.study.second_test import confirm_links, confirm_pairs
 
 
@@ -245,10 +246,19 @@ def pending(args, configs, seeds) -> tuple[list, int]:
     """(config, seed) not yet finished, seed-major: every configuration's first
     seed before any second seed, so a study stopped early has every row; and
     the number of runs planned. A --reproduce rerun counts only if this
-    commit trained it: one from an earlier commit is trained again."""
-    here = git_commit() if args.reproduce else None
+    commit trained it, on this processor or on its original's
+    (provenance.rerun_done): any other is trained again."""
+    if args.reproduce:
+        here, cpu = git_commit(), cpu_fingerprint()
+
+        def done(name, seed):
+            return rerun_done(read_record(record_path_of(args.records_out, name, seed)),
+                              read_record(record_path_of(args.out, name, seed)), here, cpu)
+    else:
+        def done(name, seed):
+            return record_done(record_path_of(args.records_out, name, seed))
     todo = [(c, s) for s in sorted({s for v in seeds.values() for s in v}) for c in configs
-            if s in seeds[c.name] and not record_done(record_path_of(args.records_out, c.name, s), here)]
+            if s in seeds[c.name] and not done(c.name, s)]
     return todo, sum(len(s) for s in seeds.values())
 
 

@@ -38,6 +38,21 @@ def commit_lines(runs: list[dict]) -> list[str]:
             + (" Trained from a tree with uncommitted changes: flagged above." if dirty else "")]
 
 
+def same_processor(original: dict, rerun: dict) -> bool:
+    """Whether a rerun trained on the processor its original did (a record without one
+    predates the field: taken as the same)."""
+    return original.get("cpu") is None or rerun.get("cpu") is None or original["cpu"] == rerun["cpu"]
+
+
+def rerun_done(rerun: dict | None, original: dict | None, commit: str, cpu: str) -> bool:
+    """A --reproduce rerun that stands: finished at `commit`, on this processor or on its
+    original's (that one is kept even where this machine differs; a rerun on a third
+    processor is trained again here)."""
+    if not rerun or rerun.get("status") != "finished" or rerun.get("commit") != commit:
+        return False
+    return rerun.get("cpu") in (cpu, None) or same_processor(original or {}, rerun)
+
+
 def compare_records(original: dict, rerun: dict) -> list[tuple[str, float, float, bool]]:
     """(figure, original, rerun, within tolerance) for each figure both have."""
     a, b = original.get("eval") or {}, rerun.get("eval") or {}
@@ -51,7 +66,9 @@ def reproduction_lines(out_dir: Path) -> list[str]:
     out = ["", "## Reproduction at the final commit", "",
            "A sample of runs trained again at the final commit (`python -m nmt.study --reproduce NAME:SEED,...` "
            "with this part's options; records in `reproduce/records`), each figure against its original: "
-           "updates equal, BLEU and chrF within 0.01, AER and entropy within 0.001."]
+           "updates equal, BLEU and chrF within 0.01, AER and entropy within 0.001. That holds on the "
+           "original's processor; on another one (other vector units, so floating-point sums in another "
+           "order) training takes another path, and the row says how far each figure moved instead."]
     paths = sorted(folder.glob("*/seed*.json")) if folder.is_dir() else []
     rows = []
     for path in paths:
@@ -62,9 +79,14 @@ def reproduction_lines(out_dir: Path) -> list[str]:
             continue
         figures = compare_records(original, rerun)
         worst = [f"{k} {x:.4g} → {y:.4g}" for k, x, y, ok in figures if not ok]
-        rows.append(f"| {name} | {seed} | `{original.get('commit')}` | `{rerun.get('commit')}` | "
-                    + ("reproduces: " + ", ".join(f"{k} {y:.4g}" for k, _, y, _ in figures[:4])
-                       if not worst else "differs: " + ", ".join(worst)) + " |")
+        cells = f"| {name} | {seed} | `{original.get('commit')}` | `{rerun.get('commit')}` | "
+        if not same_processor(original, rerun):
+            rows.append(cells + f"another processor ({rerun.get('cpu', 'unknown')}; the original: "
+                        f"{original.get('cpu', 'unknown')}), not comparable bit for bit: "
+                        + ", ".join(f"{k} {x:.4g} → {y:.4g}" for k, x, y, _ in figures) + " |")
+            continue
+        rows.append(cells + ("reproduces: " + ", ".join(f"{k} {y:.4g}" for k, _, y, _ in figures[:4])
+                             if not worst else "differs: " + ", ".join(worst)) + " |")
     if not rows:
         return out + ["", "Not run yet."]
     return out + ["", "| configuration | seed | original commit | rerun commit | figures |", "|---|---|---|---|---|",

@@ -171,6 +171,31 @@ def test_records_from_another_commit_are_flagged_and_reruns_compared(tmp_path):
     assert reproduction_lines(tmp_path)[-1] == "| bahdanau | 1 | `a` | `b` | reproduces: best_step 400, test_bleu 30, aer 0.3 |"
 
 
+def test_a_rerun_on_another_processor_is_not_read_as_a_difference(tmp_path):
+    """Bit-identity holds on the original's processor only: a rerun elsewhere gets a
+    row that says so and how far each figure moved; --reproduce keeps a rerun made on
+    this processor or on the original's, and trains any other again."""
+    from nmt.study.provenance import rerun_done
+
+    intel, amd = "Intel Xeon, avx512", "AMD EPYC, avx2"
+    original = {"eval": {"test_bleu": 30.0, "aer": 0.3, "best_step": 400}, "commit": "a", "cpu": intel}
+    rerun = {"eval": {"test_bleu": 29.5, "aer": 0.31, "best_step": 400}, "commit": "b", "cpu": amd,
+             "status": "finished"}
+    for folder, record in ((tmp_path, original), (tmp_path / "reproduce", rerun)):
+        path = folder / "records" / "bahdanau" / "seed1.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(record))
+    assert reproduction_lines(tmp_path)[-1] == (
+        "| bahdanau | 1 | `a` | `b` | another processor (AMD EPYC, avx2; the original: Intel Xeon, avx512), "
+        "not comparable bit for bit: best_step 400 → 400, test_bleu 30 → 29.5, aer 0.3 → 0.31 |")
+    assert rerun_done(rerun, original, "b", amd)                    # made here: kept
+    assert rerun_done({**rerun, "cpu": intel}, original, "b", amd)  # on the original's processor: kept
+    assert not rerun_done(rerun, original, "b", intel)             # on the original's processor now: again
+    assert not rerun_done(rerun, original, "c", amd)               # another commit
+    assert not rerun_done({**rerun, "status": "failed"}, original, "b", amd)
+    assert not rerun_done(None, original, "b", amd)
+
+
 def test_every_aer_table_gets_the_baselines_under_it():
     from nmt.study.alignment_table import baseline_note
     from nmt.study.baselines import baseline_counts
