@@ -279,11 +279,31 @@ def print_plan(args, configs, todo: list, total: int, finished: int) -> None:
                  + "\n", keep_going=True)
 
 
+# The options that name files or folders: recorded absolute, so that the page writes them
+# relative to its repository root however the command was run (from a worktree, say).
+PATH_OPTIONS = ("--out", "--runs-dir", "--cache-dir", "--data-path", "--links", "--valid-links",
+                "--train-links", "--confirm-links")
+
+
+def absolute_paths(argv: list[str]) -> list[str]:
+    """argv with the value of every PATH_OPTIONS option made absolute (from this folder)."""
+    words, expects_path = [], False
+    for word in argv:
+        option, sep, value = word.partition("=")
+        if expects_path:
+            word = os.path.abspath(word)
+        elif sep and option in PATH_OPTIONS:
+            word = f"{option}={os.path.abspath(value)}"
+        expects_path = word in PATH_OPTIONS
+        words.append(word)
+    return words
+
+
 def record_session(args, argv, settings: dict, runs: int) -> dict:
     """study.json of the records' folder: the settings and this session's command."""
     session = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "machine": args.machine or default_machine(),
-               "command": "python -m nmt.study " + shlex.join(argv), "commit": git_commit(),
+               "command": "python -m nmt.study " + shlex.join(absolute_paths(argv)), "commit": git_commit(),
                "jobs": args.jobs, "threads": args.threads, "runs": runs}
     settings = {**settings, "data": args.data, "data_description": describe(args),
                 "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,

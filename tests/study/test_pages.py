@@ -2,6 +2,7 @@
 over-claims are gone, and every command in them reruns from the repository root."""
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,27 @@ def test_a_recorded_command_is_shown_as_run_from_the_repository_root(tmp_path):
         "python -m nmt.study --data-path ../shared/data/multi30k --links "
         "benchmarks/attention_study/multi30k/test.links --runs-dir ../runs/x --machine '2-core CPU' "
         "data.path=../shared/data/multi30k")
+
+
+def test_a_command_run_from_a_worktree_is_shown_as_run_from_the_repository_root(tmp_path, monkeypatch):
+    """Paths typed relative to another folder (a worktree beside the repository) are
+    recorded absolute, so the page writes them relative to its own repository root."""
+    from nmt.study.__main__ import absolute_paths
+
+    main, worktree = tmp_path / "main", tmp_path / "wt"
+    for checkout in (main, worktree):
+        (checkout / ".git").mkdir(parents=True)
+        (checkout / "nmt").mkdir()
+    out = main / "benchmarks" / "attention_study" / "learning_rate"
+    out.mkdir(parents=True)
+    monkeypatch.chdir(worktree)
+    argv = ["--lr-sweep", "--data-path", "../shared/data/multi30k", "--links", "benchmarks/x/test.links",
+            "--out", "../main/benchmarks/attention_study/learning_rate", "--runs-dir=../runs/lr", "--only",
+            "bahdanau", "--machine", "2 cores"]
+    recorded = "python -m nmt.study " + shlex.join(absolute_paths(argv))
+    assert portable_command(recorded, out) == (
+        "python -m nmt.study --lr-sweep --data-path ../shared/data/multi30k --links benchmarks/x/test.links "
+        "--out benchmarks/attention_study/learning_rate --runs-dir=../runs/lr --only bahdanau --machine '2 cores'")
 
 
 def test_baselines_are_read_in_words_with_the_references_noise():
