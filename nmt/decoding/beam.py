@@ -135,11 +135,16 @@ def _allowed(logits: Tensor, t: int, beams: _Beams, eos: int, never: tuple[int, 
     if t < min_len:
         log_probs[:, eos] = float("-inf")
     force_prefix(log_probs, t, prefix)
-    at_limit = (t + 1 >= beams.limit) & ~beams.finished
-    log_probs[at_limit] = float("-inf")
-    log_probs[at_limit, eos] = eos_score[at_limit]
-    log_probs[beams.finished] = float("-inf")
-    log_probs[beams.finished, eos] = 0.0
+    # rows by index, not by a boolean mask: masking rows of (n, V) costs a pass over it even
+    # when no row is selected, which is most steps
+    at_limit = ((t + 1 >= beams.limit) & ~beams.finished).nonzero().squeeze(1)   # (k,) rows
+    if at_limit.numel():
+        log_probs.index_fill_(0, at_limit, float("-inf"))
+        log_probs[at_limit, eos] = eos_score[at_limit]
+    ended = beams.finished.nonzero().squeeze(1)                                  # (k,) rows
+    if ended.numel():
+        log_probs.index_fill_(0, ended, float("-inf"))
+        log_probs[ended, eos] = 0.0
     return log_probs
 
 
