@@ -61,6 +61,7 @@ def install(context: str) -> None:
     """Stop signals from now on end the program: one line, exit 128 + N."""
     global _shutdown_registered
     set_context(context)
+    set_pending_error(None)             # a command starts with no error on its way out
     for signum in STOP_SIGNALS:
         signal.signal(signum, _exit_now)
     if not _shutdown_registered:        # first registered, so the last atexit call to run
@@ -88,6 +89,13 @@ def set_pending_error(message: str | None) -> None:
     (a lost rank's peer, whose launcher stops the survivors, sees exactly this)."""
     global _pending_error
     _pending_error = message
+
+
+def note_leaving_error(kinds) -> None:
+    """In a `finally:` block: an exception of `kinds` on its way out is the pending error."""
+    leaving = sys.exc_info()[1]
+    if isinstance(leaving, kinds):
+        set_pending_error(str(leaving))
 
 
 def error_reported() -> None:

@@ -43,7 +43,7 @@ from nmt.study.guard import StudyLock, stop_children_on_signals
 from nmt.study.machine import cpu_fingerprint
 from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_links, train_alignments,  # noqa: F401
                               valid_references)
-from nmt.study.options import parse_args as parse_options
+from nmt.study.options import absolute_paths, parse_args as parse_options
 from nmt.study.planning import collect_records, plan, report_configs
 from nmt.study.provenance import rerun_done
 from nmt.study.runner import read_record, record_done, record_path_of
@@ -277,26 +277,6 @@ def print_plan(args, configs, todo: list, total: int, finished: int) -> None:
                     "checkpoint, no training)" if decoding else "")
                  + (f"; --max-runs {args.max_runs}: then stop" if args.max_runs is not None else "")
                  + "\n", keep_going=True)
-
-
-# The options that name files or folders: recorded absolute, so that the page writes them
-# relative to its repository root however the command was run (from a worktree, say).
-PATH_OPTIONS = ("--out", "--runs-dir", "--cache-dir", "--data-path", "--links", "--valid-links",
-                "--train-links", "--confirm-links")
-
-
-def absolute_paths(argv: list[str]) -> list[str]:
-    """argv with the value of every PATH_OPTIONS option made absolute (from this folder)."""
-    words, expects_path = [], False
-    for word in argv:
-        option, sep, value = word.partition("=")
-        if expects_path:
-            word = os.path.abspath(word)
-        elif sep and option in PATH_OPTIONS:
-            word = f"{option}={os.path.abspath(value)}"
-        expects_path = word in PATH_OPTIONS
-        words.append(word)
-    return words
 
 
 def record_session(args, argv, settings: dict, runs: int) -> dict:

@@ -2,6 +2,7 @@
 overrides, and the data profile's defaults for what was not given."""
 
 import argparse
+import os
 from pathlib import Path
 
 from nmt.cli_checks import ArgumentParser, finite_float
@@ -237,3 +238,23 @@ def apply_confirmation(args, parser) -> None:
     args.only = ",".join(CONFIRMATION.rows)
     args.patience = CONFIRMATION.patience if args.patience is None else args.patience
     args.seeds = CONFIRMATION.seeds if args.seeds is None else args.seeds
+
+
+# The options that name files or folders: recorded absolute, so that the page writes them
+# relative to its repository root however the command was run (from a worktree, say).
+PATH_OPTIONS = ("--out", "--runs-dir", "--cache-dir", "--data-path", "--links", "--valid-links",
+                "--train-links", "--confirm-links")
+
+
+def absolute_paths(argv: list[str]) -> list[str]:
+    """argv with the value of every PATH_OPTIONS option made absolute (from this folder)."""
+    words, expects_path = [], False
+    for word in argv:
+        option, sep, value = word.partition("=")
+        if expects_path:
+            word = os.path.abspath(word)
+        elif sep and option in PATH_OPTIONS:
+            word = f"{option}={os.path.abspath(value)}"
+        expects_path = word in PATH_OPTIONS
+        words.append(word)
+    return words

@@ -4,7 +4,6 @@ it (epochs, logging, validation, checkpoints, stopping). Its parts come from
 
 import logging
 import signal
-import sys
 import time
 from contextlib import nullcontext
 from itertools import islice
@@ -210,9 +209,7 @@ class Trainer:
                            f"continue with trainer.resume=auto hydra.run.dir={self.run_dir})") from None
         finally:
             bar.close()
-            leaving = sys.exc_info()[1]
-            if isinstance(leaving, NmtError):  # a stop signal before its line reports it, not the signal
-                signals.set_pending_error(str(leaving))
+            signals.note_leaving_error(NmtError)   # a stop signal before its line writes that line
             signals.set_context(f"after training; checkpoints in {self.ckpt_dir}")
             for s, handler in previous.items():
                 signal.signal(s, handler)

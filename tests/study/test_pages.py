@@ -59,7 +59,7 @@ def test_a_recorded_command_is_shown_as_run_from_the_repository_root(tmp_path):
 def test_a_command_run_from_a_worktree_is_shown_as_run_from_the_repository_root(tmp_path, monkeypatch):
     """Paths typed relative to another folder (a worktree beside the repository) are
     recorded absolute, so the page writes them relative to its own repository root."""
-    from nmt.study.__main__ import absolute_paths
+    from nmt.study.options import absolute_paths
 
     main, worktree = tmp_path / "main", tmp_path / "wt"
     for checkout in (main, worktree):
