@@ -206,21 +206,21 @@ def trained_stamp(run_dir: Path) -> dict:
     return stamp if isinstance(stamp, dict) else {}
 
 
-def can_continue(run_dir: Path, command: list[str], commit: str) -> bool:
-    """An interrupted folder this study started with the same command, at `commit`,
-    on this processor, whose checkpoints/last.pt loads: its run continues from there
-    (the trainer's exact resume) instead of starting again. A failure the run
-    itself reported (a non-zero exit of its own) starts again."""
+def can_continue(run_dir: Path, command: list[str], commit: str) -> int | None:
+    """The update to continue from, for an interrupted folder this study started with
+    the same command, at `commit`, on this processor, whose checkpoints/last.pt loads
+    (the trainer's exact resume); None where the run starts again, as after a failure
+    the run itself reported (a non-zero exit of its own)."""
     if status(run_dir) == "finished" or not was_interrupted(run_dir):
-        return False
+        return None
     stamp = trained_stamp(run_dir)
     if stamp.get("commit") != commit or stamp.get("cpu") != cpu_fingerprint():
-        return False
+        return None
     try:
         started_with = json.loads((run_dir / "study_command.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return started_with == command[1:] and last_step(run_dir) is not None
+        return None
+    return last_step(run_dir) if started_with == command[1:] else None
 
 
 # How a run stopped from outside ends: killed by a signal (a negative status), the
@@ -246,13 +246,12 @@ def last_step(run_dir: Path) -> int | None:
     return step if isinstance(step, int) else None
 
 
-def continue_from_last(run_dir: Path, command: list[str]) -> list[str]:
+def continue_from_last(run_dir: Path, command: list[str], step: int) -> list[str]:
     """Ready `run_dir` to continue: its failure note joins study_interruptions.txt,
     the stamp lists the step it continues from, and the command gains
     trainer.resume=auto (its own checkpoints/last.pt)."""
     failed = run_dir / FAILED
     note = failure_reason(run_dir) if failed.exists() else "the study was stopped"
-    step = last_step(run_dir)
     with open(run_dir / "study_interruptions.txt", "a", encoding="utf-8") as log:
         log.write(f"{note}; continued from checkpoints/last.pt at update {step}\n")
     failed.unlink(missing_ok=True)
@@ -272,9 +271,10 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
         return True
     commit = commit or git_commit()
     command = train_command(config, seed, run_dir, common)
-    continuing = can_continue(run_dir, command, commit)
+    step = can_continue(run_dir, command, commit)
+    continuing = step is not None
     if continuing:
-        command = continue_from_last(run_dir, command)
+        command = continue_from_last(run_dir, command, step)
     else:
         make_room(run_dir)                    # failed, or trained by other code or another command: start clean
         run_dir.mkdir(parents=True)
