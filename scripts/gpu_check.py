@@ -9,12 +9,15 @@ stage that fails is recorded with its error and the next one runs):
   2. tests: `pytest -m cuda tests/gpu` (fp16 with its loss scaler, bf16,
      compile on CUDA, one-rank nccl DDP, GPU <-> CPU resume, search and the
      KV cache on the device, pinned batches);
-  3. train_speed: target tokens a second and peak GPU memory of
-     transformer_small and rnn_bahdanau in fp32, bf16 and fp16, and
-     transformer_small with a batch many times the preset's;
-  4. time_to_quality: `python -m nmt.train experiment=transformer_small` on
-     Multi30k de->en until validation BLEU reaches --target-bleu (or
-     --quality-minutes pass), then test BLEU of its best.pt;
+  3. train_speed: target tokens a second, model FLOP/s and peak GPU memory
+     of transformer_small (4,096-token batches) in fp32 and bf16, eager and
+     with CUDA graphs (trainer.compile_mode=reduce-overhead and
+     data.pad_to_multiple=8), of rnn_bahdanau in fp32, and of
+     transformer_base in bf16 at 65,536-token batches, eager and with graphs;
+     each row times its whole second epoch (the first compiles and records);
+  4. time_to_quality: `python -m nmt.train experiment=transformer_small` with
+     CUDA graphs in bf16 on Multi30k de->en until validation BLEU reaches
+     --target-bleu (or --quality-minutes pass), then test BLEU of its best.pt;
   5. decode_speed: that best.pt, greedy and beam 5, batch 1 and a large batch.
 OUT/gpu_check.md is a short summary for benchmarks/.
 
@@ -55,7 +58,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="comma-separated stages to run")
     parser.add_argument("--target-bleu", type=finite_float, default=35.0, help="time_to_quality's validation target")
     parser.add_argument("--quality-minutes", type=finite_float, default=5.0, help="time_to_quality's wall-clock cap")
-    parser.add_argument("--steps", type=int, default=20, help="timed updates per train_speed row")
+    parser.add_argument("--rows", default=None, help="comma-separated train_speed rows to run (default: all)")
     parser.add_argument("--commit", default=None, help="the commit checked (default: git rev-parse HEAD)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.stages.split(",")) - set(STAGES))
@@ -91,6 +94,9 @@ def environment(args, device) -> dict:
             info["driver"] = smi.stdout.strip()
         except (OSError, subprocess.TimeoutExpired):
             info["driver"] = "unknown"
+        from scripts.gpu_flops import matmul_ceiling
+
+        info["bf16_matmul_tflops"] = matmul_ceiling(device)   # an 8192^3 product on random data
     return info
 
 
@@ -105,48 +111,74 @@ def run_tests(args, device) -> dict:
             "summary": next((line.strip("= ") for line in reversed(tail) if " in " in line), ""), "tail": tail, "passed": done.returncode == 0}
 
 
-def train_rows(args, data: Path, device) -> list[tuple[str, list[str]]]:
+GRAPHS = ["trainer.compile=true", "trainer.compile_mode=reduce-overhead", "data.pad_to_multiple=8"]
+
+
+def train_rows(args, data: Path | None) -> list[tuple[str, list[str]]]:
+    """(name, overrides) of every train_speed row; --tiny: the toy task's."""
     if args.tiny:
-        return [(f"quickstart {p}", ["experiment=quickstart", f"trainer.precision={p}"])
-                for p in ("fp32", "bf16") + (("fp16",) if device.type == "cuda" else ())]
-    rows = [(f"{preset} {p}", [f"experiment={preset}", f"data.path={data}", f"trainer.precision={p}"])
-            for preset in ("transformer_small", "rnn_bahdanau") for p in ("fp32", "bf16", "fp16")]
-    rows.append(("transformer_small bf16 batch 65536", ["experiment=transformer_small", f"data.path={data}",
-                                                         "trainer.precision=bf16", "data.batch_tokens=65536"]))
-    return rows
+        return [(f"quickstart {p}", ["experiment=quickstart", f"trainer.precision={p}"]) for p in ("fp32", "bf16")]
+    small = ["experiment=transformer_small", f"data.path={data}"]
+    base = ["experiment=transformer_base", f"data.path={data}", "trainer.precision=bf16"]
+    return [("transformer_small fp32 eager", [*small, "trainer.precision=fp32"]),
+            ("transformer_small bf16 eager", [*small, "trainer.precision=bf16"]),
+            ("transformer_small fp32 graphs", [*small, "trainer.precision=fp32", *GRAPHS]),
+            ("transformer_small bf16 graphs", [*small, "trainer.precision=bf16", *GRAPHS]),
+            ("rnn_bahdanau fp32 eager", ["experiment=rnn_bahdanau", f"data.path={data}", "trainer.precision=fp32"]),
+            ("transformer_base bf16 eager", base),
+            ("transformer_base bf16 graphs", [*base, *GRAPHS])]
 
 
-def measure_training(overrides: list[str], device, steps: int, warmup: int, cache: Path) -> dict:
-    import torch
+def compose_row(overrides: list[str], device, cache: Path):
+    """The checked config of one row, as `nmt.train` would run it."""
     from hydra import compose, initialize_config_dir
 
     from nmt.config_files import CONFIGS
-    from nmt.training.build import build_trainer
     from nmt.training.config_checks import check_config
 
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("config", overrides=[*overrides, f"trainer.device={device}", f"cache_dir={cache}",
                                            "trainer.heatmap_sentences=0"])
     check_config(cfg)
-    trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="gpu_check_train_")))
-    trainer.model.train()
-    batches = []
-    while len(batches) < warmup + steps:
-        batches += trainer.data.train.batches(len(batches))
-    for batch in batches[:warmup]:
-        trainer.train_update([batch])
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    tokens, started = 0, time.perf_counter()
-    for batch in batches[warmup:warmup + steps]:
+    return cfg
+
+
+def timed_epoch(trainer, epoch: int, device, limit: int | None) -> tuple[float, int, int]:
+    """(seconds, target tokens, updates) of `epoch`'s first `limit` batches (all: None), one update each."""
+    import torch
+
+    batches = trainer.data.train.batches(epoch)[:limit]
+    started, tokens = time.perf_counter(), 0
+    for batch in batches:
         tokens += trainer.train_update([batch])["tgt_tokens"]
     if device.type == "cuda":
         torch.cuda.synchronize()
-    seconds = time.perf_counter() - started
-    row = {"precision": trainer.precision, "batch_tokens": int(cfg.data.batch_tokens), "steps": steps,
-           "seconds": round(seconds, 3), "tgt_tokens_per_s": round(tokens / seconds, 1),
-           "updates_per_s": round(steps / seconds, 2)}
+    return time.perf_counter() - started, tokens, len(batches)
+
+
+def measure_training(overrides: list[str], device, cache: Path, limit: int | None) -> dict:
+    """Epoch 0 compiles and records (timed apart), epoch 1 is the figure; model FLOPs
+    are counted on three of epoch 1's batches and scaled by its padded positions."""
+    import torch
+
+    from nmt.training.build import build_trainer
+    from scripts.gpu_flops import count_update_flops
+
+    cfg = compose_row(overrides, device, cache)
+    trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="gpu_check_train_")))
+    trainer.model.train()
+    first_seconds, _, _ = timed_epoch(trainer, 0, device, limit)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    seconds, tokens, updates = timed_epoch(trainer, 1, device, limit)
+    batches = trainer.data.train.batches(1)[:limit]
+    flops = count_update_flops(trainer, batches)
+    row = {"precision": trainer.precision, "batch_tokens": int(cfg.data.batch_tokens),
+           "compile_mode": str(cfg.trainer.compile_mode) if cfg.trainer.compile else "eager",
+           "pad_to_multiple": int(cfg.data.pad_to_multiple), "updates": updates,
+           "first_epoch_seconds": round(first_seconds, 2), "seconds": round(seconds, 3),
+           "tgt_tokens_per_s": round(tokens / seconds, 1), "updates_per_s": round(updates / seconds, 2),
+           "model_tflops_per_s": round(flops / seconds / 1e12, 4)}
     if device.type == "cuda":
         row["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2 ** 30, 2)
     del trainer
@@ -155,22 +187,26 @@ def measure_training(overrides: list[str], device, steps: int, warmup: int, cach
     return row
 
 
-def train_speed(args, data, device, cache) -> list[dict]:
-    results = []
-    for name, overrides in train_rows(args, data, device):
+def train_speed(args, data, device, cache, results: list, on_row) -> list[dict]:
+    """Each row is appended to `results` (and saved) as it ends, so a check cut off keeps the rows done."""
+    chosen = args.rows.split(",") if args.rows else None
+    for name, overrides in train_rows(args, data):
+        if chosen and name not in chosen:
+            continue
         try:
-            row = measure_training(overrides, device, 3 if args.tiny else args.steps, 1 if args.tiny else 5, cache)
+            row = measure_training(overrides, device, cache, 4 if args.tiny else None)
         except Exception as error:            # one row's failure is a finding, not the end of the check
             row = {"error": f"{type(error).__name__}: {error}"[:500]}
         results.append({"name": name, "overrides": overrides, **row})
         print(f"  {name}: {row}", flush=True)
+        on_row()
     return results
 
 
 def time_to_quality(args, data, device, cache, run_dir: Path) -> dict:
     """Train the real command line, stop it with SIGINT at the target, score best.pt on test."""
     overrides = (["experiment=quickstart", "trainer.val_every=25", "trainer.max_steps=100000"] if args.tiny else
-                 ["experiment=transformer_small", f"data.path={data}", "trainer.precision=bf16",
+                 ["experiment=transformer_small", f"data.path={data}", "trainer.precision=bf16", *GRAPHS,
                   "trainer.val_every=250", "trainer.max_steps=100000"])
     command = [sys.executable, "-m", "nmt.train", *overrides, f"trainer.device={device}",
                f"trainer.max_minutes={args.quality_minutes}", "trainer.heatmap_sentences=0",
@@ -260,11 +296,19 @@ def summary_markdown(report: dict) -> str:
     if tests:
         lines += [f"Tests (`{tests.get('command', '')}`): {tests.get('summary', tests.get('error', ''))}", ""]
     if report.get("train_speed"):
-        lines += ["| training | precision | batch tokens | target tokens/s | updates/s | peak GPU GiB |",
-                  "|---|---|---|---|---|---|"]
+        ceiling = env.get("bf16_matmul_tflops")
+        lines += ["Each row: its second epoch, one update a batch; the first epoch (compiling and recording "
+                  "CUDA graphs) apart. Model TFLOP/s: torch.utils.flop_counter's count of forward and backward"
+                  + (f"; share: of the {ceiling} TFLOP/s a bf16 8192³ product reached on this card." if ceiling
+                     else "."), "",
+                  "| training | batch tokens | updates | first epoch s | target tokens/s | updates/s | "
+                  "model TFLOP/s | share | peak GPU GiB |", "|---|---|---|---|---|---|---|---|---|"]
         for r in report["train_speed"]:
-            lines.append(f"| {r['name']} | {r.get('precision', '-')} | {r.get('batch_tokens', '-')} | "
-                         f"{r.get('tgt_tokens_per_s', r.get('error', '-'))} | {r.get('updates_per_s', '-')} | "
+            share = (f"{100 * r['model_tflops_per_s'] / ceiling:.1f}%"
+                     if ceiling and "model_tflops_per_s" in r else "-")
+            lines.append(f"| {r['name']} | {r.get('batch_tokens', '-')} | {r.get('updates', '-')} | "
+                         f"{r.get('first_epoch_seconds', '-')} | {r.get('tgt_tokens_per_s', r.get('error', '-'))} | "
+                         f"{r.get('updates_per_s', '-')} | {r.get('model_tflops_per_s', '-')} | {share} | "
                          f"{r.get('peak_memory_gib', '-')} |")
         lines.append("")
     quality = report.get("time_to_quality", {})
@@ -312,7 +356,8 @@ def main(argv=None) -> int:
 
     jobs = {"environment": lambda: environment(args, device),
             "tests": lambda: run_tests(args, device),
-            "train_speed": lambda: train_speed(args, data, device, cache),
+            "train_speed": lambda: train_speed(args, data, device, cache, report.setdefault("train_speed", []),
+                                               save),
             "time_to_quality": lambda: time_to_quality(args, data, device, cache, work / "quality_run"),
             "decode_speed": lambda: decode_speed(args, data, device, Path(report["time_to_quality"]["best"]))}
     for stage in stages:

@@ -389,8 +389,10 @@ NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine w
                                       "trainer.device=cuda:0; or use trainer.device=cuda, cpu or auto"),
     pytest.param("toy", ["trainer.device=cuda"], "trainer.device=cuda but no CUDA GPU is visible; use "
                  "trainer.device=cpu or trainer.device=auto", marks=NO_GPU),
+    ("toy", ["trainer.compile_mode=reduce-overhead"],
+     "trainer.compile_mode=reduce-overhead is torch.compile's mode; add trainer.compile=true"),
 ], ids=["coverage_penalty_greedy", "guided_without_links", "guided_layer", "guided_head", "toy_too_big",
-        "streaming_toy", "files_unset", "test_src_alone", "streaming_guided", "cuda_not_a_number", "fp16_cpu",
-        "cuda_absent"])
+        "streaming_toy", "files_unset", "test_src_alone", "streaming_guided", "fp16_cpu", "cuda_not_a_number",
+        "cuda_absent", "compile_mode_without_compile"])
 def test_cli_settings_that_cannot_work_are_refused_before_data(tmp_path, data, overrides, message):
     assert refused(tmp_path, *overrides, data=data)[0] == message

@@ -4,8 +4,14 @@ is recorded, so the one command a GPU window gets cannot rot before a GPU comes.
 import json
 import subprocess
 import sys
+from argparse import Namespace
 
-from tests.helpers import ROOT
+import pytest
+import torch
+
+from scripts import gpu_check
+from scripts.gpu_flops import count_update_flops
+from tests.helpers import MULTI30K, ROOT, train
 
 
 def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
@@ -17,7 +23,8 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
     assert report["environment"]["device"] == "cpu"
     assert report["tests"]["exit"] == 0 and "skipped" in report["tests"]["summary"]   # no GPU here
     assert [row["precision"] for row in report["train_speed"]] == ["fp32", "bf16"]
-    assert all(row["tgt_tokens_per_s"] > 0 for row in report["train_speed"])
+    assert all(row["tgt_tokens_per_s"] > 0 and row["updates"] == 4 and row["model_tflops_per_s"] > 0
+               for row in report["train_speed"])
     quality = report["time_to_quality"]
     assert quality["reached"]["bleu"] >= 5 and quality["exit"] == 130          # stopped by SIGINT at the target
     assert quality["test_bleu_greedy"] > 0
@@ -41,3 +48,33 @@ def test_an_unknown_stage_is_one_line(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].endswith(
         "--stages: unknown bogus; choose from environment,tests,train_speed,time_to_quality,decode_speed")
+
+
+@pytest.mark.skipif(not MULTI30K.is_dir(), reason="needs ../shared/data/multi30k")
+def test_every_gpu_row_is_a_config_nmt_train_accepts(tmp_path):
+    rows = gpu_check.train_rows(Namespace(tiny=False), MULTI30K)
+    assert [name for name, _ in rows] == [
+        "transformer_small fp32 eager", "transformer_small bf16 eager", "transformer_small fp32 graphs",
+        "transformer_small bf16 graphs", "rnn_bahdanau fp32 eager", "transformer_base bf16 eager",
+        "transformer_base bf16 graphs"]
+    for name, overrides in rows:
+        cfg = gpu_check.compose_row(overrides, torch.device("cpu"), tmp_path)     # checked as nmt.train checks
+        assert cfg.trainer.compile == name.endswith("graphs"), name
+        if name.endswith("graphs"):
+            assert (cfg.trainer.compile_mode, cfg.data.pad_to_multiple) == ("reduce-overhead", 8)
+        if name.startswith("transformer_base"):
+            assert (cfg.model.encoder.layers, cfg.model.decoder.d_model, cfg.model.decoder.heads,
+                    cfg.model.encoder.ff_size, cfg.data.batch_tokens) == (6, 512, 8, 2048, 65536)
+
+
+def test_flops_are_counted_on_samples_and_scaled_by_padded_positions(tmp_path, cache_dir):
+    trainer = train(tmp_path, "experiment=quickstart", "data.n_train=64", "trainer.max_steps=1",
+                    "trainer.val_max_sentences=4", "trainer.heatmap_sentences=0", "trainer.test_max_sentences=0",
+                    cache_dir=cache_dir)
+    batch = trainer.data.train.batches(0)[0]
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    one = count_update_flops(trainer, [batch])
+    assert one > 0
+    assert count_update_flops(trainer, [batch] * 5) == pytest.approx(5 * one)   # same shape: five times one
+    assert all(torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
+    assert all(p.grad is None for p in trainer.model.parameters())              # nothing left for the next step

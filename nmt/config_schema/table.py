@@ -17,6 +17,7 @@ COUNT = Int(low=0)
 DROPOUT = Float(low=0, high=1, high_open=True)
 SEED = Int(low=0, high=2**63 - 1, hint="torch's generator takes a signed 64-bit seed")
 MAX_VAL_BEAM = 100
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")   # torch.compile's
 LANGUAGES = ("de", "en", "fr", "cs")
 RULES: dict[str, Rule] = {
     # top level
@@ -31,6 +32,7 @@ RULES: dict[str, Rule] = {
     "trainer.device": Choice(options=("auto", "cpu", "cuda"), prefixes=("cuda:",)),
     "trainer.precision": Choice(options=("auto", "fp32", "bf16", "fp16")),
     "trainer.compile": Bool(),
+    "trainer.compile_mode": Choice(options=COMPILE_MODES),
     "trainer.seed": SEED,
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint"),
     "trainer.resume_force": Bool(),
@@ -90,6 +92,7 @@ RULES: dict[str, Rule] = {
     "data.seed": SEED,
     "data.max_len": POSITIVE,
     "data.batch_tokens": POSITIVE,
+    "data.pad_to_multiple": Int(low=1, hint="1 pads each batch to its longest sentence; 8 gives few shapes"),
     "data.vocab_size": Int(low=5, hint="4 special pieces and at least one more"),
     "data.spm_model_type": Choice(options=("unigram", "bpe")),
     "data.joint_vocab": Bool(),

@@ -8,6 +8,11 @@ positions on Multi30k de-en, 8k unigram, 4096 tokens), and the random
 tie-breaks change which sentences meet each epoch.
 Everything is a function of (seed, epoch), so a resumed run sees the same
 batches in the same order.
+
+pad_to_multiple=m > 1 pads S and T (the decoder's input length) up to a
+multiple of m, and the budget counts those padded widths: fewer distinct
+batch shapes, so a compiled model replays one CUDA graph per shape
+(trainer.compile_mode=reduce-overhead) instead of recording one per batch.
 """
 
 from dataclasses import dataclass
@@ -55,13 +60,20 @@ class Batch:
         return self.src.size(0)
 
 
-def make_batch(examples: list[tuple[list[int], list[int]]], guides: list | None = None) -> Batch:
+def round_up(length, multiple: int):
+    """The smallest multiple of `multiple` at least `length` (an int or an int array)."""
+    return -(-length // multiple) * multiple
+
+
+def make_batch(examples: list[tuple[list[int], list[int]]], guides: list | None = None,
+               pad_to_multiple: int = 1) -> Batch:
     """Pad (src_ids, tgt_ids) pairs into one Batch; tgt gets bos and eos.
     guides: per example the (target subword, source subword, weight) entries
-    of its guided-alignment target (nmt.data.alignments), or None."""
+    of its guided-alignment target (nmt.data.alignments), or None.
+    pad_to_multiple: S and T (tgt's length less one) are padded up to a multiple of it."""
     B = len(examples)
-    S = max(len(s) for s, _ in examples)
-    T1 = max(len(t) for _, t in examples) + 2                 # bos + subwords + eos
+    S = round_up(max(len(s) for s, _ in examples), pad_to_multiple)
+    T1 = round_up(max(len(t) for _, t in examples) + 1, pad_to_multiple) + 1   # bos + subwords + eos
     src = np.full((B, S), PAD_ID, dtype=np.int64)
     tgt = np.full((B, T1), PAD_ID, dtype=np.int64)
     for row, (s, t) in enumerate(examples):
@@ -85,13 +97,17 @@ class TokenBatcher:
     examples: (src_ids, tgt_ids) without bos/eos. A sentence longer than the
     budget gets a batch of its own. An empty source becomes [unk], so every
     row has a position to attend to. shuffle=False gives one fixed order
-    (sorted by length) for validation.
+    (sorted by length) for validation. pad_to_multiple: see the module's note;
+    the budget counts the padded widths.
     """
 
     def __init__(self, examples, batch_tokens: int, shuffle: bool = True, seed: int = 0,
-                 guides: list | None = None):
+                 guides: list | None = None, pad_to_multiple: int = 1):
         if int(batch_tokens) < 1:
             raise NmtError(f"data.batch_tokens={batch_tokens} must be a positive number of tokens")
+        if int(pad_to_multiple) < 1:
+            raise NmtError(f"data.pad_to_multiple={pad_to_multiple} must be a positive number of positions")
+        self.pad_to_multiple = int(pad_to_multiple)
         self.examples = [(list(s) or [UNK_ID], list(t)) for s, t in examples]
         if guides is not None and len(guides) != len(self.examples):
             raise ValueError(f"{len(guides)} alignment guides for {len(self.examples)} examples")
@@ -99,6 +115,9 @@ class TokenBatcher:
         self.batch_tokens, self.shuffle, self.seed = int(batch_tokens), bool(shuffle), int(seed)
         self.src_len = np.array([len(s) for s, _ in self.examples], dtype=np.int64)
         self.tgt_len = np.array([len(t) + 2 for _, t in self.examples], dtype=np.int64)   # T+1 row length
+        # the widths the batch tensors get: S, and T+1 with T padded to the multiple
+        self.src_width = round_up(self.src_len, self.pad_to_multiple)
+        self.tgt_width = round_up(self.tgt_len - 1, self.pad_to_multiple) + 1
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -115,10 +134,10 @@ class TokenBatcher:
         order = np.lexsort((tiebreak, snake, self.src_len))    # primary key last
         batches, current, width = [], [], 0
         for i in order.tolist():
-            grown = max(width, int(self.src_len[i]), int(self.tgt_len[i]))
+            grown = max(width, int(self.src_width[i]), int(self.tgt_width[i]))
             if current and (len(current) + 1) * grown > self.batch_tokens:
                 batches.append(current)
-                current, grown = [], max(int(self.src_len[i]), int(self.tgt_len[i]))
+                current, grown = [], max(int(self.src_width[i]), int(self.tgt_width[i]))
             current.append(i)
             width = grown
         if current:
@@ -137,13 +156,14 @@ class TokenBatcher:
         if world_size < 1 or not 0 <= rank < world_size:
             raise NmtError(f"rank={rank} must lie in [0, world_size={world_size})")
         return [make_batch([self.examples[i] for i in indices],
-                           None if self.guides is None else [self.guides[i] for i in indices])
+                           None if self.guides is None else [self.guides[i] for i in indices],
+                           self.pad_to_multiple)
                 for indices in self.plan(epoch)[rank::world_size]]
 
     def padding_ratio(self, epoch: int = 0) -> float:
         """Padding positions / all positions of src and tgt tensors, over the epoch."""
         total = real = 0
         for indices in self.plan(epoch):
-            total += len(indices) * (int(self.src_len[indices].max()) + int(self.tgt_len[indices].max()))
+            total += len(indices) * (int(self.src_width[indices].max()) + int(self.tgt_width[indices].max()))
             real += int(self.src_len[indices].sum() + self.tgt_len[indices].sum())
         return 1.0 - real / total if total else 0.0

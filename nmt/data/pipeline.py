@@ -57,7 +57,8 @@ def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     guides = None
     if cfg.get("train_alignments"):        # guided alignment: one Pharaoh line per training pair
         guides = train_guides(cfg["train_alignments"], corpus.train, encoded, tokenizer)
-    batcher = TokenBatcher(encoded.examples, batch_tokens, shuffle=True, seed=seed, guides=guides)
+    batcher = TokenBatcher(encoded.examples, batch_tokens, shuffle=True, seed=seed, guides=guides,
+                           pad_to_multiple=whole_setting(cfg, "pad_to_multiple"))
 
     stats = {
         "corpus": corpus.name,

@@ -112,10 +112,11 @@ class StreamingBatcher:
     """
 
     def __init__(self, src_path, tgt_path, tokenizer: Tokenizer, batch_tokens: int, max_len: int,
-                 buffer_pairs: int = 100_000, seed: int = 0):
+                 buffer_pairs: int = 100_000, seed: int = 0, pad_to_multiple: int = 1):
         self.src_path, self.tgt_path = _check_plain_file(src_path), _check_plain_file(tgt_path)
         self.tokenizer, self.max_len, self.seed = tokenizer, int(max_len), int(seed)
         self.batch_tokens, self.buffer_pairs = int(batch_tokens), int(buffer_pairs)
+        self.pad_to_multiple = int(pad_to_multiple)     # as TokenBatcher's
         self.block = max(1, self.buffer_pairs // BLOCKS_PER_BUFFER)
         src_offsets, n_src = _block_offsets(self.src_path, self.block)
         tgt_offsets, n_tgt = _block_offsets(self.tgt_path, self.block)
@@ -173,10 +174,10 @@ class StreamingBatcher:
             if not examples:
                 continue
             buffer = TokenBatcher(examples, self.batch_tokens, shuffle=True,
-                                  seed=int(rng.integers(2**31)))
+                                  seed=int(rng.integers(2**31)), pad_to_multiple=self.pad_to_multiple)
             for indices in buffer.plan(epoch):
                 if g % world_size == rank:
-                    yield make_batch([buffer.examples[i] for i in indices])
+                    yield make_batch([buffer.examples[i] for i in indices], pad_to_multiple=self.pad_to_multiple)
                 g += 1
         if epoch == 0 and rank == 0:
             log.info("streamed epoch 0: %d pairs, dropped %d empty and %d longer than %d subwords",
@@ -207,7 +208,8 @@ def prepare_streaming(cfg: dict, cache_dir, seed: int) -> PreparedData:
         lambda: (t for t in iter_lines(tgt_path) if t.strip()),
         fingerprint(src_path, tgt_path), vocab_size, str(cfg["spm_model_type"]),
         bool(cfg["joint_vocab"]), Path(cache_dir) if cache_dir is not None else None, sample)
-    batcher = StreamingBatcher(src_path, tgt_path, tokenizer, batch_tokens, max_len, buffer_pairs, seed)
+    batcher = StreamingBatcher(src_path, tgt_path, tokenizer, batch_tokens, max_len, buffer_pairs, seed,
+                               whole_setting(cfg, "pad_to_multiple"))
     stats = {"corpus": f"files-{src_path.name}", "train_pairs": len(batcher), "streaming": True,
              "buffer_pairs": buffer_pairs, "valid_pairs": len(valid), "test_pairs": len(test),
              "valid_dropped_empty": valid_empty, "src_vocab": tokenizer.src_vocab_size,

@@ -154,7 +154,7 @@ def check_finite(weights: dict, path) -> None:
 
 
 # data keys that change how the sentences are batched, not which sentences or vocabulary
-BATCHING_KEYS = ("batch_tokens", "buffer_pairs")
+BATCHING_KEYS = ("batch_tokens", "buffer_pairs", "pad_to_multiple")
 
 
 def data_fingerprint(data_cfg, tokenizer_protos: dict) -> dict:

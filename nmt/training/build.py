@@ -50,7 +50,9 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     parallel = dist.wrap(model)  # DistributedDataParallel under torchrun
     # Token-budget batches vary in both B and T: shapes are dynamic from the first step, so one
     # compile instead of three (static, then T dynamic, then B too); same kernels in the end.
-    forward = torch.compile(parallel, dynamic=True) if settings.compile else parallel
+    # reduce-overhead on CUDA records one CUDA graph per distinct batch shape and replays it.
+    mode = None if settings.compile_mode == "default" else settings.compile_mode
+    forward = torch.compile(parallel, dynamic=True, mode=mode) if settings.compile else parallel
     optimizer = instantiate(cfg.optimizer)(params=model.parameters())
     schedule = instantiate(cfg.schedule)(optimizer=optimizer)
     scaler = torch.amp.GradScaler("cuda", enabled=precision == "fp16")
@@ -119,6 +121,7 @@ def validation_set(cfg: DictConfig, data) -> ValidationSet:
         int(cfg.data.batch_tokens),
         shuffle=False,
         seed=0,
+        pad_to_multiple=int(cfg.data.pad_to_multiple),
     ).batches(0)
     return ValidationSet(
         valid, batches, valid[: int(tc.heatmap_sentences)], int(tc.val_beam_size), float(tc.coverage_penalty)

@@ -44,6 +44,8 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     device = resolve_device(str(tc.device))
     if tc.precision == "fp16" and device.type != "cuda":
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
+    if tc.compile_mode != "default" and not tc.compile:
+        raise NmtError(f"trainer.compile_mode={tc.compile_mode} is torch.compile's mode; add trainer.compile=true")
     limits = length_limits(cfg)  # the validation search's, as the trainer builds its Translator
     check_search_limits(limits["max_src_len"], MAX_LEN_RATIO, MAX_LEN_EXTRA, limits["max_tgt_len"])
     check_coverage_penalty(

@@ -33,6 +33,7 @@ class TrainSettings:
     resume_weights_only: bool  # a new run from trainer.resume's weights (fresh optimiser, step 0)
     seed: int
     compile: bool
+    compile_mode: str  # torch.compile's mode: default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs
     precision: str  # fp32 | bf16 | fp16: what `auto` resolved to on this machine
     precision_auto: bool  # trainer.precision=auto chose it
 
@@ -64,6 +65,7 @@ class TrainSettings:
             resume_weights_only=bool(tc.resume_weights_only),
             seed=int(tc.seed),
             compile=bool(tc.compile),
+            compile_mode=str(tc.compile_mode),
             precision=precision,
             precision_auto=tc.precision == "auto",
         )

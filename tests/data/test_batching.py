@@ -102,3 +102,38 @@ def test_multi30k_padding_under_ten_percent(multi30k_de_en, multi30k_tokenizer):
     batches = batcher.batches(1)
     assert all(len(b) * max(b.src.size(1), b.tgt.size(1)) <= 4096 for b in batches)
     assert sum(len(b) for b in batches) == 29000
+
+
+def test_pad_to_multiple_pads_by_hand():
+    batch = make_batch([([5, 6, 7], [8]), ([9], [10, 11])], pad_to_multiple=4)
+    assert batch.src.tolist() == [[5, 6, 7, 0], [9, 0, 0, 0]]                  # S 3 -> 4
+    assert batch.tgt.tolist() == [[2, 8, 3, 0, 0], [2, 10, 11, 3, 0]]          # T 3 -> 4, plus the shifted eos
+    assert (batch.n_src_tokens, batch.n_tgt_tokens) == (4, 5)                  # real tokens only
+    assert batch.tgt_in.size(1) == batch.labels.size(1) == 4
+
+
+@pytest.mark.parametrize("multiple", [1, 3, 8])
+def test_pad_to_multiple_keeps_the_budget_on_padded_widths(multiple):
+    batcher = TokenBatcher(numbered(500), batch_tokens=256, shuffle=True, seed=1, pad_to_multiple=multiple)
+    batches = batcher.batches(0)
+    for b in batches:
+        assert b.src.size(1) % multiple == 0 and (b.tgt.size(1) - 1) % multiple == 0
+        assert len(b) * max(b.src.size(1), b.tgt.size(1)) <= 256
+    assert sorted(names(batches)) == list(range(500))
+
+
+def test_pad_to_multiple_one_is_the_plain_plan_and_eight_gives_fewer_shapes():
+    examples = numbered(2000)
+    plain = TokenBatcher(examples, batch_tokens=512, shuffle=True, seed=3)
+    assert TokenBatcher(examples, 512, True, 3, pad_to_multiple=1).plan(2) == plain.plan(2)
+    bucketed = TokenBatcher(examples, 512, True, 3, pad_to_multiple=8)
+
+    def shapes(batcher):
+        return {(len(b), b.src.size(1), b.tgt.size(1)) for b in batcher.batches(0)}
+    assert len(shapes(bucketed)) < len(shapes(plain)) / 2
+    assert bucketed.padding_ratio(0) > plain.padding_ratio(0)          # the price, counted on padded widths
+
+
+def test_pad_to_multiple_must_be_positive():
+    with pytest.raises(NmtError, match=r"data.pad_to_multiple=0 must be a positive number"):
+        TokenBatcher(numbered(5), 100, pad_to_multiple=0)

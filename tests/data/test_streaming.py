@@ -56,6 +56,18 @@ def test_every_pair_once_per_epoch_within_budget(toy_files, tokenizer):
     assert batcher.dropped == {"empty": 0, "too_long": 0}
 
 
+def test_pad_to_multiple_streams_padded_widths_within_budget(toy_files, tokenizer):
+    _, corpus, (src, tgt) = toy_files
+    plain = StreamingBatcher(src, tgt, tokenizer, batch_tokens=200, max_len=32, buffer_pairs=64, seed=1)
+    padded = StreamingBatcher(src, tgt, tokenizer, batch_tokens=200, max_len=32, buffer_pairs=64, seed=1,
+                              pad_to_multiple=8)
+    batches = list(padded.batches(0))
+    for b in batches:
+        assert b.src.size(1) % 8 == 0 and (b.tgt.size(1) - 1) % 8 == 0
+        assert len(b) * max(b.src.size(1), b.tgt.size(1)) <= 200
+    assert sorted(rows(batches)) == sorted(rows(plain.batches(0)))        # the same pairs, padded further
+
+
 def test_ranks_share_the_same_sequence_and_epochs_differ(toy_files, tokenizer):
     _, _, (src, tgt) = toy_files
     batcher = StreamingBatcher(src, tgt, tokenizer, batch_tokens=200, max_len=32, buffer_pairs=64, seed=1)
