@@ -13,11 +13,14 @@ stage that fails is recorded with its error and the next one runs):
      of transformer_small (4,096-token batches) in fp32 and bf16, eager and
      with CUDA graphs (trainer.compile_mode=reduce-overhead and
      data.pad_to_multiple=8), of rnn_bahdanau in fp32, and of
-     transformer_base in bf16 at 65,536-token batches, eager and with graphs;
+     transformer_base in bf16 at 65,536-token batches (with graphs too when
+     --rows names "transformer_base bf16 graphs": a 3-minute compile);
      each row times its whole second epoch (the first compiles and records);
   4. time_to_quality: `python -m nmt.train experiment=transformer_small` with
-     CUDA graphs in bf16 on Multi30k de->en until validation BLEU reaches
-     --target-bleu (or --quality-minutes pass), then test BLEU of its best.pt;
+     --quality-overrides (default eager fp32, the fastest start on an H200:
+     benchmarks/gpu/README.md) on Multi30k de->en until validation BLEU
+     reaches --target-bleu (or --quality-minutes pass), then test BLEU of its
+     best.pt;
   5. decode_speed: that best.pt, greedy and beam 5, batch 1 and a large batch.
 OUT/gpu_check.md is a short summary for benchmarks/.
 
@@ -58,7 +61,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="comma-separated stages to run")
     parser.add_argument("--target-bleu", type=finite_float, default=35.0, help="time_to_quality's validation target")
     parser.add_argument("--quality-minutes", type=finite_float, default=5.0, help="time_to_quality's wall-clock cap")
-    parser.add_argument("--rows", default=None, help="comma-separated train_speed rows to run (default: all)")
+    parser.add_argument("--rows", default=None, help="comma-separated train_speed rows to run "
+                        "(default: all but 'transformer_base bf16 graphs')")
+    parser.add_argument("--quality-overrides", default="trainer.precision=fp32",
+                        help="time_to_quality's overrides beside the preset's, space-separated")
     parser.add_argument("--commit", default=None, help="the commit checked (default: git rev-parse HEAD)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.stages.split(",")) - set(STAGES))
@@ -112,6 +118,7 @@ def run_tests(args, device) -> dict:
 
 
 GRAPHS = ["trainer.compile=true", "trainer.compile_mode=reduce-overhead", "data.pad_to_multiple=8"]
+OPT_IN_ROWS = ("transformer_base bf16 graphs",)     # run only when --rows names them
 
 
 def train_rows(args, data: Path | None) -> list[tuple[str, list[str]]]:
@@ -191,7 +198,7 @@ def train_speed(args, data, device, cache, results: list, on_row) -> list[dict]:
     """Each row is appended to `results` (and saved) as it ends, so a check cut off keeps the rows done."""
     chosen = args.rows.split(",") if args.rows else None
     for name, overrides in train_rows(args, data):
-        if chosen and name not in chosen:
+        if (chosen and name not in chosen) or (not chosen and name in OPT_IN_ROWS):
             continue
         try:
             row = measure_training(overrides, device, cache, 4 if args.tiny else None)
@@ -206,7 +213,7 @@ def train_speed(args, data, device, cache, results: list, on_row) -> list[dict]:
 def time_to_quality(args, data, device, cache, run_dir: Path) -> dict:
     """Train the real command line, stop it with SIGINT at the target, score best.pt on test."""
     overrides = (["experiment=quickstart", "trainer.val_every=25", "trainer.max_steps=100000"] if args.tiny else
-                 ["experiment=transformer_small", f"data.path={data}", "trainer.precision=bf16", *GRAPHS,
+                 ["experiment=transformer_small", f"data.path={data}", *args.quality_overrides.split(),
                   "trainer.val_every=250", "trainer.max_steps=100000"])
     command = [sys.executable, "-m", "nmt.train", *overrides, f"trainer.device={device}",
                f"trainer.max_minutes={args.quality_minutes}", "trainer.heatmap_sentences=0",
