@@ -6,6 +6,11 @@ Only what would take too long changes: a training command gets TINY overrides ap
 (a few updates, a few sentences validated), the Multi30k folder beside the repository
 replaces `../shared/data/multi30k`, and a server (`nmt.explore`, `tensorboard`) is
 started on a free port, asked for its first page, and stopped.
+
+A plain command, `python -m nmt.X ARGS` or `nmt-X ARGS` without any shell syntax,
+runs as helpers.run_cli runs one: `python -m nmt.X ARGS` in a process of its own,
+forked from the tests' server that has imported torch (the console entry `nmt-X`
+is `python -m nmt.X`, pyproject.toml). Everything else runs through bash.
 """
 
 import os
@@ -17,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.helpers import MULTI30K, ROOT
+from tests.helpers import MULTI30K, ROOT, run_cli
 
 TINY = (
     "trainer.max_steps=6",
@@ -68,6 +73,19 @@ def tiny(command: str, cache_dir: Path) -> str:
             part = f"{part} {' '.join(TINY)} cache_dir={cache_dir}"
         parts.append(part)
     return " && ".join(parts)
+
+
+# `python -m nmt.train ...` or `nmt-train ...` whose arguments hold nothing bash would read
+PLAIN = re.compile(r"^(?:python -m (nmt\.[a-z_.]+)|nmt-([a-z]+))((?: [^\s|&;<>()$`\\\"'*?~{}\[\]#!]+)*)$")
+
+
+def plain_command(command: str) -> tuple[str, list[str]] | None:
+    """(module, arguments) of a plain nmt command; None for anything bash must run."""
+    match = PLAIN.match(command)
+    if not match:
+        return None
+    module = match.group(1) or f"nmt.{match.group(2)}"
+    return ("nmt.study" if module == "nmt.study.__main__" else module), match.group(3).split()
 
 
 def environment() -> dict:
@@ -126,9 +144,14 @@ def run_page(commands: list[str], cwd: Path, cache_dir: Path, timeout: float = 9
             check_server(command, cwd)
             outputs.append("")
             continue
-        done = subprocess.run(
-            ["bash", "-c", command], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout
-        )
+        plain = plain_command(command)
+        if plain:
+            done = run_cli(plain[0], *plain[1], cwd=cwd, timeout=timeout)
+            done.stdout, done.stderr = (out.decode("utf-8", "replace") for out in (done.stdout, done.stderr))
+        else:
+            done = subprocess.run(
+                ["bash", "-c", command], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout
+            )
         assert done.returncode == 0, f"{command}\nexit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         outputs.append(done.stdout)
     return outputs
