@@ -305,6 +305,37 @@ def test_a_signal_while_an_error_is_on_its_way_reports_the_error(moment):
     assert (result.returncode, result.stderr) == expected and result.stdout == ""
 
 
+LEAVING_SCRIPT = """
+import os, runpy, signal, sys, time
+from nmt.errors import NmtError
+from nmt.training import reporting, trainer
+
+def fail_in_training(self, bar):            # an error raised while training, e.g. a disk gone full
+    raise NmtError("made-up failure while training")
+
+close = reporting.Reporter.close
+def close_after_a_signal(self, drop=False):   # the trainer's last clean-up: the launcher's SIGTERM lands here
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(2)
+    close(self, drop=drop)
+
+trainer.Trainer._run = fail_in_training
+reporting.Reporter.close = close_after_a_signal
+sys.argv = ["nmt.train", *sys.argv[1:]]
+runpy.run_module("nmt.train", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_stop_signal_while_training_fails_reports_the_failure(tmp_path, warm_cache):
+    """The whole trainer path: an NmtError leaves fit(), and a SIGTERM arrives during
+    the clean-up before its line is written; the one line is the error, status 1."""
+    result = subprocess.run([sys.executable, "-c", LEAVING_SCRIPT, *TRAIN, f"cache_dir={warm_cache}",
+                             f"hydra.run.dir={tmp_path / 'run'}"], cwd=ROOT, env=ENV, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert stderr_lines(result.stderr) == ["nmt: error: made-up failure while training"], result.stderr[-2000:]
+
+
 def free_port() -> int:
     import socket
 
