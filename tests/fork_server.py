@@ -24,9 +24,12 @@ import time
 from pathlib import Path
 
 # What the server imports once, the bulk of every command's start: torch, the part of it
-# the first optimizer imports (torch._dynamo, 2 s), and the libraries every command loads.
+# the first optimizer imports (torch._dynamo, 2 s), the libraries every command loads, and
+# nmt's library modules under the commands (1 s more: TensorBoard's writer, pyplot); never a
+# command's own module (nmt.train, nmt.translate, ...), which runpy must import as __main__.
 # None of them reads a variable run_cli may change, or leaves a Python thread running.
-PRELOADED = ("torch", "torch._dynamo", "hydra", "omegaconf", "sentencepiece", "sacrebleu", "matplotlib", "tqdm")
+PRELOADED = ("torch", "torch._dynamo", "hydra", "omegaconf", "sentencepiece", "sacrebleu", "matplotlib", "tqdm",
+             "torch.utils.tensorboard", "matplotlib.pyplot", "nmt.training.build", "nmt.translator")
 VOLATILE = ("PYTEST_CURRENT_TEST",)   # set anew for every test; read by no library at import
 
 
