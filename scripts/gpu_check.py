@@ -70,6 +70,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     unknown = sorted(set(args.stages.split(",")) - set(STAGES))
     if unknown:
         parser.error(f"--stages: unknown {', '.join(unknown)}; choose from {','.join(STAGES)}")
+    names = [name for name, _ in train_rows(args, Path("data"))]
+    unknown_rows = [name for name in (args.rows.split(",") if args.rows else []) if name not in names]
+    if unknown_rows:
+        parser.error(f"--rows: unknown {', '.join(unknown_rows)}; choose from {','.join(names)}")
     return args
 
 

@@ -42,6 +42,14 @@ def test_gpu_check_names_missing_data_in_one_line(tmp_path):
         f"test_2016_flickr.de, test_2016_flickr.en[.gz]; copy them there or pass --data"]
 
 
+def test_an_unknown_row_is_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "scripts.gpu_check", "--rows", "transformer_small fp32 eager,bogus",
+                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("gpu_check.py: error: --rows: unknown bogus; choose from "
+                                                           "transformer_small fp32 eager,")
+
+
 def test_an_unknown_stage_is_one_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "scripts.gpu_check", "--stages", "tests,bogus", "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
