@@ -72,27 +72,37 @@ def table_lines(runs: list[dict], chosen: dict[str, float]) -> list[str]:
     return lines
 
 
-def reading_lines(runs: list[dict], chosen: dict[str, float], spread: dict[str, tuple[float, int]]) -> list[str]:
-    """The score finding at each row's own rate, or what is still missing."""
-    if set(chosen) != set(LR_SWEEP.rows) or any(r["status"] == "not run" for r in runs):
-        missing = sorted({r["name"] for r in runs if not r["eval"]})
-        return [f"Not read yet: {len(missing)} of {len(runs)} runs have no record ({', '.join(missing)}). The "
-                "reading is written here, and each row's rate is chosen (bold), when every rate of every row "
-                "has finished."]
+def readable(runs: list[dict], chosen: dict[str, float]) -> bool:
+    """Every rate of every row has finished, so each row's rate is chosen."""
+    return set(chosen) == set(LR_SWEEP.rows) and not any(r["status"] == "not run" for r in runs)
+
+
+def gaps_at_best(runs: list[dict], chosen: dict[str, float], spread: dict[str, tuple[float, int]]) -> dict:
+    """Per test set read: ({row: test BLEU at its own rate}, [(multiplicative row, additive's lead,
+    level: under twice the grid's largest seed spread)])."""
     at_best = {row: [r for r in runs if r["name"] == lr_name(row, chosen[row]) and r["eval"]] for row in chosen}
-    lines = []
+    noise = max((sd for sd, _ in spread.values()), default=None)
+    found = {}
     for test, confirm in (("test_2016", False), ("test_2017", True)):
         scores = {row: _mean(at_best[row], "test_bleu", confirm) for row in chosen}
         if any(v is None for v in scores.values()):
             continue
-        noise = max((sd for sd, _ in spread.values()), default=None)
-        verdicts = []
-        for other in MULTIPLICATIVE:
-            gap = scores[ADDITIVE] - scores[other]
-            if noise is not None and abs(gap) < 2 * noise:
-                verdicts.append(f"level with {other} ({gap:+.2f}, under twice the grid's seed spread)")
-            else:
-                verdicts.append(f"{'ahead of' if gap > 0 else 'behind'} {other} by {abs(gap):.2f}")
+        leads = [(other, scores[ADDITIVE] - scores[other]) for other in MULTIPLICATIVE]
+        found[test] = scores, [(other, gap, noise is not None and abs(gap) < 2 * noise) for other, gap in leads]
+    return found
+
+
+def reading_lines(runs: list[dict], chosen: dict[str, float], spread: dict[str, tuple[float, int]]) -> list[str]:
+    """The score finding at each row's own rate, or what is still missing."""
+    if not readable(runs, chosen):
+        missing = sorted({r["name"] for r in runs if not r["eval"]})
+        return [f"Not read yet: {len(missing)} of {len(runs)} runs have no record ({', '.join(missing)}). The "
+                "reading is written here, and each row's rate is chosen (bold), when every rate of every row "
+                "has finished."]
+    lines = []
+    for test, (scores, leads) in gaps_at_best(runs, chosen, spread).items():
+        verdicts = [f"level with {other} ({gap:+.2f}, under twice the grid's seed spread)" if level else
+                    f"{'ahead of' if gap > 0 else 'behind'} {other} by {abs(gap):.2f}" for other, gap, level in leads]
         lines.append(f"- On {test}, at each row's own rate: {ADDITIVE} {scores[ADDITIVE]:.2f} (rate "
                      f"{chosen[ADDITIVE]:g}), " + ", ".join(f"{m} {scores[m]:.2f} (rate {chosen[m]:g})"
                                                            for m in MULTIPLICATIVE)
@@ -145,5 +155,14 @@ def lr_sweep_item(root: Path) -> str:
     if not done:
         return (f"- Learning-rate sweep (luong_general, luong_dot, bahdanau at "
                 f"{', '.join(f'{r:g}' for r in LR_SWEEP.rates)}; {len(runs)} runs planned): not run yet")
-    return (f"- [Learning-rate sweep](learning_rate/README.md) (does additive still beat multiplicative at each "
+    item = (f"- [Learning-rate sweep](learning_rate/README.md) (does additive still beat multiplicative at each "
             f"one's best rate?): {done} of {len(runs)} runs finished")
+    chosen = chosen_rates(runs)
+    if not readable(runs, chosen):
+        return item
+    found = gaps_at_best(runs, chosen, grid_spread(Path(root) / "multi30k"))
+    said = [f"on {test} {ADDITIVE} is " + ", ".join(
+        f"level with {other}" if level else f"{'ahead of' if gap > 0 else 'behind'} {other} ({gap:+.2f} BLEU)"
+        for other, gap, level in leads) for test, (_, leads) in found.items()]
+    return item + ("; " + "; ".join(said) + " (one seed a rate; level: under twice the grid's seed spread)"
+                   if said else "")

@@ -2,7 +2,7 @@
 which chooses each row's rate on validation BLEU and reads the score finding there."""
 
 from nmt.study.configs import lr_name, lr_sweep_configs, study_configs
-from nmt.study.lr_sweep_report import write_lr_sweep_report
+from nmt.study.lr_sweep_report import lr_sweep_item, write_lr_sweep_report
 from nmt.study.runner import record_path_of, write_record
 from tests.helpers import run_cli
 
@@ -76,6 +76,10 @@ def test_the_page_chooses_each_rate_on_validation_and_reads_the_finding_there(tm
     assert "At the edge of the sweep: luong_general's (0.001), luong_dot's (0.004) chosen rate is" in text
     assert "at the grid's budget of 1,600 updates" in text
     assert (sweep / "README.md").read_text(encoding="utf-8") == text
+    assert lr_sweep_item(tmp_path).endswith(                        # the index says the answer too
+        "9 of 9 runs finished; on test_2016 bahdanau is ahead of luong_general (+4.00 BLEU), ahead of luong_dot "
+        "(+7.00 BLEU); on test_2017 bahdanau is ahead of luong_general (+3.00 BLEU), ahead of luong_dot "
+        "(+5.50 BLEU) (one seed a rate; level: under twice the grid's seed spread)")
 
 
 def test_a_gap_within_the_grid_spread_is_level_and_a_partial_sweep_is_not_read(tmp_path):
@@ -87,8 +91,11 @@ def test_a_gap_within_the_grid_spread_is_level_and_a_partial_sweep_is_not_read(t
         write_run(grid, "luong_general", seed, score, score, None)
     text = write_lr_sweep_report(sweep, {"budget_steps": 1600, "val_sentences": 300, "sessions": []})
     assert "bahdanau is level with luong_general (+3.00, under twice the grid's seed spread)" in text
+    assert "; on test_2016 bahdanau is level with luong_general, ahead of luong_dot (+7.00 BLEU);" in \
+        lr_sweep_item(tmp_path)
     (record_path_of(sweep, lr_name("luong_dot", 0.004), 1)).unlink()
     text = write_lr_sweep_report(sweep, {"budget_steps": 1600, "val_sentences": 300, "sessions": []})
     assert "Not read yet: 1 of 9 runs have no record (luong_dot-lr0.004)" in text
+    assert lr_sweep_item(tmp_path).endswith("8 of 9 runs finished")   # no answer from a partial sweep
     assert "| luong_dot | 0.004 | – | – | – | – | 0 of 1 |" in text
     assert "| luong_dot | 0.002 | 28.00 |" in text and "| bahdanau | **0.002** | **34.00** |" in text  # no rate chosen
