@@ -33,6 +33,7 @@ from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
 from nmt.cli_checks import finite_float
+from nmt.device import to_device
 from nmt.provenance import git_commit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,19 +62,23 @@ def compose_config(preset: str, overrides: list[str]):
         return compose(config_name="config", overrides=[f"experiment={preset}", *overrides])
 
 
-def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torch.float32) -> float:
+def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torch.float32,
+                  device: torch.device | str = "cpu") -> float:
     """Best GFLOPS of an n x n matmul (fp32, or bf16 for trainer.precision=bf16)
-    over repeated 0.25 s windows."""
+    over repeated 0.25 s windows; on a GPU each product is waited for."""
     if seconds <= 0:
         return 0.0
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    a, b = (torch.randn(n, n, dtype=dtype, device=device) for _ in range(2))
+    wait = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
     for _ in range(3):
         a @ b
+    wait()
     best, end = 0.0, time.perf_counter() + seconds
     while time.perf_counter() < end:
         reps, start = 0, time.perf_counter()
         while time.perf_counter() - start < 0.25:
             a @ b
+            wait()
             reps += 1
         best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - start) / 1e9)
     return best
@@ -86,7 +91,8 @@ def count_flops(trainer, batches) -> tuple[float, int]:
         trainer.optimizer.zero_grad(set_to_none=True)
         counter = FlopCounterMode(display=False)
         with counter:
-            out, penalty = trainer.parallel(batch.src, batch.tgt[:, :-1])   # eager: same FLOPs, countable
+            src, tgt = to_device(batch.src, trainer.device), to_device(batch.tgt, trainer.device)
+            out, penalty = trainer.parallel(src, tgt[:, :-1])   # eager: same FLOPs, countable
             loss = out.logits.float().log_softmax(-1).sum() + penalty   # any scalar: backward FLOPs
             loss.backward()
         flops += counter.get_total_flops()

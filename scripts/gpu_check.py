@@ -154,17 +154,16 @@ def compose_row(overrides: list[str], device, cache: Path):
     return cfg
 
 
-def timed_epoch(trainer, epoch: int, device, limit: int | None) -> tuple[float, int, int]:
-    """(seconds, target tokens, updates) of `epoch`'s first `limit` batches (all: None), one update each."""
+def timed_updates(trainer, batches, device) -> tuple[float, int]:
+    """(seconds, target tokens) of one update a batch."""
     import torch
 
-    batches = trainer.data.train.batches(epoch)[:limit]
     started, tokens = time.perf_counter(), 0
     for batch in batches:
         tokens += trainer.train_update([batch])["tgt_tokens"]
     if device.type == "cuda":
         torch.cuda.synchronize()
-    return time.perf_counter() - started, tokens, len(batches)
+    return time.perf_counter() - started, tokens
 
 
 def measure_training(overrides: list[str], device, cache: Path, limit: int | None) -> dict:
@@ -173,17 +172,18 @@ def measure_training(overrides: list[str], device, cache: Path, limit: int | Non
     import torch
 
     from nmt.training.build import build_trainer
-    from scripts.gpu_flops import count_update_flops
+    from scripts.gpu_flops import epoch_flops
 
     cfg = compose_row(overrides, device, cache)
     trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="gpu_check_train_")))
     trainer.model.train()
-    first_seconds, _, _ = timed_epoch(trainer, 0, device, limit)
+    first_seconds, _ = timed_updates(trainer, trainer.data.train.batches(0)[:limit], device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    seconds, tokens, updates = timed_epoch(trainer, 1, device, limit)
     batches = trainer.data.train.batches(1)[:limit]
-    flops = count_update_flops(trainer, batches)
+    seconds, tokens = timed_updates(trainer, batches, device)
+    updates = len(batches)
+    flops = epoch_flops(trainer, batches)
     row = {"precision": trainer.precision, "batch_tokens": int(cfg.data.batch_tokens),
            "compile_mode": str(cfg.trainer.compile_mode) if cfg.trainer.compile else "eager",
            "pad_to_multiple": int(cfg.data.pad_to_multiple), "updates": updates,
@@ -216,9 +216,9 @@ def train_speed(args, data, device, cache, results: list, on_row) -> list[dict]:
 
 def time_to_quality(args, data, device, cache, run_dir: Path) -> dict:
     """Train the real command line, stop it with SIGINT at the target, score best.pt on test."""
-    overrides = (["experiment=quickstart", "trainer.val_every=25", "trainer.max_steps=100000"] if args.tiny else
-                 ["experiment=transformer_small", f"data.path={data}", *args.quality_overrides.split(),
-                  "trainer.val_every=250", "trainer.max_steps=100000"])
+    overrides = (["experiment=quickstart", "trainer.val_every=25"] if args.tiny else
+                 ["experiment=transformer_small", f"data.path={data}", "trainer.val_every=250"])
+    overrides += ["trainer.max_steps=100000", *args.quality_overrides.split()]   # after: they may change the above
     command = [sys.executable, "-m", "nmt.train", *overrides, f"trainer.device={device}",
                f"trainer.max_minutes={args.quality_minutes}", "trainer.heatmap_sentences=0",
                f"cache_dir={cache}", f"hydra.run.dir={run_dir}"]

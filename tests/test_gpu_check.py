@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from scripts import gpu_check
-from scripts.gpu_flops import count_update_flops
+from scripts.gpu_flops import epoch_flops
 from tests.helpers import MULTI30K, ROOT, train
 
 
@@ -27,6 +27,8 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
                for row in report["train_speed"])
     quality = report["time_to_quality"]
     assert quality["reached"]["bleu"] >= 5 and quality["exit"] == 130          # stopped by SIGINT at the target
+    assert "trainer.max_steps=100000 trainer.precision=fp32 trainer.device=cpu" in quality["command"]  # the default
+                                                                                   # --quality-overrides
     assert quality["test_bleu_greedy"] > 0
     assert [(r["beam"], r["batch_size"]) for r in report["decode_speed"]] == [(1, 1), (1, 60), (5, 1), (5, 60)]
     summary = (tmp_path / "gpu_check.md").read_text()
@@ -81,8 +83,8 @@ def test_flops_are_counted_on_samples_and_scaled_by_padded_positions(tmp_path, c
                     cache_dir=cache_dir)
     batch = trainer.data.train.batches(0)[0]
     before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
-    one = count_update_flops(trainer, [batch])
+    one = epoch_flops(trainer, [batch])
     assert one > 0
-    assert count_update_flops(trainer, [batch] * 5) == pytest.approx(5 * one)   # same shape: five times one
+    assert epoch_flops(trainer, [batch] * 5) == pytest.approx(5 * one)   # same shape: five times one
     assert all(torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
     assert all(p.grad is None for p in trainer.model.parameters())              # nothing left for the next step
