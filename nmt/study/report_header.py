@@ -51,6 +51,7 @@ def portable_command(command: str, out) -> str:
         words = shlex.split(command)
     except ValueError:           # an unbalanced quote: shown as recorded
         return command
+    words = relative_paths_resolved(words, out)
     out_words = []
     for word in words:
         key, sep, value = word.partition("=")
@@ -59,6 +60,54 @@ def portable_command(command: str, out) -> str:
         else:
             out_words.append(portable_path(root, word))
     return shlex.join(out_words)
+
+
+def relative_paths_resolved(words: list[str], out) -> list[str]:
+    """A command recorded with relative path options (by a study older than
+    options.absolute_paths) from a folder beside the repository (a worktree): each
+    path that leaves that folder made absolute, the folder found from where its
+    --out must have been run to name `out`. Paths inside it name the same files in
+    the repository, so they stay as typed. Any other command is returned as it is."""
+    from nmt.study.options import PATH_OPTIONS
+
+    recorded_out = next((value for option, value in _path_options(words, PATH_OPTIONS) if option == "--out"), None)
+    if recorded_out is None or os.path.isabs(recorded_out):
+        return words
+    parts = Path(os.path.normpath(recorded_out)).parts       # normalised: any '..' lead
+    up = parts.count("..")
+    below = parts[up:]
+    target = Path(out).resolve()
+    if up == 0 or not below or target.parts[-len(below):] != below:
+        return words                                   # run from the repository, or not resolvable
+    ran_in = Path(*target.parts[:len(target.parts) - len(below)]).joinpath(*["?"] * up)   # names unknown
+
+    def resolved(value: str) -> str:
+        if os.path.isabs(value):
+            return value
+        path = Path(os.path.normpath(ran_in / value))
+        return value if path.is_relative_to(ran_in) else str(path)
+    changed, expects_path = [], False
+    for word in words:
+        option, sep, value = word.partition("=")
+        if expects_path:
+            word = resolved(word)
+        elif sep and option in PATH_OPTIONS:
+            word = f"{option}={resolved(value)}"
+        expects_path = word in PATH_OPTIONS
+        changed.append(word)
+    return changed
+
+
+def _path_options(words: list[str], options) -> list[tuple[str, str]]:
+    """(option, value) of each of `options` in words, as `--opt value` or `--opt=value`."""
+    found = []
+    for i, word in enumerate(words):
+        option, sep, value = word.partition("=")
+        if sep and option in options:
+            found.append((option, value))
+        elif word in options and i + 1 < len(words):
+            found.append((word, words[i + 1]))
+    return found
 
 
 def rebuild_command(settings: dict, out) -> str:

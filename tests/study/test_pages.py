@@ -77,6 +77,26 @@ def test_a_command_run_from_a_worktree_is_shown_as_run_from_the_repository_root(
         "--out benchmarks/attention_study/learning_rate --runs-dir=../runs/lr --only bahdanau --machine '2 cores'")
 
 
+def test_a_relative_command_recorded_in_a_worktree_by_an_older_study_is_shown_from_the_root(tmp_path):
+    """Before paths were recorded absolute, a study run in a worktree beside the repository
+    recorded what was typed there; the page finds that folder from --out and writes every
+    path as the repository root reads it."""
+    main = tmp_path / "main"
+    (main / ".git").mkdir(parents=True)
+    (main / "nmt").mkdir()
+    out = main / "benchmarks" / "attention_study" / "confirmation"
+    out.mkdir(parents=True)
+    recorded = ("python -m nmt.study --confirm --data-path ../shared/data/multi30k --links "
+                "benchmarks/attention_study/multi30k/test.links --out ../main/benchmarks/attention_study/confirmation "
+                "--runs-dir=../runs/confirmation --cache-dir ../cache_study --jobs 2 --machine 'AMD, 2 cores'")
+    assert portable_command(recorded, out) == (
+        "python -m nmt.study --confirm --data-path ../shared/data/multi30k --links "
+        "benchmarks/attention_study/multi30k/test.links --out benchmarks/attention_study/confirmation "
+        "--runs-dir=../runs/confirmation --cache-dir ../cache_study --jobs 2 --machine 'AMD, 2 cores'")
+    from_root = "python -m nmt.study --out benchmarks/attention_study/confirmation --links ../x.links"
+    assert portable_command(from_root, out) == from_root          # run from the root: as recorded
+
+
 def test_baselines_are_read_in_words_with_the_references_noise():
     from nmt.study.alignment_table import baselines_read
 
