@@ -87,7 +87,7 @@ class Model:
         from nmt.viz.html_export import model_label
 
         self.translator = Translator.from_checkpoint(path, device=device)
-        state = load_checkpoint(path)
+        state = load_checkpoint(path, parts=("model",))
         samples, references = state.get("samples") or [], state.get("sample_references") or []
         if len(references) != len(samples):      # a checkpoint without them: no reference shown
             references = [None] * len(samples)

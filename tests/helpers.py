@@ -21,6 +21,18 @@ def make_config(*overrides: str, cache_dir=None):
     return cfg
 
 
+def flip_a_bit_of_record(path, record) -> None:
+    """Flip one bit in the middle of a zip record's stored bytes (a
+    zipfile.ZipInfo of `path`, e.g. one tensor storage of a checkpoint)."""
+    with open(path, "r+b") as f:
+        f.seek(record.header_offset + 26)            # the local header's name and extra lengths
+        name_len, extra_len = (int.from_bytes(f.read(2), "little") for _ in range(2))
+        f.seek(record.header_offset + 30 + name_len + extra_len + record.file_size // 2)
+        byte = f.read(1)[0]
+        f.seek(-1, 1)
+        f.write(bytes([byte ^ 0x10]))
+
+
 def train(run_dir, *overrides: str, cache_dir=None):
     """Check the config and train in-process, as nmt.train does; returns the Trainer after fit()."""
     from nmt.training.build import build_trainer

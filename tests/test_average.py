@@ -10,7 +10,7 @@ from nmt.average import main
 from nmt.store.averaging import config_difference
 from nmt.data.tokenizer import Tokenizer
 from nmt.data.toy import make_toy_corpus
-from tests.helpers import one_thread  # noqa: F401 - a fixture
+from tests.helpers import flip_a_bit_of_record, one_thread  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -245,13 +245,7 @@ def test_a_flipped_byte_in_a_weight_is_refused_naming_it(tmp_path, toy_checkpoin
     damaged.write_bytes(toy_checkpoint.read_bytes())
     with zipfile.ZipFile(damaged) as archive:          # the largest tensor record, and where its bytes start
         record = max((i for i in archive.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
-    with open(damaged, "r+b") as f:
-        f.seek(record.header_offset + 26)
-        name_len, extra_len = (int.from_bytes(f.read(2), "little") for _ in range(2))
-        f.seek(record.header_offset + 30 + name_len + extra_len + record.file_size // 2)
-        byte = f.read(1)[0]
-        f.seek(-1, 1)
-        f.write(bytes([byte ^ 0x10]))                    # one bit of one float
+    flip_a_bit_of_record(damaged, record)               # one bit of one float
     state = torch.load(toy_checkpoint, weights_only=True)["model"]
     largest = max((n for n, t in state.items()), key=lambda n: state[n].untyped_storage().nbytes())
     assert main([str(toy_checkpoint), str(damaged), "--output", str(tmp_path / "avg.pt")]) == 1

@@ -13,6 +13,7 @@ import io
 import math
 import pickle
 import warnings
+import zipfile
 from pathlib import Path
 
 import torch
@@ -20,7 +21,7 @@ import torch
 from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special, special_kind
-from nmt.store.integrity import check_stored_bytes, check_tensor_sizes
+from nmt.store.integrity import check_part_bytes, check_stored_bytes, check_tensor_sizes, holds_tensors
 from nmt.store.stored_config import check_stored_config
 
 FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
@@ -66,9 +67,12 @@ def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE) -> P
     return path
 
 
-def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
+def load_checkpoint(path, map_location="cpu", mmap: bool = False, parts: tuple[str, ...] | None = None) -> dict:
     """Load and check a checkpoint; every problem is one NmtError line.
-    `mmap` maps the tensors instead of reading them (a quick look at the rest)."""
+    `mmap` maps the tensors instead of reading them (a quick look at the rest).
+    `parts` names the tensor parts the caller uses (e.g. ("model",)): the file
+    is mapped, only those parts' bytes are read and CRC-checked, and the other
+    parts that hold tensors (the optimiser's state, the RNG) are left out."""
     path = Path(path)
     if not path.exists():
         raise NmtError(f"checkpoint {path} does not exist")
@@ -78,7 +82,8 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
     try:
         with warnings.catch_warnings():     # torch's pickle-protocol warnings: the line below says it all
             warnings.simplefilter("ignore")
-            state = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
+            mapped = (mmap or parts is not None) and zipfile.is_zipfile(path)   # torch maps only its zip format
+            state = torch.load(path, map_location=map_location, weights_only=True, mmap=mapped)
     except Exception as error:  # noqa: BLE001 - any failure means a refused or damaged file
         blocked = [line.strip() for line in str(error).splitlines() if "GLOBAL" in line]
         if isinstance(error, pickle.UnpicklingError) and blocked:
@@ -97,7 +102,12 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False) -> dict:
         raise NmtError(f"checkpoint {path} holds no sentencepiece model; it cannot translate")
     config = state["config"] = _moved(state["config"])
     check_stored_config(config, path)        # data, not code: before anything is built from it
-    check_stored_bytes(path, state, other_checkpoint_advice(path))    # torch.load does not check the CRCs
+    if parts is None:
+        check_stored_bytes(path, state, other_checkpoint_advice(path))    # torch.load does not check the CRCs
+    else:
+        state = {key: value for key, value in state.items()
+                 if key in parts or key in REQUIRED_KEYS or not holds_tensors(value)}
+        check_part_bytes(path, state, parts, other_checkpoint_advice(path))
     check_tensor_sizes(state, path, other_checkpoint_advice(path))    # before any operation allocates
     check_finite(state["model"], path)
     if state["format_version"] == 1 and isinstance(config.get("model"), dict):

@@ -20,6 +20,7 @@ What passes holds plain values only; the model is built from it.
 
 from functools import cache
 
+import yaml
 from omegaconf import OmegaConf
 
 from nmt.config_files import CONFIGS
@@ -34,6 +35,7 @@ GROUPS = {
 }
 PARTIAL_GROUPS = (("optimizer",), ("schedule",))  # `_partial_: true`: the trainer supplies the rest
 TOP_LEVEL = ("data", "model", "optimizer", "schedule", "trainer", "cache_dir")
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's parser where PyYAML has it
 
 
 @cache
@@ -41,7 +43,7 @@ def registered_targets(group: str) -> frozenset:
     """The `_target_` of every option of a config group (e.g. "model/encoder")."""
     found = set()
     for path in sorted((CONFIGS / group).glob("*.yaml")):
-        target = OmegaConf.load(path).get("_target_")
+        target = (yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}).get("_target_")
         if isinstance(target, str):
             found.add(target)
     return frozenset(found)

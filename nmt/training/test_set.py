@@ -21,7 +21,7 @@ def score_test_set(best: Path, model, make_translator, pairs, beam_size: int = 1
     if not pairs or not best.exists():
         return {}
     scored = copy.deepcopy(model)
-    scored.load_state_dict(load_checkpoint(best)["model"])
+    scored.load_state_dict(load_checkpoint(best, parts=("model",))["model"])
     scored.eval()
     outputs = make_translator(scored).translate([src for src, _ in pairs], beam_size=beam_size,
                                                 coverage_penalty=coverage_penalty)
