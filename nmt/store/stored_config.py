@@ -35,7 +35,7 @@ GROUPS = {
 }
 PARTIAL_GROUPS = (("optimizer",), ("schedule",))  # `_partial_: true`: the trainer supplies the rest
 TOP_LEVEL = ("data", "model", "optimizer", "schedule", "trainer", "cache_dir")
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's parser where PyYAML has it
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where PyYAML has it
 
 
 @cache
