@@ -13,6 +13,11 @@ For each checkpoint (a folder from nmt.export, served by CTranslate2, or a
 `echo 3 > /proc/sys/vm/drop_caches`, which needs root; without it the cold
 rows are left out and the JSON says why). It prints the median and every run's wall
 time, and whether the process imported torch (`-X importtime`), and writes JSON (--out).
+
+--against TREE compares two commits on this machine: `python -m nmt.translate`
+run from TREE (a git worktree of the other commit) and from this checkout,
+alternating, --runs warm runs each, and the ratio of the medians (below 1:
+this checkout starts faster).
 """
 
 import argparse
@@ -37,6 +42,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sentence", default=SENTENCE)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "startup.json"))
+    parser.add_argument("--against", metavar="TREE",
+                        help="a checkout of another commit (a git worktree): `python -m nmt.translate` run from it "
+                             "and from this checkout, alternating warm run by warm run, and the ratio of the medians")
     return parser.parse_args(argv)
 
 
@@ -55,9 +63,14 @@ def drop_caches() -> bool:
         return False
 
 
-def timed_run(command: list[str], sentence: str) -> tuple[float, str]:
+def module_command(checkpoint: str) -> list[str]:
+    """The command as run from a checkout (its working directory): that checkout's nmt."""
+    return [sys.executable, "-m", "nmt.translate", "--checkpoint", checkpoint]
+
+
+def timed_run(command: list[str], sentence: str, cwd=None) -> tuple[float, str]:
     start = time.perf_counter()
-    done = subprocess.run(command, input=(sentence + "\n").encode(), capture_output=True,
+    done = subprocess.run(command, input=(sentence + "\n").encode(), capture_output=True, cwd=cwd,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     seconds = time.perf_counter() - start
     if done.returncode:
@@ -73,6 +86,29 @@ def imports_torch(command: list[str], sentence: str) -> bool:
                           input=(sentence + "\n").encode(), capture_output=True)
     return any(line.split("|")[-1].strip() == "torch" for line in done.stderr.decode().splitlines()
                if line.startswith("import time:"))
+
+
+def alternated(checkpoint: str, args) -> dict:
+    """Warm runs of this checkout's and --against's nmt.translate, one after
+    the other `--runs` times (a machine's drift then falls on both alike)."""
+    command, trees = module_command(checkpoint), {"ours": ROOT, "theirs": Path(args.against).resolve()}
+    times = {name: [] for name in trees}
+    for tree in trees.values():
+        timed_run(command, args.sentence, cwd=tree)           # warms the page cache
+    for _ in range(args.runs):
+        for name, tree in trees.items():
+            times[name].append(timed_run(command, args.sentence, cwd=tree)[0])
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=trees["theirs"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    print(f"{checkpoint}: python -m nmt.translate, warm median {medians['ours']:.3f} s here against "
+          f"{medians['theirs']:.3f} s at {commit} ({args.against}), ratio {medians['ours'] / medians['theirs']:.3f}",
+          flush=True)
+    return {"tree": args.against, "commit": commit, "command": f"echo {shlex.quote(args.sentence)} | "
+            f"{shlex.join(['python', *command[1:]])}  (from each checkout)",
+            "ours_warm_s": [round(t, 3) for t in times["ours"]], "theirs_warm_s": [round(t, 3) for t in times["theirs"]],
+            "ours_median_s": round(medians["ours"], 3), "theirs_median_s": round(medians["theirs"], 3),
+            "ratio": round(medians["ours"] / medians["theirs"], 3)}
 
 
 def main(argv=None) -> dict:
@@ -94,6 +130,8 @@ def main(argv=None) -> dict:
                "cold_median_s": round(statistics.median(cold), 3) if cold else None,
                "output": output or timed_run(command, args.sentence)[1],
                "imports_torch": imports_torch(command, args.sentence)}
+        if args.against:
+            row["against"] = alternated(checkpoint, args)
         rows.append(row)
         print(f"{checkpoint}: warm median {row['warm_median_s']} s {row['warm_s']}, cold median "
               f"{row['cold_median_s']} s {row['cold_s']}, imports torch: {row['imports_torch']}", flush=True)

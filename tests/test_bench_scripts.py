@@ -573,3 +573,14 @@ def test_bench_heatmaps_times_a_validation_with_and_without_its_cards(tmp_path, 
     printed = capsys.readouterr().out
     assert "pause with heatmaps / without" in printed and "command: python -m scripts.bench_heatmaps" in printed
     assert json.loads(out.read_text())["command"] == figures["command"]
+
+
+def test_bench_startup_against_another_tree_alternates_and_takes_the_ratio(monkeypatch, tmp_path):
+    bench = importlib.import_module("scripts.bench_startup")
+    calls, seconds = [], iter([9.0, 9.0, 2.0, 4.0, 3.0, 5.0, 2.5, 6.0])   # 2 warming runs, then ours/theirs pairs
+    monkeypatch.setattr(bench, "timed_run", lambda command, sentence, cwd=None: (calls.append(cwd), (next(seconds), "x"))[1])
+    found = bench.alternated("best.pt", bench.parse_args(["--checkpoint", "best.pt", "--runs", "3",
+                                                         "--against", str(tmp_path)]))
+    assert calls == [bench.ROOT, tmp_path] * 4
+    assert found["ours_warm_s"] == [2.0, 3.0, 2.5] and found["theirs_warm_s"] == [4.0, 5.0, 6.0]
+    assert found["ours_median_s"] == 2.5 and found["theirs_median_s"] == 5.0 and found["ratio"] == 0.5
