@@ -372,8 +372,8 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
     assert float(rows["bahdanau-beam5"]["cpu_minutes"]) < float(rows["bahdanau"]["cpu_minutes"])
     index = (out.parent / "README.md").read_text()
     assert "#### Wu et al. 2016, Google's Neural Machine Translation System" in index
-    assert ("- Sec. 7 (its table not checked): the coverage penalty raises BLEU (the same checkpoints, "
-            "beam 5).") in index
+    assert ("- Table 2 (Sec. 7): at the study's length penalty α = 1.0, the coverage penalty β = 0.2 lowers "
+            "BLEU: 30.3 against 31.1") in index
 
 
 def test_plan_estimates_from_runs_on_the_same_processor(monkeypatch):

@@ -53,8 +53,8 @@ FAMILIES = {
     "decoding": "Beam search with Wu et al.'s coverage penalty (decode only: bahdanau's checkpoints)",
 }
 DECODE_BEAM = 5
-# Wu et al. 2016 tune beta with alpha (Sec. 7; their table not checked here); 0.2 is inside the range
-# they found useful, and alpha stays at nmt.translate's default (1.0) in both rows
+# Wu et al. 2016 tune beta with alpha (Sec. 7, Table 2) and use alpha = beta = 0.2; here alpha stays at
+# nmt.translate's default (1.0) in both rows, where their Table 2 has beta = 0.2 below beta = 0
 COVERAGE_PENALTY_BETA = 0.2
 
 

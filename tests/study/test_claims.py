@@ -118,6 +118,6 @@ def test_findings_render_every_paper_with_its_setting():
     text = "\n".join(findings(table, "multi30k"))
     assert "#### Luong, Pham & Manning 2015" in text and "Their setting: WMT'14 English→German" in text
     assert "#### Ghader & Monz 2017" in text and "No comparison of rows tests this paper." in text
-    assert "#### Koehn & Knowles 2017, Six Challenges for Neural Machine Translation, WNMT, Sec. 3.5" in text
+    assert "#### Koehn & Knowles 2017, Six Challenges for Neural Machine Translation, WNMT\n" in text
     assert "luong_general-local_m 0.210 ± 0.010 (3 seeds) vs luong_general 0.510 ± 0.010 (3 seeds)" in text
     assert findings({}, "toy") == ["The toy part has no finished runs yet."]
