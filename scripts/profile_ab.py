@@ -406,9 +406,12 @@ def bench_precision(rounds: int) -> None:
 
 
 def bench_compile(rounds: int) -> None:
+    from nmt.models.decoders.rnn import keep_loop_eager
+
     for preset in PRESETS:
         model = training_model(preset)
         src, tgt = random_batch()
+        keep_loop_eager()                           # as trainer.compile=true does
         compiled = torch.compile(model, dynamic=True)
         ab(f"{preset}: forward+backward", {"eager": whole_update(model, src, tgt),
                                            "torch.compile(dynamic=True)": whole_update(compiled, src, tgt)},

@@ -3,12 +3,17 @@
 - Its model is built without nn.init's random draws and then loaded: the same
   weights and the same outputs as the model training built, for every option
   of every model part (and the settings that add parameters).
+- Translating an RNN checkpoint never imports torch._dynamo (1-2 s); the
+  RNN decoder's teacher-forced loop is left eager only when a model is compiled.
 - `load_checkpoint(parts=("model",))` leaves the optimiser's state and the RNG
   out, reads the weights the full load reads, and still refuses a flipped
   bit in a weight, naming it; a flipped bit in the optimiser's state does not
   stop a translation, and a resume (the full load) still refuses it.
 """
 
+import os
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -116,3 +121,25 @@ def test_a_flipped_bit_in_the_optimiser_stops_a_resume_not_a_translation(tmp_pat
     assert Translator.from_checkpoint(damaged, device="cpu").translate(["a b c"])[0].text == expected
     with pytest.raises(NmtError, match="fail their CRC-32 check"):
         load_checkpoint(damaged)
+
+
+def test_translating_an_rnn_checkpoint_never_imports_dynamo(toy_checkpoint):
+    """torch._dynamo takes 1-2 s to import; only torch.compile needs it (keep_loop_eager)."""
+    assert "RNNDecoder" in load_checkpoint(toy_checkpoint)["config"]["model"]["decoder"]["_target_"]
+    code = ("import sys; from nmt.translator import Translator; "
+            f"t = Translator.from_checkpoint({str(toy_checkpoint)!r}, device='cpu'); t.translate(['a b c'], beam_size=2); "
+            "print('torch._dynamo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def test_the_teacher_forced_loop_is_kept_eager_once_before_compiling():
+    from nmt.models.decoders.rnn import RNNDecoder, keep_loop_eager
+
+    keep_loop_eager()
+    disabled = RNNDecoder.forward
+    keep_loop_eager()                                     # a second compile wraps nothing again
+    assert RNNDecoder.forward is disabled and disabled.kept_eager
+    assert getattr(disabled, "_torchdynamo_disable", False)     # what Dynamo reads to leave it eager

@@ -19,6 +19,7 @@ from nmt.data.pipeline import prepare_data
 from nmt.device import resolve_device
 from nmt.errors import NmtError
 from nmt.models.build import build_model
+from nmt.models.decoders.rnn import keep_loop_eager
 from nmt.store.checkpoints import data_fingerprint
 from nmt.training.coverage_loss import CoverageLoss
 from nmt.training.distributed import Distributed
@@ -52,6 +53,8 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     # compile instead of three (static, then T dynamic, then B too); same kernels in the end.
     # reduce-overhead on CUDA records one CUDA graph per distinct batch shape and replays it.
     mode = None if settings.compile_mode == "default" else settings.compile_mode
+    if settings.compile:
+        keep_loop_eager()                           # an RNN decoder's teacher-forced loop stays eager
     forward = torch.compile(parallel, dynamic=True, mode=mode) if settings.compile else parallel
     optimizer = instantiate(cfg.optimizer)(params=model.parameters())
     schedule = instantiate(cfg.schedule)(optimizer=optimizer)
