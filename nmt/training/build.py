@@ -54,7 +54,7 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     # reduce-overhead on CUDA records one CUDA graph per distinct batch shape and replays it.
     mode = None if settings.compile_mode == "default" else settings.compile_mode
     if settings.compile:
-        keep_loop_eager()                           # an RNN decoder's teacher-forced loop stays eager
+        keep_loop_eager()  # an RNN decoder's teacher-forced loop stays eager
     forward = torch.compile(parallel, dynamic=True, mode=mode) if settings.compile else parallel
     optimizer = instantiate(cfg.optimizer)(params=model.parameters())
     schedule = instantiate(cfg.schedule)(optimizer=optimizer)
