@@ -110,7 +110,7 @@ def export(checkpoint: str, output: Path, quantization: str, min_agreement: floa
     from nmt.store.checkpoints import load_checkpoint
     from nmt.translator import Translator
 
-    state = load_checkpoint(checkpoint)
+    state = load_checkpoint(checkpoint, parts=("model",))     # its config and samples; the weights checked
     check_exportable(OmegaConf.create(state["config"]).model)
     translator = Translator.from_checkpoint(checkpoint, device="cpu")
     sources, references = self_check.stored_samples(state)

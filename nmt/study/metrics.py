@@ -198,7 +198,7 @@ def evaluate_run(run_dir: Path, test_pairs: list[tuple[str, str]], references: l
     the gallery is greedy."""
     run_dir = Path(run_dir)
     checkpoint = run_dir / "checkpoints" / "best.pt"
-    step = int(load_checkpoint(checkpoint)["progress"]["step"])
+    step = int(load_checkpoint(checkpoint, parts=("model",))["progress"]["step"])
     translator = Translator.from_checkpoint(checkpoint, device="cpu")
     summary = json.loads((run_dir / "summary.json").read_text())
     records = read_metrics(run_dir)
