@@ -49,6 +49,7 @@ class RandomInitSkipped(TorchFunctionMode):
                 return tensor
         return func(*args, **kwargs)
 
+
 BOS, EOS, PAD = 2, 3, 0
 
 
