@@ -584,3 +584,24 @@ def test_bench_startup_against_another_tree_alternates_and_takes_the_ratio(monke
     assert calls == [bench.ROOT, tmp_path] * 4
     assert found["ours_warm_s"] == [2.0, 3.0, 2.5] and found["theirs_warm_s"] == [4.0, 5.0, 6.0]
     assert found["ours_median_s"] == 2.5 and found["theirs_median_s"] == 5.0 and found["ratio"] == 0.5
+
+
+def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path):
+    """The same commit twice, two updates each, on the toy task: equal weights and validation."""
+    bench = importlib.import_module("scripts.commit_equivalence")
+    record = {"name": "toy-check", "seed": 3, "commit": "abc", "cpu": "x",
+              "common": ["data.n_train=200", "data.n_valid=10", "data.n_test=10", "trainer.max_steps=999",
+                         "trainer.heatmap_sentences=0", "cache_dir=/nowhere"],
+              "overrides": ["experiment=quickstart", "model.encoder.hidden_size=16", "model.decoder.hidden_size=16"]}
+    (tmp_path / "seed3.json").write_text(json.dumps(record))
+    argv = ["--record", str(tmp_path / "seed3.json"), "--commit", "HEAD", "--commit", "HEAD", "--steps", "2",
+            "--out", str(tmp_path / "eq.json")]
+    overrides = bench.train_overrides(record, 2, tmp_path / "run", tmp_path / "cache", None)
+    assert "trainer.max_steps=999" not in overrides and "cache_dir=/nowhere" not in overrides
+    assert overrides[-5:] == ["trainer.seed=3", "trainer.max_steps=2", "trainer.val_every=2",
+                              f"cache_dir={tmp_path / 'cache'}", f"hydra.run.dir={tmp_path / 'run'}"]
+    found = bench.main(argv)
+    assert found["all_equal"] and [r["same_weights_as_first"] for r in found["runs"]] == [True, True]
+    assert found["runs"][0]["validation"]["step"] == 2 and "train_seconds" not in found["runs"][0]["validation"]
+    assert json.loads((tmp_path / "eq.json").read_text())["record"] == "toy-check"
+    assert "tree-" not in bench.git("worktree", "list")                     # the worktrees are removed
