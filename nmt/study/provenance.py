@@ -7,8 +7,14 @@ commits with their record counts and flags every record not from the
 commit most records come from. `python -m nmt.study --reproduce NAME:SEED,...`
 trains those runs again at the current commit into OUT/reproduce/records;
 `reproduction_lines` compares each with its original, figure by figure,
-within float noise (`TOLERANCE`).
+within float noise (`TOLERANCE`). `equivalence_lines` reads
+OUT/commit_equivalence/*.json (scripts/commit_equivalence.py: one record's
+run trained from its own overrides at several commits on one processor) and
+says, for the records not from the main commit, why, and whether their
+commit and the final one train them alike.
 """
+
+import json
 
 from collections import Counter
 from pathlib import Path
@@ -32,10 +38,36 @@ def commit_lines(runs: list[dict]) -> list[str]:
     flagged = sorted(f"{r['name']} seed {r['seed']} (`{r.get('commit') or 'unknown'}`)" for r in finished
                      if (r.get("commit") or "unknown") != main)
     dirty = [c for c in counts if "uncommitted" in c]
+    later = sorted({r["name"] for r in finished if (r.get("commit") or "unknown") != main})
+    why = (f" Why: {', '.join(later)} {'was' if len(later) == 1 else 'were'} trained after the other rows, at "
+           "the commit named; the commit equivalence below says whether that commit and the final one "
+           f"train the same runs as `{main}` does.") if later and not dirty else ""
     return ["", "## Provenance", "", f"Commits of the {len(finished)} finished records: {listed}.",
             ("Every record comes from one commit." if len(counts) == 1 else
-             f"Not from `{main}`: {', '.join(flagged)}.")
+             f"Not from `{main}`: {', '.join(flagged)}.{why}")
             + (" Trained from a tree with uncommitted changes: flagged above." if dirty else "")]
+
+
+def equivalence_lines(out_dir) -> list[str]:
+    """Markdown: each commit-equivalence check of OUT/commit_equivalence/*.json, one line."""
+    checks = [json.loads(p.read_text(encoding="utf-8"))
+              for p in sorted(Path(out_dir, "commit_equivalence").glob("*.json"))]
+    if not checks:
+        return []
+    lines = ["", "## Commit equivalence", "",
+             "A record's run trained again from its own overrides at several commits, one after the other on "
+             "one processor, by `scripts/commit_equivalence.py`: equal weights (every tensor of best.pt) and an "
+             "equal validation say that the commits train that run alike on that processor. It says nothing "
+             "of another processor, so these runs are not the records' own figures.", ""]
+    for check in checks:
+        commits = ", ".join(f"`{r['resolved']}`" for r in check["runs"])
+        verdict = ("equal weights and validation at every commit" if check["all_equal"] else
+                   "differs at " + ", ".join(f"`{r['resolved']}`" for r in check["runs"]
+                                             if not (r["same_weights_as_first"] and r["same_validation_as_first"])))
+        lines.append(f"- {check['record']} seed {check['seed']}, {check['steps']} updates, at {commits} "
+                     f"({check['cpu']}, {check['date']}): **{verdict}** (validation BLEU "
+                     f"{check['runs'][0]['validation']['bleu']:.2f}).")
+    return lines
 
 
 def same_processor(original: dict, rerun: dict) -> bool:

@@ -24,7 +24,7 @@ from nmt.study.convergence import check_pointer_lines, convergence_lines
 from nmt.study.findings import declared
 from nmt.study.gallery import family_grid, learning_curves
 from nmt.study.index import write_index
-from nmt.study.provenance import commit_lines, reproduction_lines
+from nmt.study.provenance import commit_lines, equivalence_lines, reproduction_lines
 from nmt.study.ranking import against_first_of_each, ranking_table, seed_plan_line
 from nmt.study.report_header import decoding_note, header_lines, how_read_lines, setup_lines
 from nmt.study.significance import noise_line, seed_pair_noise
@@ -178,7 +178,7 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
         *family_sections(configs, runs, table, galleries, curves, toy, note,
                          CONVERGENCE_FOLDER if check else settings["data"]),
         *([] if toy else check_pointer_lines() if check else convergence_lines(out_dir, table)),
-        *commit_lines(runs), *reproduction_lines(out_dir), *tail_lines(runs, sentences)])
+        *commit_lines(runs), *equivalence_lines(out_dir), *reproduction_lines(out_dir), *tail_lines(runs, sentences)])
     (out_dir / "README.md").write_text(text, encoding="utf-8")
     write_csvs(out_dir, runs, table)
     write_index(out_dir.parent)

@@ -10,7 +10,7 @@ from nmt.study.alignment import AerCounts
 from nmt.study.configs import study_configs
 from nmt.study.convergence import (NOT_CONFIRMED, at_cap, check_pointer_lines, convergence_lines, ordering_checks, paragraph,
                                    verdict)
-from nmt.study.provenance import commit_lines, compare_records, reproduction_lines
+from nmt.study.provenance import commit_lines, compare_records, equivalence_lines, reproduction_lines
 from nmt.study.ranking import ranking_table, seed_plan_line
 from nmt.study.readings import chosen_on_valid, derived
 from nmt.study.report_header import rebuild_command, title
@@ -233,3 +233,27 @@ def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
     assert "| coverage | 0 | – | not run yet | – | – |" in lines
     assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
     assert lines[-1].startswith("Each pair's gap in test BLEU") and "that hold at convergence: bahdanau above" in lines[-1]
+
+
+def test_records_trained_later_say_why_and_the_equivalence_checks_are_read(tmp_path):
+    runs = [{"name": n, "seed": 1, "eval": {}, "commit": c}
+            for n, c in (("bahdanau", "d459c95f0ae4"), ("luong_dot", "d459c95f0ae4"), ("bahdanau-guided", "619a12a92ec6"))]
+    text = "\n".join(commit_lines(runs))
+    assert "Not from `d459c95f0ae4`: bahdanau-guided seed 1 (`619a12a92ec6`). Why: bahdanau-guided was trained " \
+           "after the other rows" in text
+    assert equivalence_lines(tmp_path) == []
+    folder = tmp_path / "commit_equivalence"
+    folder.mkdir()
+    run = {"resolved": "d459c95f0ae4", "same_weights_as_first": True, "same_validation_as_first": True,
+           "validation": {"bleu": 7.4272}}
+    check = {"record": "bahdanau-guided", "seed": 1, "steps": 200, "cpu": "AMD EPYC", "date": "2026-11-28 09:00 UTC",
+             "all_equal": True, "runs": [run, {**run, "resolved": "619a12a92ec6"}]}
+    (folder / "bahdanau-guided_seed1_200.json").write_text(json.dumps(check))
+    (folder / "lstmn_seed1_200.json").write_text(json.dumps(
+        {**check, "record": "lstmn", "all_equal": False,
+         "runs": [run, {**run, "resolved": "4685c12aaaaa", "same_weights_as_first": False}]}))
+    lines = equivalence_lines(tmp_path)
+    assert lines[1] == "## Commit equivalence"
+    assert lines[-2] == ("- bahdanau-guided seed 1, 200 updates, at `d459c95f0ae4`, `619a12a92ec6` (AMD EPYC, "
+                         "2026-11-28 09:00 UTC): **equal weights and validation at every commit** (validation BLEU 7.43).")
+    assert "**differs at `4685c12aaaaa`**" in lines[-1]
