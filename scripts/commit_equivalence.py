@@ -15,7 +15,8 @@ with trainer.max_steps and trainer.val_every set to --steps (one validation,
 then the test set), its own cache_dir and run folder, one thread, each run
 pinned to a core of its own (--jobs runs at a time). It then compares every
 run with the first commit's: the weights of best.pt tensor for tensor
-(torch.equal), and the validation record (loss, perplexity, BLEU, chrF).
+(torch.equal), and the validation record's figures (step, loss, perplexity,
+BLEU, chrF, learning rate).
 Equal weights say the commits compute the same training on this processor;
 they say nothing of another processor, whose vector units sum in another
 order. It prints the verdicts and the command, and writes JSON (--out).
@@ -38,7 +39,8 @@ import torch
 from nmt.study.machine import cpu_fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
-TIMING_KEYS = ("tokens_per_s", "train_seconds")       # the machine's, not the computation's
+FIGURES = ("step", "loss", "perplexity", "bleu", "chrf", "lr")   # what the computation gives (not timings,
+                                                                  # nor fields a later commit logs too)
 REPLACED = ("trainer.max_steps=", "trainer.val_every=", "cache_dir=", "hydra.run.dir=")
 
 
@@ -50,6 +52,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time, each pinned to a core of its own")
     parser.add_argument("--data-path", help="data.path for every run, instead of the record's")
     parser.add_argument("--out", help="JSON file of the verdicts")
+    parser.add_argument("--work", help="folder for the worktrees and runs (default: a temporary one, removed)")
     args = parser.parse_args(argv)
     if len(args.commit) < 2 or args.steps < 1 or args.jobs < 1:
         parser.error("give two or more --commit, and --steps and --jobs of at least 1")
@@ -91,7 +94,7 @@ def train_at(number: int, commit: str, core: int, record: dict, args, work: Path
     lines = (run_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
     validation = next(json.loads(line) for line in reversed(lines) if "bleu" in json.loads(line))
     return {"commit": commit, "resolved": full[:12], "run_dir": run_dir,
-            "validation": {k: v for k, v in validation.items() if k not in TIMING_KEYS},
+            "validation": {k: validation.get(k) for k in FIGURES},
             "command": shlex.join(["python", *command[1:]])}
 
 
@@ -116,7 +119,8 @@ def main(argv=None) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="commit_equivalence_") as folder, \
             ThreadPoolExecutor(free.qsize()) as pool:
-        work = Path(folder)
+        work = Path(args.work or folder)
+        work.mkdir(parents=True, exist_ok=True)
         runs = list(pool.map(on_a_free_core, range(len(args.commit)), args.commit))
         first = runs[0]
         for run in runs:

@@ -595,7 +595,7 @@ def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path
               "overrides": ["experiment=quickstart", "model.encoder.hidden_size=16", "model.decoder.hidden_size=16"]}
     (tmp_path / "seed3.json").write_text(json.dumps(record))
     argv = ["--record", str(tmp_path / "seed3.json"), "--commit", "HEAD", "--commit", "HEAD", "--steps", "2",
-            "--out", str(tmp_path / "eq.json")]
+            "--out", str(tmp_path / "eq.json"), "--work", str(tmp_path / "work")]
     overrides = bench.train_overrides(record, 2, tmp_path / "run", tmp_path / "cache", None)
     assert "trainer.max_steps=999" not in overrides and "cache_dir=/nowhere" not in overrides
     assert overrides[-5:] == ["trainer.seed=3", "trainer.max_steps=2", "trainer.val_every=2",
@@ -604,4 +604,6 @@ def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path
     assert found["all_equal"] and [r["same_weights_as_first"] for r in found["runs"]] == [True, True]
     assert found["runs"][0]["validation"]["step"] == 2 and "train_seconds" not in found["runs"][0]["validation"]
     assert json.loads((tmp_path / "eq.json").read_text())["record"] == "toy-check"
-    assert "tree-" not in bench.git("worktree", "list")                     # the worktrees are removed
+    assert str(tmp_path / "work") not in bench.git("worktree", "list")      # the worktrees are removed
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["cache-0", "cache-1", "run-0-" + found["runs"][0]["resolved"],
+                                                                     "run-1-" + found["runs"][1]["resolved"]]
