@@ -71,10 +71,10 @@ def average_checkpoints(paths: list[Path]) -> dict:
     paths = [Path(p) for p in paths]
     if not paths:
         raise NmtError("give at least one checkpoint to average")
-    first = load_checkpoint(paths[0])
+    first = load_checkpoint(paths[0], parts=("model",))  # the weights: an average has no optimiser
     total = {name: t.double() if t.is_floating_point() else t.clone() for name, t in first["model"].items()}
     for path in paths[1:]:
-        state = load_checkpoint(path)
+        state = load_checkpoint(path, parts=("model",))
         check_same_model(paths[0], first, path, state)
         for name, tensor in state["model"].items():
             if tensor.is_floating_point():
