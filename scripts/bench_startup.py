@@ -45,7 +45,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--against", metavar="TREE",
                         help="a checkout of another commit (a git worktree): `python -m nmt.translate` run from it "
                              "and from this checkout, alternating warm run by warm run, and the ratio of the medians")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.against and not (Path(args.against) / "nmt" / "translate.py").is_file():
+        parser.error(f"--against {args.against}: not a checkout of nmt (no nmt/translate.py in it)")
+    return args
 
 
 def command_for(checkpoint: str) -> list[str]:

@@ -56,6 +56,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if len(args.commit) < 2 or args.steps < 1 or args.jobs < 1:
         parser.error("give two or more --commit, and --steps and --jobs of at least 1")
+    if not Path(args.record).is_file():
+        parser.error(f"--record {args.record}: no such file (a study record, records/NAME/seedN.json)")
     return args
 
 
@@ -105,7 +107,11 @@ def same_weights(a: Path, b: Path) -> bool:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    record = json.loads(Path(args.record).read_text(encoding="utf-8"))
+    try:
+        record = json.loads(Path(args.record).read_text(encoding="utf-8"))
+        record["common"], record["overrides"], record["seed"], record["name"]
+    except (ValueError, KeyError, TypeError) as error:
+        sys.exit(f"--record {args.record} is not a study record ({type(error).__name__}: {error})")
     free = queue.Queue()
     for core in sorted(os.sched_getaffinity(0))[:args.jobs]:
         free.put(core)

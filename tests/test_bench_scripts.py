@@ -577,6 +577,10 @@ def test_bench_heatmaps_times_a_validation_with_and_without_its_cards(tmp_path, 
 
 def test_bench_startup_against_another_tree_alternates_and_takes_the_ratio(monkeypatch, tmp_path):
     bench = importlib.import_module("scripts.bench_startup")
+    with pytest.raises(SystemExit):                                   # not a checkout: refused before any run
+        bench.parse_args(["--checkpoint", "best.pt", "--against", str(tmp_path)])
+    (tmp_path / "nmt").mkdir()
+    (tmp_path / "nmt" / "translate.py").write_text("")
     calls, seconds = [], iter([9.0, 9.0, 2.0, 4.0, 3.0, 5.0, 2.5, 6.0])   # 2 warming runs, then ours/theirs pairs
     monkeypatch.setattr(bench, "timed_run", lambda command, sentence, cwd=None: (calls.append(cwd), (next(seconds), "x"))[1])
     found = bench.alternated("best.pt", bench.parse_args(["--checkpoint", "best.pt", "--runs", "3",
@@ -589,6 +593,11 @@ def test_bench_startup_against_another_tree_alternates_and_takes_the_ratio(monke
 def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path):
     """The same commit twice, two updates each, on the toy task: equal weights and validation."""
     bench = importlib.import_module("scripts.commit_equivalence")
+    with pytest.raises(SystemExit):                                   # no record: refused before any worktree
+        bench.parse_args(["--record", str(tmp_path / "none.json"), "--commit", "HEAD", "--commit", "HEAD"])
+    (tmp_path / "other.json").write_text("{}")
+    with pytest.raises(SystemExit, match="is not a study record"):
+        bench.main(["--record", str(tmp_path / "other.json"), "--commit", "HEAD", "--commit", "HEAD"])
     record = {"name": "toy-check", "seed": 3, "commit": "abc", "cpu": "x",
               "common": ["data.n_train=200", "data.n_valid=10", "data.n_test=10", "trainer.max_steps=999",
                          "trainer.heatmap_sentences=0", "cache_dir=/nowhere"],
