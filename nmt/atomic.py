@@ -65,3 +65,32 @@ def write_all(fd: int, data) -> None:
         if written <= 0:                # write(2) never returns 0 for a regular file with room
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         view = view[written:]
+
+
+def atomic_link(written, path, data: bytes, durable: bool = False) -> None:
+    """Make `path` another name of the file `written` (whose bytes are `data`) at once:
+    a hard link beside `path`, renamed onto it, so readers see the old file or the new one.
+
+    The two names share the bytes until either is replaced (nmt only ever replaces a file by
+    a rename, which leaves the other name as it was). Where the file system has no hard
+    links (or `written` is on another one), `data` is written to `path` as atomic_write
+    writes it. A symlink at `path` keeps pointing at the new file. Raises OSError."""
+    target = Path(os.path.realpath(path))
+    source = os.path.realpath(written)
+    if str(target) == source:
+        return
+    tmp = os.path.join(target.parent, f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.link")
+    signals.temporary_files.add(tmp)
+    try:
+        try:
+            os.link(source, tmp)
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise
+            atomic_write(target, data, durable)
+            return
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        signals.temporary_files.discard(tmp)

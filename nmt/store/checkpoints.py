@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.atomic import atomic_write
+from nmt.atomic import atomic_link, atomic_write
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special, special_kind
 from nmt.store.integrity import check_part_bytes, check_stored_bytes, check_tensor_sizes, holds_tensors
@@ -48,22 +48,27 @@ def _moved(node):
 TRAINING_ADVICE = "free disk space or choose another output folder (hydra.run.dir=...); the previous checkpoint is kept"
 
 
-def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE) -> Path:
-    """Write `state` to `path` through a temporary file and an atomic rename.
+def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also=()) -> Path:
+    """Write `state` to `path` through a temporary file and an atomic rename,
+    and the same bytes to each path of `also` (serialised once, written once:
+    the others are hard links to it, each put in place by a rename).
 
-    A kill during the write leaves the previous file at `path` intact; a full
+    A kill during the write leaves the previous file at each path intact; a full
     disk or unwritable folder raises NmtError and also leaves it intact
     (`advice` ends its message: what the user of this command can do).
     """
     path = Path(path)
     state = dict(state, format_version=FORMAT_VERSION)
+    written = path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         torch.save(state, buffer)          # serialise first: write errors are then OSErrors
         atomic_write(path, buffer.getbuffer(), durable=True)
+        for written in map(Path, also):
+            atomic_link(path, written, buffer.getbuffer(), durable=True)
     except OSError as error:
-        raise NmtError(f"cannot write checkpoint {path}: {error.strerror or error}; {advice}") from None
+        raise NmtError(f"cannot write checkpoint {written}: {error.strerror or error}; {advice}") from None
     return path
 
 

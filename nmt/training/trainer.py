@@ -100,8 +100,9 @@ class Trainer:
         log.info("resumed from %s at step %d (epoch %d, batch %d)", path, self.progress.step,
                  self.progress.epoch, self.progress.batch_index)
 
-    def save(self, name: str) -> Path:
-        return save_checkpoint(self.checkpoint_state(), self.ckpt_dir / name)
+    def save(self, name: str, *also: str) -> Path:
+        """checkpoints/`name`, and each of `also` as another name of the same file."""
+        return save_checkpoint(self.checkpoint_state(), self.ckpt_dir / name, also=[self.ckpt_dir / a for a in also])
 
     # -- one update ----------------------------------------------------------
     def _batch_loss(self, batch, counts: dict, aux: dict):
@@ -365,22 +366,20 @@ class Trainer:
         if not p.step_scores:                  # the signatures once a run, at its first validation
             log.info("sacreBLEU %s | chrF %s", result.bleu_signature, result.chrf_signature)
         p.step_scores[p.step] = score          # before last.pt: a resumed run knows it
-        self.save("last.pt")
-        if improved:
-            self.save("best.pt")
-        self._save_step_checkpoint()
+        self._save_step_checkpoint("last.pt", *(["best.pt"] if improved else []))
         self.final_metrics = record
         if final:
             self.reporter.final_hparams(result)
 
-    def _save_step_checkpoint(self) -> None:
-        """checkpoints/step_N.pt, then the oldest pruned: trainer.keep_last newest
-        (at least trainer.average_last, which averages them) and the
-        trainer.average_best best-validated ones are kept."""
+    def _save_step_checkpoint(self, *names: str) -> None:
+        """checkpoints/step_N.pt and `names` (one file, the others linked), then the oldest step_N.pt
+        pruned: trainer.keep_last newest (at least trainer.average_last) and the trainer.average_best best are kept."""
         s = self.settings
         newest = max(s.keep_last, s.average_last)
-        if newest > 0 or s.average_best > 0:
-            self.save(f"step_{self.progress.step}.pt")
+        steps = newest > 0 or s.average_best > 0
+        if names := names + ((f"step_{self.progress.step}.pt",) if steps else ()):
+            self.save(*names)
+        if steps:
             prune_step_checkpoints(self.ckpt_dir, newest,
                                    also_keep=best_steps(self.progress.step_scores, s.average_best))
 

@@ -146,6 +146,41 @@ def test_sigkill_during_write_keeps_the_previous_checkpoint(tmp_path):
     assert state["model"]["w"].numel() in (1, 60_000_000)
 
 
+def test_one_state_under_several_names_is_one_file_until_a_name_is_replaced(tmp_path):
+    last, best, step = tmp_path / "last.pt", tmp_path / "best.pt", tmp_path / "step_6.pt"
+    save_checkpoint(minimal_state(6.0), last, also=[best, step])
+    assert last.stat().st_ino == best.stat().st_ino == step.stat().st_ino and last.stat().st_nlink == 3
+    assert [load_checkpoint(p)["model"]["w"].item() for p in (last, best, step)] == [6.0, 6.0, 6.0]
+    save_checkpoint(minimal_state(8.0), last)       # a later last.pt, its validation no better
+    assert load_checkpoint(last)["model"]["w"].item() == 8.0
+    assert load_checkpoint(best)["model"]["w"].item() == 6.0 == load_checkpoint(step)["model"]["w"].item()
+    assert best.stat().st_nlink == 2
+    save_checkpoint(minimal_state(9.0), last, also=[best])     # a link replaces an older best.pt
+    assert load_checkpoint(best)["model"]["w"].item() == 9.0 and load_checkpoint(step)["model"]["w"].item() == 6.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.pt", "last.pt", "step_6.pt"]
+
+
+def test_without_hard_links_each_name_is_written(tmp_path, monkeypatch):
+    """A file system without hard links (EPERM, as on FAT or some network mounts): each name gets the bytes."""
+    def refused(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", refused)
+    last, best = tmp_path / "last.pt", tmp_path / "best.pt"
+    save_checkpoint(minimal_state(3.0), last, also=[best])
+    assert last.stat().st_ino != best.stat().st_ino and last.read_bytes() == best.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.pt", "last.pt"]
+
+
+def test_a_symlinked_name_keeps_pointing_at_the_new_file(tmp_path):
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (tmp_path / "best.pt").symlink_to(kept / "best.pt")
+    save_checkpoint(minimal_state(4.0), tmp_path / "last.pt", also=[tmp_path / "best.pt", tmp_path / "last.pt"])
+    assert (tmp_path / "best.pt").is_symlink() and load_checkpoint(kept / "best.pt")["model"]["w"].item() == 4.0
+    assert not [p for p in (*tmp_path.iterdir(), *kept.iterdir()) if p.name.startswith(".")]
+
+
 def test_prune_keeps_the_newest(tmp_path):
     for step in (5, 10, 100, 20):
         (tmp_path / f"step_{step}.pt").write_bytes(b"x")
@@ -203,3 +238,25 @@ def test_a_checkpoint_without_fingerprint_is_checked_from_its_config():
     check_fingerprint(state, data_fingerprint(DATA, PROTOS), "old.pt")
     with pytest.raises(NmtError, match="data.max_len=32.*data.max_len=50"):
         check_fingerprint(state, data_fingerprint(dict(DATA, max_len=50), PROTOS), "old.pt")
+
+
+def test_a_validation_writes_its_state_once_under_every_name(tmp_path, cache_dir):
+    """last.pt, best.pt (when it improved) and step_N.pt of one validation are one file,
+    and every name holds the state of its own step."""
+    from tests.helpers import train
+
+    folder = tmp_path / "checkpoints"
+    common = ("experiment=quickstart", "trainer.val_every=1", "trainer.keep_last=2", "trainer.val_max_sentences=4",
+              "trainer.heatmap_sentences=0", "trainer.metric=loss")
+    train(tmp_path, *common, "trainer.max_steps=1", cache_dir=cache_dir)
+    names = ("last.pt", "best.pt", "step_1.pt")
+    assert len({(folder / n).stat().st_ino for n in names}) == 1 and (folder / "last.pt").stat().st_nlink == 3
+    train(tmp_path, *common, "trainer.max_steps=3", "trainer.resume=auto", cache_dir=cache_dir)
+    scores = load_checkpoint(folder / "last.pt")["progress"]["step_scores"]
+    best_step = max(scores, key=scores.get)
+    assert sorted(p.name for p in folder.iterdir()) == ["best.pt", "last.pt", "step_2.pt", "step_3.pt"]
+    assert (folder / "last.pt").stat().st_ino == (folder / "step_3.pt").stat().st_ino
+    if best_step != "1":                                    # step_1.pt is pruned (keep_last=2)
+        assert (folder / "best.pt").stat().st_ino == (folder / f"step_{best_step}.pt").stat().st_ino
+    for name in ("best.pt", "step_2.pt", "step_3.pt"):
+        assert load_checkpoint(folder / name)["progress"]["step"] == (int(best_step) if name == "best.pt" else int(name[5]))
