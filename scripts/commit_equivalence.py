@@ -27,6 +27,7 @@ import json
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,7 @@ from nmt.study.machine import cpu_fingerprint
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ("step", "loss", "perplexity", "bleu", "chrf", "lr")   # what the computation gives (not timings,
                                                                   # nor fields a later commit logs too)
+RUNNING: set[subprocess.Popen] = set()     # the training runs under way, stopped with this script
 REPLACED = ("trainer.max_steps=", "trainer.val_every=", "cache_dir=", "hydra.run.dir=")
 
 
@@ -87,10 +89,15 @@ def train_at(number: int, commit: str, core: int, record: dict, args, work: Path
         command = [sys.executable, "-m", "nmt.train",
                    *train_overrides(record, args.steps, run_dir, work / f"cache-{number}", args.data_path)]
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
-        done = subprocess.run(["taskset", "-c", str(core), *command], cwd=tree, env=env,
-                              capture_output=True, text=True)
-        if done.returncode:
-            sys.exit(f"training at {commit} failed:\n{done.stderr[-2000:]}")
+        child = subprocess.Popen(["taskset", "-c", str(core), *command], cwd=tree, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        RUNNING.add(child)
+        try:
+            _, stderr = child.communicate()
+        finally:
+            RUNNING.discard(child)
+        if child.returncode:
+            sys.exit(f"training at {commit} failed:\n{stderr[-2000:]}")
     finally:
         git("worktree", "remove", "--force", str(tree))
     lines = (run_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
@@ -98,6 +105,11 @@ def train_at(number: int, commit: str, core: int, record: dict, args, work: Path
     return {"commit": commit, "resolved": full[:12], "run_dir": run_dir,
             "validation": {k: validation.get(k) for k in FIGURES},
             "command": shlex.join(["python", *command[1:]])}
+
+
+def stopped(signum: int, frame) -> None:
+    sys.exit(f"commit_equivalence: stopped by {signal.Signals(signum).name}; its training runs were stopped "
+             "and its worktrees removed")
 
 
 def same_weights(a: Path, b: Path) -> bool:
@@ -123,11 +135,18 @@ def main(argv=None) -> dict:
         finally:
             free.put(core)
 
+    for signum in (signal.SIGTERM, signal.SIGHUP):      # as Ctrl-C: the runs stopped, the worktrees removed
+        signal.signal(signum, stopped)
     with tempfile.TemporaryDirectory(prefix="commit_equivalence_") as folder, \
             ThreadPoolExecutor(free.qsize()) as pool:
         work = Path(args.work or folder)
         work.mkdir(parents=True, exist_ok=True)
-        runs = list(pool.map(on_a_free_core, range(len(args.commit)), args.commit))
+        try:
+            runs = list(pool.map(on_a_free_core, range(len(args.commit)), args.commit))
+        except BaseException:
+            for child in list(RUNNING):                 # each thread then removes its worktree
+                child.terminate()
+            raise
         first = runs[0]
         for run in runs:
             run["same_weights_as_first"] = same_weights(first["run_dir"] / "checkpoints" / "best.pt",

@@ -616,3 +616,32 @@ def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path
     assert str(tmp_path / "work") not in bench.git("worktree", "list")      # the worktrees are removed
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["cache-0", "cache-1", "run-0-" + found["runs"][0]["resolved"],
                                                                      "run-1-" + found["runs"][1]["resolved"]]
+
+
+def test_commit_equivalence_stopped_by_a_signal_stops_its_runs_and_removes_its_worktrees(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    record = {"name": "toy-check", "seed": 1, "common": ["data.n_valid=10", "trainer.heatmap_sentences=0"],
+              "overrides": ["experiment=quickstart", "model.encoder.hidden_size=16", "model.decoder.hidden_size=16"]}
+    (tmp_path / "seed1.json").write_text(json.dumps(record))
+    work = tmp_path / "work"
+    child = subprocess.Popen([sys.executable, "-m", "scripts.commit_equivalence", "--record", str(tmp_path / "seed1.json"),
+                              "--commit", "HEAD", "--commit", "HEAD", "--steps", "100000", "--work", str(work), "--jobs", "1"],
+                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, OMP_NUM_THREADS="1"))
+    deadline = time.monotonic() + 120
+    while not list(work.glob("run-0-*/train.log")):         # the training run has started
+        assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+        time.sleep(0.2)
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 1
+    assert stderr.strip().splitlines() == ["commit_equivalence: stopped by SIGTERM; its training runs were "
+                                           "stopped and its worktrees removed"]
+    worktrees = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert str(work) not in worktrees and not list(work.glob("tree-*"))
+    running = subprocess.run(["pgrep", "-f", f"hydra.run.dir={work}"], capture_output=True, text=True).stdout
+    assert not running.strip()                              # its training run ended too
