@@ -2,8 +2,6 @@
 is recorded, so the one command a GPU window gets cannot rot before a GPU comes."""
 
 import json
-import subprocess
-import sys
 from argparse import Namespace
 
 import pytest
@@ -11,14 +9,13 @@ import torch
 
 from scripts import gpu_check
 from scripts.gpu_flops import epoch_flops
-from tests.helpers import MULTI30K, ROOT, train
+from tests.helpers import MULTI30K, run_cli, train
 
 
 def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
-    command = [sys.executable, "-m", "scripts.gpu_check", "--tiny", "--device", "cpu", "--out", str(tmp_path),
-               "--quality-minutes", "4", "--target-bleu", "5"]   # stopped at the target: seconds when idle
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    done = run_cli("scripts.gpu_check", "--tiny", "--device", "cpu", "--out", str(tmp_path),
+                   "--quality-minutes", "4", "--target-bleu", "5", timeout=300)   # stopped at the target: seconds when idle
+    assert done.returncode == 0, done.stdout.decode()[-3000:] + done.stderr.decode()[-3000:]
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     assert report["environment"]["device"] == "cpu"
     assert report["tests"]["exit"] == 0 and "skipped" in report["tests"]["summary"]   # no GPU here
@@ -36,27 +33,24 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
 
 
 def test_gpu_check_names_missing_data_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "scripts.gpu_check", "--data", str(tmp_path), "--out", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = run_cli("scripts.gpu_check", "--data", str(tmp_path), "--out", str(tmp_path), timeout=60)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [
+    assert done.stderr.decode().strip().splitlines() == [
         f"gpu_check: Multi30k not found: {tmp_path} lacks train.de, train.en, val.de, val.en, "
         f"test_2016_flickr.de, test_2016_flickr.en[.gz]; copy them there or pass --data"]
 
 
 def test_an_unknown_row_is_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "scripts.gpu_check", "--rows", "transformer_small fp32 eager,bogus",
-                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("gpu_check.py: error: --rows: unknown bogus; choose from "
+    done = run_cli("scripts.gpu_check", "--rows", "transformer_small fp32 eager,bogus", "--out", str(tmp_path), timeout=60)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert done.stderr.decode().strip().splitlines()[-1].startswith("gpu_check.py: error: --rows: unknown bogus; choose from "
                                                            "transformer_small fp32 eager,")
 
 
 def test_an_unknown_stage_is_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "scripts.gpu_check", "--stages", "tests,bogus", "--out", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].endswith(
+    done = run_cli("scripts.gpu_check", "--stages", "tests,bogus", "--out", str(tmp_path), timeout=60)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert done.stderr.decode().strip().splitlines()[-1].endswith(
         "--stages: unknown bogus; choose from environment,tests,train_speed,time_to_quality,decode_speed")
 
 
