@@ -27,8 +27,8 @@ from tests.helpers import MULTI30K, ROOT, run_cli
 TINY = (
     "trainer.max_steps=6",
     "trainer.val_every=6",
-    "trainer.val_max_sentences=8",
-    "trainer.test_max_sentences=8",
+    "trainer.val_max_sentences=2",
+    "trainer.test_max_sentences=2",
     "trainer.heatmap_sentences=1",
     "trainer.max_minutes=null",
     "data.batch_tokens=256",
