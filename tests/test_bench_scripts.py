@@ -645,3 +645,17 @@ def test_commit_equivalence_stopped_by_a_signal_stops_its_runs_and_removes_its_w
     assert str(work) not in worktrees and not list(work.glob("tree-*"))
     running = subprocess.run(["pgrep", "-f", f"hydra.run.dir={work}"], capture_output=True, text=True).stdout
     assert not running.strip()                              # its training run ended too
+
+
+def test_bench_checkpoint_writes_alternates_three_files_and_one_linked(tmp_path, toy_checkpoint):
+    bench = importlib.import_module("scripts.bench_checkpoint_writes")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine.txt").write_text("x")
+    with pytest.raises(SystemExit):                      # a folder with files of its own: refused
+        bench.parse_args(["--checkpoint", str(toy_checkpoint), "--dir", str(tmp_path / "full")])
+    found = bench.main(["--checkpoint", str(toy_checkpoint), "--dir", str(tmp_path / "w"), "--rounds", "2",
+                        "--out", str(tmp_path / "w.json")])
+    assert len(found["three_files_s"]) == len(found["linked_s"]) == 2 and found["checkpoint_bytes"] > 100_000
+    assert found["ratio"] == found["linked_median_s"] / found["three_files_median_s"]
+    assert not (tmp_path / "w").exists() and (tmp_path / "full" / "mine.txt").exists()
+    assert json.loads((tmp_path / "w.json").read_text())["command"].startswith("python -m scripts.bench_checkpoint_writes")
