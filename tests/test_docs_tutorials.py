@@ -26,8 +26,8 @@ def test_tiny_shrinks_training_commands_only(tmp_path):
     )
     assert command.startswith("pip install -e . && python -m nmt.train experiment=first_run data.path=/")
     assert command.endswith(
-        f"trainer.max_steps=6 trainer.val_every=6 trainer.val_max_sentences=8 "
-        f"trainer.test_max_sentences=8 trainer.heatmap_sentences=1 trainer.max_minutes=null data.batch_tokens=256 "
+        f"trainer.max_steps=6 trainer.val_every=6 trainer.val_max_sentences=2 "
+        f"trainer.test_max_sentences=2 trainer.heatmap_sentences=1 trainer.max_minutes=null data.batch_tokens=256 "
         f"cache_dir={tmp_path}"
     )
     assert tiny("python -m nmt.translate --checkpoint a.pt", tmp_path) == "python -m nmt.translate --checkpoint a.pt"
