@@ -54,10 +54,10 @@ def baselines_read(table: dict, aer: dict[str, float], noise: float | None) -> s
     for key, words in (("diagonal", "the diagonal"), ("same_position", "the same-position baseline")):
         worse = sorted(n for n, v in means.items() if v > aer[key])
         near = sorted(n for n, v in means.items() if noise and aer[key] - noise <= v <= aer[key])
-        parts.append(f"{len(worse)} of the {len(means)} configurations align worse than {words}"
-                     + (f" ({', '.join(worse)})" if worse else "")
-                     + (f", and {len(near)} more are better than it by less than the references' run-to-run noise "
-                        f"(AER {noise:.3f}): {', '.join(near)}" if near else ""))
+        parts.append(f"{len(worse)} of the {len(means)} configurations {'aligns' if len(worse) == 1 else 'align'} "
+                     f"worse than {words}" + (f" ({', '.join(worse)})" if worse else "")
+                     + (f", and {len(near)} more {'is' if len(near) == 1 else 'are'} better than it by less than "
+                        f"the references' run-to-run noise (AER {noise:.3f}): {', '.join(near)}" if near else ""))
     return "Read against them: " + "; ".join(parts) + "."
 
 

@@ -108,8 +108,10 @@ def test_baselines_are_read_in_words_with_the_references_noise():
     said = baselines_read(table, {"diagonal": 0.444, "same_position": 0.507}, 0.038)
     # diagonal 0.444: a is worse; b (0.42) is within 0.038 below it (0.406 to 0.444); c is clear of it.
     # same position 0.507: none is worse; a (0.50) is within 0.038 below it (0.469 to 0.507)
-    assert said == ("Read against them: 1 of the 3 configurations align worse than the diagonal (a), and 1 more "
-                    "are better than it by less than the references' run-to-run noise (AER 0.038): b; 0 of the 3 "
-                    "configurations align worse than the same-position baseline, and 1 more are better than it "
+    assert said == ("Read against them: 1 of the 3 configurations aligns worse than the diagonal (a), and 1 more "
+                    "is better than it by less than the references' run-to-run noise (AER 0.038): b; 0 of the 3 "
+                    "configurations align worse than the same-position baseline, and 1 more is better than it "
                     "by less than the references' run-to-run noise (AER 0.038): a.")
     assert "noise" not in baselines_read(table, {"diagonal": 0.444, "same_position": 0.507}, None)
+    both = baselines_read(table, {"diagonal": 0.51, "same_position": 0.507}, 0.1)   # a and b within 0.1 below
+    assert "0 of the 3 configurations align worse than the diagonal, and 2 more are better than it" in both
