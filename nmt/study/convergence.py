@@ -181,6 +181,14 @@ def check_pointer_lines() -> list[str]:
             "*Convergence check* ([../multi30k/README.md](../multi30k/README.md#convergence-check))."]
 
 
+def confirmation_pointer_lines() -> list[str]:
+    """In the confirmation runs' report: where the grid's own convergence check is read."""
+    return ["", "## The grid's convergence check", "",
+            "The runs above are trained to early stopping themselves. The separate check of the grid's rows "
+            "at 3× its update budget, with the grid's figures beside them, is read in the Multi30k report's "
+            "section *Convergence check* ([../multi30k/README.md](../multi30k/README.md#convergence-check))."]
+
+
 def mean_sd(table: dict, name: str) -> str:
     found = table.get(name, {}).get("values", {}).get("test_bleu", [])
     if not found:

@@ -20,7 +20,7 @@ from nmt.study.baselines import baseline_counts
 from nmt.study.configs import (CONFIRMATION_FOLDER, CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder,
                                label, study_configs)
 from nmt.study.confirmation_report import confirmation_lines
-from nmt.study.convergence import check_pointer_lines, convergence_lines
+from nmt.study.convergence import check_pointer_lines, confirmation_pointer_lines, convergence_lines
 from nmt.study.findings import declared
 from nmt.study.gallery import family_grid, learning_curves
 from nmt.study.index import write_index
@@ -177,7 +177,8 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
         *([] if toy or not test else noise_lines(out_dir, runs, [t for _, t in test])),
         *family_sections(configs, runs, table, galleries, curves, toy, note,
                          CONVERGENCE_FOLDER if check else settings["data"]),
-        *([] if toy else check_pointer_lines() if check else convergence_lines(out_dir, table)),
+        *([] if toy else check_pointer_lines() if check else confirmation_pointer_lines() if confirming
+          else convergence_lines(out_dir, table)),
         *commit_lines(runs), *equivalence_lines(out_dir), *reproduction_lines(out_dir), *tail_lines(runs, sentences)])
     (out_dir / "README.md").write_text(text, encoding="utf-8")
     write_csvs(out_dir, runs, table)

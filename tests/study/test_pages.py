@@ -115,3 +115,13 @@ def test_baselines_are_read_in_words_with_the_references_noise():
     assert "noise" not in baselines_read(table, {"diagonal": 0.444, "same_position": 0.507}, None)
     both = baselines_read(table, {"diagonal": 0.51, "same_position": 0.507}, 0.1)   # a and b within 0.1 below
     assert "0 of the 3 configurations align worse than the diagonal, and 2 more are better than it" in both
+
+
+def test_only_the_multi30k_page_sets_the_grid_beside_the_convergence_check():
+    """The convergence check sets the grid's rows (1,600 updates) beside its 3× runs; on any other
+    page the table beside them would not be the grid's, so that page points to Multi30k's."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        beside = "| grid test BLEU | converged test BLEU |" in text
+        assert beside == (page.relative_to(STUDY).as_posix() == "multi30k/README.md"), page
+    assert "(../multi30k/README.md#convergence-check)" in (STUDY / "confirmation" / "README.md").read_text()
