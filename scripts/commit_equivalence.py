@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -43,6 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ("step", "loss", "perplexity", "bleu", "chrf", "lr")   # what the computation gives (not timings,
                                                                   # nor fields a later commit logs too)
 RUNNING: set[subprocess.Popen] = set()     # the training runs under way, stopped with this script
+STOPPING = threading.Event()                # set once: no training run starts after it
+STARTING = threading.Lock()                 # a run starts, or the runs are stopped, never both at once
 REPLACED = ("trainer.max_steps=", "trainer.val_every=", "cache_dir=", "hydra.run.dir=")
 
 
@@ -89,9 +92,12 @@ def train_at(number: int, commit: str, core: int, record: dict, args, work: Path
         command = [sys.executable, "-m", "nmt.train",
                    *train_overrides(record, args.steps, run_dir, work / f"cache-{number}", args.data_path)]
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
-        child = subprocess.Popen(["taskset", "-c", str(core), *command], cwd=tree, env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        RUNNING.add(child)
+        with STARTING:
+            if STOPPING.is_set():           # stopped while this worktree was being made
+                sys.exit("stopped")
+            child = subprocess.Popen(["taskset", "-c", str(core), *command], cwd=tree, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            RUNNING.add(child)
         try:
             _, stderr = child.communicate()
         finally:
@@ -143,9 +149,11 @@ def main(argv=None) -> dict:
         work.mkdir(parents=True, exist_ok=True)
         try:
             runs = list(pool.map(on_a_free_core, range(len(args.commit)), args.commit))
-        except BaseException:
-            for child in list(RUNNING):                 # each thread then removes its worktree
-                child.terminate()
+        except BaseException:                           # the runs not started are cancelled by map
+            with STARTING:
+                STOPPING.set()
+                for child in list(RUNNING):             # each thread then removes its worktree
+                    child.terminate()
             raise
         first = runs[0]
         for run in runs:
