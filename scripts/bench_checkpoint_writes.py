@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from nmt.errors import NmtError
 from nmt.provenance import git_commit
 from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 from nmt.study.machine import cpu_fingerprint
@@ -40,6 +41,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if not Path(args.checkpoint).is_file():
+        parser.error(f"--checkpoint {args.checkpoint}: no such file (a training checkpoint, RUN/checkpoints/last.pt)")
+    if Path(args.dir).exists() and not Path(args.dir).is_dir():
+        parser.error(f"--dir {args.dir}: not a folder")
     if Path(args.dir).exists() and any(Path(args.dir).iterdir()):
         parser.error(f"--dir {args.dir}: not empty (the benchmark writes and removes its own files there)")
     return args
@@ -60,7 +65,10 @@ def write_linked(state: dict, folder: Path) -> float:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    state = load_checkpoint(args.checkpoint)
+    try:
+        state = load_checkpoint(args.checkpoint)
+    except NmtError as error:
+        sys.exit(f"bench_checkpoint_writes: {error}")
     state.pop("format_version", None)
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
