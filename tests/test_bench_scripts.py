@@ -653,9 +653,33 @@ def test_bench_checkpoint_writes_alternates_three_files_and_one_linked(tmp_path,
     (tmp_path / "full" / "mine.txt").write_text("x")
     with pytest.raises(SystemExit):                      # a folder with files of its own: refused
         bench.parse_args(["--checkpoint", str(toy_checkpoint), "--dir", str(tmp_path / "full")])
+    with pytest.raises(SystemExit):                      # no such checkpoint, or a file where the folder goes
+        bench.parse_args(["--checkpoint", str(tmp_path / "none.pt"), "--dir", str(tmp_path / "w")])
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--checkpoint", str(toy_checkpoint), "--dir", str(tmp_path / "full" / "mine.txt")])
+    (tmp_path / "broken.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(SystemExit, match=r"^bench_checkpoint_writes: checkpoint .*broken.pt is truncated or not a checkpoint"):
+        bench.main(["--checkpoint", str(tmp_path / "broken.pt"), "--dir", str(tmp_path / "w")])
+    assert not (tmp_path / "w").exists()
     found = bench.main(["--checkpoint", str(toy_checkpoint), "--dir", str(tmp_path / "w"), "--rounds", "2",
                         "--out", str(tmp_path / "w.json")])
     assert len(found["three_files_s"]) == len(found["linked_s"]) == 2 and found["checkpoint_bytes"] > 100_000
     assert found["ratio"] == found["linked_median_s"] / found["three_files_median_s"]
     assert not (tmp_path / "w").exists() and (tmp_path / "full" / "mine.txt").exists()
     assert json.loads((tmp_path / "w.json").read_text())["command"].startswith("python -m scripts.bench_checkpoint_writes")
+
+
+def test_commit_equivalence_starts_no_run_once_it_is_stopping(tmp_path):
+    """A stop that lands while a worktree is being made: that run never starts, and its worktree goes."""
+    from argparse import Namespace
+
+    bench = importlib.import_module("scripts.commit_equivalence")
+    record = {"name": "toy-check", "seed": 1, "common": [], "overrides": ["experiment=quickstart"]}
+    bench.STOPPING.set()
+    try:
+        with pytest.raises(SystemExit, match="stopped"):
+            bench.train_at(0, "HEAD", 0, record, Namespace(steps=2, data_path=None), tmp_path)
+    finally:
+        bench.STOPPING.clear()
+    assert not bench.RUNNING and not list(tmp_path.glob("tree-*")) and not list(tmp_path.glob("run-*"))
+    assert str(tmp_path) not in bench.git("worktree", "list")
