@@ -325,7 +325,7 @@ class Trainer:
             self._validate_and_save(bar)
             self.final_cost.validation_seconds = time.perf_counter() - now - self.reporter.heatmap_wait()
         elif s.save_every and p.step % s.save_every == 0 and self.dist.is_main:
-            self._save_step_checkpoint()     # between validations, unscored
+            self._save_checkpoints()     # between validations, unscored
         self.mark = time.perf_counter()
 
     # -- validation, checkpoints, summary ----------------------------------------
@@ -366,12 +366,12 @@ class Trainer:
         if not p.step_scores:                  # the signatures once a run, at its first validation
             log.info("sacreBLEU %s | chrF %s", result.bleu_signature, result.chrf_signature)
         p.step_scores[p.step] = score          # before last.pt: a resumed run knows it
-        self._save_step_checkpoint("last.pt", *(["best.pt"] if improved else []))
+        self._save_checkpoints("last.pt", *(["best.pt"] if improved else []))
         self.final_metrics = record
         if final:
             self.reporter.final_hparams(result)
 
-    def _save_step_checkpoint(self, *names: str) -> None:
+    def _save_checkpoints(self, *names: str) -> None:
         """checkpoints/step_N.pt and `names` (one file, the others linked), then the oldest step_N.pt
         pruned: trainer.keep_last newest (at least trainer.average_last) and the trainer.average_best best are kept."""
         s = self.settings
