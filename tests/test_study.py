@@ -207,7 +207,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
               "--out", str(out), "--runs-dir", str(runs), "--cache-dir", str(cache_dir)]
     result = run_cli("nmt.study", *common, "--max-runs", "1", timeout=240)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
-    assert "3 runs, 0 already finished (not rerun); 1 runs ×" in result.stdout.decode()
+    assert "3 runs, 0 already finished (not rerun); 1 run ×" in result.stdout.decode()
     first = out / "records" / "luong_dot" / "seed1.json"
     assert first.exists() and not (out / "records" / "luong_dot" / "seed2.json").exists()
     trained = (runs / "luong_dot" / "seed1" / "study_train.out").stat().st_mtime_ns
@@ -222,6 +222,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
 
     readme = (out / "README.md").read_text()
     assert "--max-runs 1" in readme and "--jobs 2" in readme                    # both sessions
+    assert "1 job: " in readme and "(1 run to train)" in readme and "1 jobs" not in readme
     assert "nrefs:1" in readme and "toy_alignment" in readme
     assert "| luong_dot | 2 |" in readme and " ± " in readme                    # mean ± sd of 2 seeds
     assert "updates to target" in readme
@@ -351,7 +352,7 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
                      "--only", "bahdanau,decoding", "--out", str(out), "--runs-dir", str(runs),
                      "--cache-dir", str(cache_dir), timeout=300)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
-    assert "1 runs × " in result.stdout.decode() and "then 2 decode-only rows" in result.stdout.decode()
+    assert "1 run × " in result.stdout.decode() and "then 2 decode-only rows" in result.stdout.decode()
     assert sorted(p.name for p in runs.iterdir()) == ["bahdanau"]          # no folder of their own
     trained = json.loads((out / "records" / "bahdanau" / "seed1.json").read_text())
     plain = json.loads((out / "records" / "bahdanau-beam5" / "seed1.json").read_text())

@@ -269,7 +269,8 @@ def print_plan(args, configs, todo: list, total: int, finished: int) -> None:
     decoding = len(todo) - len(training)
     cores = min(args.jobs, max(1, len(training)))
     write_stdout(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
-                 f"already finished (not rerun); {len(training)} runs × {minutes:.2f} minutes on {cores} "
+                 f"already finished (not rerun); {len(training)} run{'s' * (len(training) != 1)} × {minutes:.2f} "
+                 f"minutes on {cores} "
                  f"core{'s' if cores > 1 else ''} ≈ {len(training) * minutes / cores / 60:.2f} hours "
                  f"({len(training) * minutes / cores:.0f} minutes; {len(training) * minutes / 60:.2f} CPU-hours; "
                  f"minutes per run: {basis})"

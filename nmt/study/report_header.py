@@ -186,9 +186,9 @@ def header_lines(settings: dict, runs: list[dict], table: dict, out) -> list[str
         f"sacreBLEU `{first.get('bleu_signature', '?')}`",
         *([] if toy else [base_line(table)]),
         "- Sessions (each command that trained runs; a finished run is never trained again):",
-        *[f"  - {s['date']}, commit `{s['commit']}`, {s['machine']}, {s['jobs']} jobs: "
+        *[f"  - {s['date']}, commit `{s['commit']}`, {s['machine']}, {s['jobs']} job{'s' * (s['jobs'] != 1)}: "
           f"`{portable_command(s['command'], out)}` "
-          f"({s['runs']} runs to train)" for s in settings.get("sessions", [])]]
+          f"({s['runs']} run{'s' * (s['runs'] != 1)} to train)" for s in settings.get("sessions", [])]]
 
 
 def how_read_lines(settings: dict) -> list[str]:

@@ -125,3 +125,10 @@ def test_only_the_multi30k_page_sets_the_grid_beside_the_convergence_check():
         beside = "| grid test BLEU | converged test BLEU |" in text
         assert beside == (page.relative_to(STUDY).as_posix() == "multi30k/README.md"), page
     assert "(../multi30k/README.md#convergence-check)" in (STUDY / "confirmation" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(STUDY).as_posix())
+def test_a_page_counts_one_in_the_singular(page):
+    text = page.read_text(encoding="utf-8")
+    wrong = re.findall(r"(?<![\d.,])1 (jobs|runs to train|runs ×|configurations align |more are )", text)
+    assert not wrong, wrong
