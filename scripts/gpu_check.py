@@ -11,11 +11,13 @@ stage that fails is recorded with its error and the next one runs):
      KV cache on the device, pinned batches);
   3. train_speed: target tokens a second, model FLOP/s and peak GPU memory
      of transformer_small (4,096-token batches) in fp32 and bf16, eager and
-     with CUDA graphs (trainer.compile_mode=reduce-overhead and
-     data.pad_to_multiple=8), of rnn_bahdanau in fp32, and of
-     transformer_base in bf16 at 65,536-token batches (with graphs too when
-     --rows names "transformer_base bf16 graphs": a 3-minute compile);
-     each row times its whole second epoch (the first compiles and records);
+     with the whole update replayed from CUDA graphs (trainer.cuda_graphs=true
+     and data.pad_to_multiple=8; in bf16 also compiled), of rnn_bahdanau in
+     fp32, eager and with graphs, and of transformer_base in bf16 at
+     65,536-token batches, eager and with graphs; the rows that record
+     torch.compile's graphs (trainer.compile_mode=reduce-overhead, 1-3 minutes
+     of compiling each) run when --rows names them; each row times its whole
+     second epoch (the first compiles and records);
   4. time_to_quality: `python -m nmt.train experiment=transformer_small` with
      --quality-overrides (default eager fp32, the fastest start on an H200:
      benchmarks/gpu/README.md) on Multi30k de->en until validation BLEU
@@ -122,7 +124,9 @@ def run_tests(args, device) -> dict:
 
 
 GRAPHS = ["trainer.compile=true", "trainer.compile_mode=reduce-overhead", "data.pad_to_multiple=8"]
-OPT_IN_ROWS = ("transformer_base bf16 graphs",)     # run only when --rows names them
+CUDA_GRAPHS = ["trainer.cuda_graphs=true", "data.pad_to_multiple=8"]    # the whole update in one graph
+OPT_IN_ROWS = ("transformer_small fp32 graphs", "transformer_small bf16 graphs",
+               "transformer_base bf16 graphs")     # run only when --rows names them (each compiles 1-3 minutes)
 
 
 def train_rows(args, data: Path | None) -> list[tuple[str, list[str]]]:
@@ -135,9 +139,16 @@ def train_rows(args, data: Path | None) -> list[tuple[str, list[str]]]:
             ("transformer_small bf16 eager", [*small, "trainer.precision=bf16"]),
             ("transformer_small fp32 graphs", [*small, "trainer.precision=fp32", *GRAPHS]),
             ("transformer_small bf16 graphs", [*small, "trainer.precision=bf16", *GRAPHS]),
+            ("transformer_small fp32 cuda_graphs", [*small, "trainer.precision=fp32", *CUDA_GRAPHS]),
+            ("transformer_small bf16 cuda_graphs", [*small, "trainer.precision=bf16", *CUDA_GRAPHS]),
+            ("transformer_small bf16 cuda_graphs compiled", [*small, "trainer.precision=bf16", *CUDA_GRAPHS,
+                                                             "trainer.compile=true"]),
             ("rnn_bahdanau fp32 eager", ["experiment=rnn_bahdanau", f"data.path={data}", "trainer.precision=fp32"]),
+            ("rnn_bahdanau fp32 cuda_graphs", ["experiment=rnn_bahdanau", f"data.path={data}",
+                                               "trainer.precision=fp32", *CUDA_GRAPHS]),
             ("transformer_base bf16 eager", base),
-            ("transformer_base bf16 graphs", [*base, *GRAPHS])]
+            ("transformer_base bf16 graphs", [*base, *GRAPHS]),
+            ("transformer_base bf16 cuda_graphs", [*base, *CUDA_GRAPHS])]
 
 
 def compose_row(overrides: list[str], device, cache: Path):
@@ -186,6 +197,7 @@ def measure_training(overrides: list[str], device, cache: Path, limit: int | Non
     flops = epoch_flops(trainer, batches)
     row = {"precision": trainer.precision, "batch_tokens": int(cfg.data.batch_tokens),
            "compile_mode": str(cfg.trainer.compile_mode) if cfg.trainer.compile else "eager",
+           "cuda_graphs": len(trainer.graphed.graphs) if trainer.graphed else 0,    # recorded, both epochs
            "pad_to_multiple": int(cfg.data.pad_to_multiple), "updates": updates,
            "first_epoch_seconds": round(first_seconds, 2), "seconds": round(seconds, 3),
            "tgt_tokens_per_s": round(tokens / seconds, 1), "updates_per_s": round(updates / seconds, 2),

@@ -7,9 +7,12 @@ from argparse import Namespace
 import pytest
 import torch
 
+from nmt.errors import NmtError
+from nmt.models.build import check_model_config
+from nmt.training.config_checks import check_cuda_graphs
 from scripts import gpu_check
 from scripts.gpu_flops import epoch_flops
-from tests.helpers import MULTI30K, run_cli, train
+from tests.helpers import MULTI30K, make_config, run_cli, train
 
 
 def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
@@ -59,9 +62,17 @@ def test_every_gpu_row_is_a_config_nmt_train_accepts(tmp_path):
     rows = gpu_check.train_rows(Namespace(tiny=False), MULTI30K)
     assert [name for name, _ in rows] == [
         "transformer_small fp32 eager", "transformer_small bf16 eager", "transformer_small fp32 graphs",
-        "transformer_small bf16 graphs", "rnn_bahdanau fp32 eager", "transformer_base bf16 eager",
-        "transformer_base bf16 graphs"]
+        "transformer_small bf16 graphs", "transformer_small fp32 cuda_graphs", "transformer_small bf16 cuda_graphs",
+        "transformer_small bf16 cuda_graphs compiled", "rnn_bahdanau fp32 eager", "rnn_bahdanau fp32 cuda_graphs",
+        "transformer_base bf16 eager", "transformer_base bf16 graphs", "transformer_base bf16 cuda_graphs"]
     for name, overrides in rows:
+        if "cuda_graphs" in name:      # refused on this CPU in one line; on a GPU every check passes
+            with pytest.raises(NmtError, match="trainer.cuda_graphs=true needs a GPU"):
+                gpu_check.compose_row(overrides, torch.device("cpu"), tmp_path)
+            cfg = make_config(*overrides, f"cache_dir={tmp_path}")
+            check_cuda_graphs(cfg, torch.device("cuda"), check_model_config(cfg.model, int(cfg.data.vocab_size)))
+            assert cfg.data.pad_to_multiple == 8 and cfg.trainer.compile == name.endswith("compiled"), name
+            continue
         cfg = gpu_check.compose_row(overrides, torch.device("cpu"), tmp_path)     # checked as nmt.train checks
         assert cfg.trainer.compile == name.endswith("graphs"), name
         if name.endswith("graphs"):

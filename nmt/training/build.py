@@ -23,6 +23,7 @@ from nmt.models.decoders.rnn import keep_loop_eager
 from nmt.store.checkpoints import data_fingerprint
 from nmt.training.coverage_loss import CoverageLoss
 from nmt.training.distributed import Distributed
+from nmt.training.graphed_update import GraphedUpdate
 from nmt.training.guided_alignment import GuidedAlignmentLoss
 from nmt.training.precision import resolve_precision
 from nmt.training.progress import seed_everything
@@ -42,6 +43,8 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     settings = TrainSettings.from_config(tc, precision)
     dist = Distributed.start(device, float(tc.peer_timeout_s))  # one process, or this rank under torchrun
     run_dir = Path(dist.broadcast_object(str(run_dir)))  # rank 0's folder
+    if settings.cuda_graphs and dist.enabled:
+        raise NmtError("trainer.cuda_graphs=true records one process's update; under torchrun train without it")
     seed_everything(settings.seed)
 
     with dist.main_first():  # rank 0 trains and caches the vocabulary
@@ -75,7 +78,7 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         "sample_references": [tgt for _, tgt in validation.pairs[:20]],  # shown beside a picked sample
     }
     reporter = Reporter(run_dir, hparams(cfg), enabled=dist.is_main)
-    return Trainer(
+    trainer = Trainer(
         model,
         parallel,
         forward,
@@ -93,6 +96,9 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         checkpoint_info,
         reporter,
     )
+    if settings.cuda_graphs:  # each batch shape's update recorded once, then replayed
+        trainer.graphed = GraphedUpdate(model, forward, optimizer, schedule, settings, dist.device)
+    return trainer
 
 
 def attention_losses(cfg: DictConfig, model, data) -> tuple[CoverageLoss, GuidedAlignmentLoss]:

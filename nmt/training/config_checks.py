@@ -46,6 +46,8 @@ def check_training_settings(cfg: DictConfig, model) -> None:
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
     if tc.compile_mode != "default" and not tc.compile:
         raise NmtError(f"trainer.compile_mode={tc.compile_mode} is torch.compile's mode; add trainer.compile=true")
+    if tc.cuda_graphs:
+        check_cuda_graphs(cfg, device, model)
     limits = length_limits(cfg)  # the validation search's, as the trainer builds its Translator
     check_search_limits(limits["max_src_len"], MAX_LEN_RATIO, MAX_LEN_EXTRA, limits["max_tgt_len"])
     check_coverage_penalty(
@@ -60,6 +62,33 @@ def check_training_settings(cfg: DictConfig, model) -> None:
                 "FILE writes the toy task's)"
             )
         GuidedAlignmentLoss(layer=guided.layer, head=guided.head).check(model.decoder)
+
+
+def check_cuda_graphs(cfg: DictConfig, device, model) -> None:
+    """trainer.cuda_graphs=true records one batch's forward, loss, backward and clipping
+    on a GPU (nmt.training.graphed_update): what cannot be recorded is refused here."""
+    tc = cfg.trainer
+    cannot = [
+        (device.type != "cuda", f"needs a GPU (trainer.device={tc.device} is {device.type})"),
+        (tc.precision == "fp16", "takes fp32 or bf16 (fp16's loss scaler reads the host each update)"),
+        (int(tc.accumulate) > 1, "records one batch an update; set trainer.accumulate=1"),
+        (
+            tc.compile and tc.compile_mode != "default",
+            f"records the graphs itself; trainer.compile_mode={tc.compile_mode} would record them again",
+        ),
+        (
+            bool(tc.guided_alignment.weight),
+            "cannot record guided alignment's loss; set trainer.guided_alignment.weight=0",
+        ),
+        (
+            bool(getattr(model.decoder, "coverage", False) and cfg.model.attention.get("coverage_loss_weight")),
+            "cannot record the coverage loss; set model.attention.coverage_loss_weight=0",
+        ),
+        (cfg.model.attention.get("scope") == "hard", "cannot record hard attention's sampled update"),
+    ]
+    for refused, why in cannot:
+        if refused:
+            raise NmtError(f"trainer.cuda_graphs=true {why}; or train without trainer.cuda_graphs")
 
 
 DATA_FILES = ("train_src", "train_tgt", "valid_src", "valid_tgt", "test_src", "test_tgt", "train_alignments")

@@ -49,10 +49,11 @@ def resolve_precision(name: str, device: torch.device, cpuinfo: str | None = Non
     return "bf16" if flags & set(NATIVE_BF16_FLAGS) else "fp32"
 
 
-def autocast(device: torch.device, precision: str):
-    """The autocast context of a resolved precision (none for fp32)."""
+def autocast(device: torch.device, precision: str, cache: bool = True):
+    """The autocast context of a resolved precision (none for fp32); `cache=False`:
+    weights are cast anew each time (a CUDA graph's capture needs that)."""
     dtype = PRECISIONS[precision]
-    return torch.autocast(device.type, dtype=dtype) if dtype else nullcontext()
+    return torch.autocast(device.type, dtype=dtype, cache_enabled=cache) if dtype else nullcontext()
 
 
 @contextmanager

@@ -34,6 +34,7 @@ class TrainSettings:
     seed: int
     compile: bool
     compile_mode: str  # torch.compile's mode: default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs
+    cuda_graphs: bool  # each batch shape's update (forward, loss, backward, clipping) replayed from a CUDA graph
     precision: str  # fp32 | bf16 | fp16: what `auto` resolved to on this machine
     precision_auto: bool  # trainer.precision=auto chose it
 
@@ -66,6 +67,7 @@ class TrainSettings:
             seed=int(tc.seed),
             compile=bool(tc.compile),
             compile_mode=str(tc.compile_mode),
+            cuda_graphs=bool(tc.cuda_graphs),
             precision=precision,
             precision_auto=tc.precision == "auto",
         )

@@ -61,6 +61,7 @@ class Trainer:
         averaged = (settings.average_last > 0) + (settings.average_best > 0)   # validated at the end too
         self.final_cost = FinalCost(len(validation.pairs), len(self.test_pairs), averaged,
                                     60 * (settings.max_minutes or 0))
+        self.graphed = None    # trainer.cuda_graphs: a GraphedUpdate, set by build_trainer
 
     @property
     def step(self) -> int:
@@ -135,6 +136,8 @@ class Trainer:
 
     def train_update(self, batches) -> dict:
         """Forward and backward over `accumulate` batches (on every rank), then one optimiser step."""
+        if self.graphed:       # one batch, its update replayed from a CUDA graph
+            return self.graphed.train_update(batches, self._budget_fraction)
         # Losses are normalised by the tokens and sentences of the whole update, all
         # ranks together; DDP averages gradients over ranks, so `ranks` turns that into a sum.
         n_tokens, n_sentences = map(int, self.dist.sum(
@@ -154,8 +157,7 @@ class Trainer:
                         break                  # under DDP every rank still reaches the all-reduce
                 with compile_errors(self.settings.compile), self.dist.peers_alive():   # DDP all-reduces here
                     self.scaler.scale(loss * self.dist.world_size).backward()
-            total_loss += float(loss.detach())
-            total_nll += float(nll.sum())
+            total_loss, total_nll = total_loss + float(loss.detach()), total_nll + float(nll.sum())
         if self.dist.enabled:                  # one rank's bad loss skips the update on all
             bad, total_loss, total_nll = self.dist.sum(not finite, total_loss, total_nll)
             finite = bad == 0

@@ -65,6 +65,41 @@ def test_compile_on_cuda_trains_as_eager_does(tmp_path, cache_dir, mode):
     assert eager.progress.step == compiled.progress.step == 12
 
 
+@pytest.mark.parametrize("extra", [(), ("trainer.compile=true",)], ids=["eager_model", "compiled_model"])
+def test_cuda_graphs_train_as_the_eager_update_does(tmp_path, cache_dir, extra):
+    """trainer.cuda_graphs records each batch shape's update once and replays it: 12 updates
+    (some shapes replayed) give the eager run's losses and nearly its weights."""
+    common = (*TINY_TRANSFORMER, "trainer.device=cuda", "trainer.max_steps=12", "trainer.val_every=6",
+              "data.pad_to_multiple=8", *extra)
+    eager = train(tmp_path / "eager", *common, cache_dir=cache_dir)
+    graphed = train(tmp_path / "graphed", *common, "trainer.cuda_graphs=true", cache_dir=cache_dir)
+    assert 0 < len(graphed.graphed.graphs) < 12                      # some graphs are replayed, not recorded
+    assert eager.progress.step == graphed.progress.step == 12
+    pairs = list(zip(records(tmp_path / "eager"), records(tmp_path / "graphed")))
+    assert len(pairs) >= 12
+    for a, b in pairs:
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-3)
+    for (name, a), b in zip(eager.model.named_parameters(), graphed.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=name)
+
+
+def test_cuda_graphs_learn_in_bf16_with_dropout_and_a_gru(tmp_path, cache_dir):
+    """The RNN model (its padded loop) and bf16 autocast recorded too; dropout is drawn anew
+    at each replay (a replayed graph that repeated its masks would still learn, so the
+    masks are compared directly)."""
+    trainer = train(tmp_path, *TOY, "trainer.device=cuda", "trainer.precision=bf16", "trainer.cuda_graphs=true",
+                    "data.pad_to_multiple=8", "model.encoder.dropout=0.3", "trainer.max_steps=150",
+                    "trainer.val_every=50", cache_dir=cache_dir)
+    assert trainer.graphed is not None and len(trainer.graphed.graphs) < 150
+    losses = [r["loss"] for r in records(tmp_path)]
+    assert losses[-1] < losses[0] * 0.8, losses
+    graph, src, tgt, stats = next(iter(trainer.graphed.graphs.values()))
+    first = (graph.replay(), stats.clone())[1]
+    second = (graph.replay(), stats.clone())[1]
+    assert first[0] != second[0]                                     # another dropout mask, another loss
+    assert first[3] == second[3]                                     # the same batch
+
+
 def test_ddp_over_nccl_gives_the_gradients_of_the_plain_model(toy_checkpoint):
     """One rank of nccl (two ranks cannot share one GPU): DistributedDataParallel
     around nmt's model, as Distributed.wrap builds it, reduces over nccl and

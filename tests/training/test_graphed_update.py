@@ -1,0 +1,102 @@
+"""trainer.cuda_graphs: the update a CUDA graph records (batch_statistics) is the
+eager update, number for number, and what cannot be recorded is refused in one
+line. The recording and replay themselves are tested on a GPU (tests/gpu)."""
+
+import pytest
+import torch
+
+from nmt.errors import NmtError
+from nmt.training.build import build_trainer
+from nmt.training.config_checks import check_config, check_cuda_graphs
+from nmt.training.graphed_update import batch_statistics
+from tests.helpers import make_config
+
+TINY_TRANSFORMER = ("data=toy", "data.n_train=64", "model/encoder=transformer", "model/decoder=transformer",
+                    "model/bridge=zero", "model/positional=sinusoidal", "trainer.heatmap_sentences=0",
+                    *(f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
+                      for key, value in (("d_model", 32), ("layers", 1), ("heads", 2), ("ff_size", 64),
+                                         ("dropout", 0.0))))
+GRU = ("experiment=quickstart", "data.n_train=64", "trainer.heatmap_sentences=0")
+
+
+def build(tmp_path, cache_dir, *overrides, base=TINY_TRANSFORMER):
+    cfg = make_config(*base, *overrides, cache_dir=cache_dir)
+    check_config(cfg)
+    return build_trainer(cfg, tmp_path)
+
+
+@pytest.mark.parametrize("base, overrides", [(TINY_TRANSFORMER, ()), (TINY_TRANSFORMER, ("trainer.grad_clip=0.05",)),
+                                             (TINY_TRANSFORMER, ("trainer.grad_clip=0",)), (GRU, ())],
+                         ids=["transformer", "clipped", "unclipped", "gru_luong"])
+def test_the_recorded_update_is_the_eager_update(tmp_path, cache_dir, base, overrides):
+    """Three updates each way from the same weights: the same loss, NLL, gradient
+    norm and token counts, and the same weights after every optimiser step."""
+    eager = build(tmp_path / "eager", cache_dir, *overrides, base=base)
+    graphed = build(tmp_path / "graphed", cache_dir, *overrides, base=base)
+    graphed.model.load_state_dict(eager.model.state_dict())
+    params = [p for p in graphed.model.parameters() if p.requires_grad]
+    s = graphed.settings
+    for batch in eager.data.train.batches(0)[:3]:
+        expected = eager.train_update([batch])
+        stats = batch_statistics(graphed.forward, params, batch.src, batch.tgt, s.precision,
+                                 s.label_smoothing, s.grad_clip)
+        graphed.optimizer.step()
+        loss, nll, grad_norm, tokens, src_tokens = stats.tolist()
+        assert loss == pytest.approx(expected["loss"], rel=1e-6)
+        assert nll / tokens == pytest.approx(expected["nll"], rel=1e-6)
+        assert grad_norm == pytest.approx(expected["grad_norm"], rel=1e-5)
+        assert (int(tokens), int(src_tokens)) == (expected["tgt_tokens"], expected["src_tokens"])
+        for (name, a), b in zip(eager.model.named_parameters(), graphed.model.parameters()):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7, msg=name)
+    assert s.grad_clip == 0 or expected["grad_norm"] > 0
+
+
+def test_a_parameter_the_loss_does_not_reach_keeps_no_gradient(tmp_path, cache_dir):
+    """As in the eager update, a parameter without a gradient is left to the optimiser as None."""
+    trainer = build(tmp_path, cache_dir)
+    unused = torch.nn.Parameter(torch.ones(3))
+    params = [p for p in trainer.model.parameters()] + [unused]
+    batch = trainer.data.train.batches(0)[0]
+    batch_statistics(trainer.forward, params, batch.src, batch.tgt, "fp32", 0.1, 1.0)
+    assert unused.grad is None
+    assert all(p.grad is not None for p in params[:-1])
+
+
+def test_hard_attention_is_refused_in_one_line(tmp_path, cache_dir):
+    trainer = build(tmp_path, cache_dir, "model.attention.scope=hard", base=GRU)
+    params = [p for p in trainer.model.parameters()]
+    batch = trainer.data.train.batches(0)[0]
+    with pytest.raises(NmtError, match="cannot record hard attention"):
+        batch_statistics(trainer.forward, params, batch.src, batch.tgt, "fp32", 0.1, 1.0)
+
+
+def test_on_a_cpu_the_option_is_refused_in_one_line(cache_dir):
+    cfg = make_config(*TINY_TRANSFORMER, "trainer.cuda_graphs=true", "trainer.device=cpu", cache_dir=cache_dir)
+    with pytest.raises(NmtError, match=r"trainer.cuda_graphs=true needs a GPU \(trainer.device=cpu is cpu\)"):
+        check_config(cfg)
+
+
+@pytest.mark.parametrize("base, overrides, refusal", [
+    (TINY_TRANSFORMER, ("trainer.precision=fp16",), "takes fp32 or bf16"),
+    (TINY_TRANSFORMER, ("trainer.accumulate=2",), "set trainer.accumulate=1"),
+    (TINY_TRANSFORMER, ("trainer.compile=true", "trainer.compile_mode=reduce-overhead"), "would record them again"),
+    (TINY_TRANSFORMER, ("trainer.guided_alignment.weight=0.5",), "set trainer.guided_alignment.weight=0"),
+    (GRU, ("model/attention=coverage",), "set model.attention.coverage_loss_weight=0"),
+    (GRU, ("model.attention.scope=hard",), "cannot record hard attention"),
+])
+def test_what_a_graph_cannot_record_is_refused_on_a_gpu_config(cache_dir, base, overrides, refusal):
+    from nmt.models.build import check_model_config
+
+    cfg = make_config(*base, "trainer.cuda_graphs=true", *overrides, cache_dir=cache_dir)
+    model = check_model_config(cfg.model, int(cfg.data.vocab_size))
+    with pytest.raises(NmtError, match=refusal):
+        check_cuda_graphs(cfg, torch.device("cuda"), model)
+
+
+def test_a_gpu_config_that_can_be_recorded_passes(cache_dir):
+    from nmt.models.build import check_model_config
+
+    for base, overrides in [(TINY_TRANSFORMER, ()), (TINY_TRANSFORMER, ("trainer.precision=bf16", "trainer.compile=true")),
+                            (GRU, ("model/attention=coverage", "model.attention.coverage_loss_weight=0"))]:
+        cfg = make_config(*base, "trainer.cuda_graphs=true", *overrides, cache_dir=cache_dir)
+        check_cuda_graphs(cfg, torch.device("cuda"), check_model_config(cfg.model, int(cfg.data.vocab_size)))
