@@ -31,6 +31,11 @@ from torch.autograd.function import once_differentiable
 UNDERFLOW = 1e-30   # p_y below this: float32 keeps few of its digits (subnormal from 1.2e-38)
 
 
+def capturing(tensor: Tensor) -> bool:
+    """Whether `tensor`'s work is being recorded into a CUDA graph (trainer.cuda_graphs)."""
+    return tensor.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
 class LabelSmoothedNLL(torch.autograd.Function):
     """logits (N, V), labels (N,) long, eps -> (smoothed loss (N,), nll (N,)).
 
@@ -44,7 +49,9 @@ class LabelSmoothedNLL(torch.autograd.Function):
         p_label = probs.gather(-1, labels[:, None])[:, 0]                     # (N,)
         nll = -p_label.log()                                                  # (N,)
         tiny = p_label < UNDERFLOW                                            # log p_y not exact there
-        if bool(tiny.any()):
+        if capturing(z):               # a CUDA graph cannot read the device: every row's fallback, chosen
+            nll = torch.where(tiny, z.logsumexp(-1) - z_label, nll)
+        elif bool(tiny.any()):
             nll[tiny] = z[tiny].logsumexp(-1) - z_label[tiny]
         mean_log_prob = z.mean(-1) - z_label - nll                            # (N,) (1/V) sum_v log p_v
         smoothed = (1.0 - smoothing) * nll - smoothing * mean_log_prob        # (N,)

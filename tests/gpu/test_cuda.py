@@ -83,6 +83,32 @@ def test_cuda_graphs_train_as_the_eager_update_does(tmp_path, cache_dir, extra):
         torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=name)
 
 
+RECORDED_MODELS = {   # every part a graph records: nothing in them may read the device or copy from the host
+    **{f"transformer_{p}": (*TINY_TRANSFORMER, f"model/positional={p}")
+       for p in ("learned", "relative", "rotary", "alibi", "none")},
+    "transformer_entmax": (*TINY_TRANSFORMER, "model.attention.normaliser=entmax15"),
+    **{f"gru_{a}": (*TOY, f"model/attention={a}")
+       for a in ("bahdanau", "luong_dot", "luong_concat", "luong_location", "cosine", "multihead", "scaled_dot")},
+    **{f"gru_{scope}": (*TOY, f"model.attention.scope={scope}") for scope in ("local_m", "local_p")},
+    "gru_sparsemax": (*TOY, "model.attention.normaliser=sparsemax"),
+    "gru_coverage_unweighted": (*TOY, "model/attention=coverage", "model.attention.coverage_loss_weight=0"),
+    **{f"lstm_bridge_{b}": (*TOY, "model/encoder=lstm", "model/decoder=lstm", f"model/bridge={b}")
+       for b in ("mean", "han", "structured", "zhou", "zero")},
+    "lstmn_encoder": (*TOY, "model/encoder=lstmn"),
+}
+
+
+@pytest.mark.parametrize("name", list(RECORDED_MODELS))
+def test_every_model_part_is_recorded_and_trains_as_eager(tmp_path, cache_dir, name):
+    common = (*RECORDED_MODELS[name], "trainer.device=cuda", "trainer.max_steps=6", "trainer.val_every=6",
+              "trainer.val_max_sentences=10", "data.pad_to_multiple=8")
+    train(tmp_path / "eager", *common, cache_dir=cache_dir)
+    graphed = train(tmp_path / "graphed", *common, "trainer.cuda_graphs=true", cache_dir=cache_dir)
+    assert graphed.graphed.graphs
+    for a, b in zip(records(tmp_path / "eager"), records(tmp_path / "graphed")):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-3), name
+
+
 def test_cuda_graphs_learn_in_bf16_with_dropout_and_a_gru(tmp_path, cache_dir):
     """The RNN model (its padded loop) and bf16 autocast recorded too; dropout is drawn anew
     at each replay (a replayed graph that repeated its masks would still learn, so the

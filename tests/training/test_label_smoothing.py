@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 from nmt.training.label_smoothing import LabelSmoothedNLL
@@ -48,6 +49,23 @@ def test_a_label_whose_probability_underflows_gets_the_exact_loss():
     assert abs(float(smoothed[0].detach()) - 100.506715) < 1e-3
     smoothed.sum().backward()
     assert torch.isfinite(logits.grad).all()
+
+
+def test_inside_a_cuda_graph_the_underflow_fallback_is_chosen_without_a_host_read(monkeypatch):
+    """While a CUDA graph is recorded, the rows where p_y underflows are chosen by torch.where,
+    never by reading the device: the same losses (the hand values above) and gradients."""
+    from nmt.training import label_smoothing
+
+    logits = torch.tensor([[0.0, -120.0, 5.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
+    labels = torch.tensor([1, 0, 2])
+    eager = [t.detach() for t in LabelSmoothedNLL.apply(logits, labels, 0.3)]
+    monkeypatch.setattr(label_smoothing, "capturing", lambda tensor: True)
+    monkeypatch.setattr(torch.Tensor, "__bool__", lambda self: pytest.fail("the device was read"))
+    recorded = LabelSmoothedNLL.apply(logits.clone().requires_grad_(), labels, 0.3)
+    monkeypatch.undo()
+    assert abs(float(recorded[1][0]) - 125.006715) < 1e-3
+    for a, b in zip(eager, recorded):
+        assert torch.equal(a, b.detach())
 
 
 def test_its_backward_runs_once():

@@ -72,5 +72,5 @@ class LSTMNEncoder(nn.Module):
         # token's tape; zero them so nothing downstream sees them.
         memory = memory * src_mask[:, 0, :, None]
         last_index = (src_mask[:, 0].sum(-1) - 1).clamp(min=0)     # (B,)
-        last = memory[torch.arange(B), last_index]                 # (B, H)
+        last = memory[torch.arange(B, device=memory.device), last_index]   # (B, H)
         return EncoderOutput(self.dropout(memory), last)

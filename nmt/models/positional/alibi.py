@@ -54,10 +54,14 @@ class AlibiBias(AttentionPositions):
     def __init__(self, d_head: int):
         super().__init__()
         self.d_head = d_head
+        self.slopes: dict[tuple, Tensor] = {}   # (heads, device) -> (H,): copied to a GPU once, not per call
 
     def bias(self, q: Tensor, q_pos: Tensor, k_pos: Tensor) -> Tensor:
         """q (B, H, T, Dh) -> (1, H, T, S), before the 1/sqrt(Dh) scaling."""
-        slopes = torch.tensor(alibi_slopes(q.size(1)), device=q.device, dtype=torch.float32)
+        key = (q.size(1), q.device)
+        if key not in self.slopes:
+            self.slopes[key] = torch.tensor(alibi_slopes(q.size(1)), device=q.device, dtype=torch.float32)
+        slopes = self.slopes[key]                                          # (H,)
         bias = alibi_bias(slopes, q_pos, k_pos) * math.sqrt(self.d_head)   # (H, T, S)
         return bias.to(q.dtype)[None]                                      # (1, H, T, S)
 
