@@ -81,11 +81,16 @@ class GraphedUpdate:
         with torch.cuda.stream(side):
             self.statistics(src, tgt)
         torch.cuda.current_stream(self.device).wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
+        graph, first = torch.cuda.CUDAGraph(), []
         try:
             with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
-                stats = self.statistics(src, tgt)
+                try:
+                    stats = self.statistics(src, tgt)
+                except RuntimeError as error:    # ending the capture raises again, naming no cause
+                    first.append(error)
+                    raise
         except RuntimeError as error:
+            error = first[0] if first else error
             detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
             raise NmtError(f"trainer.cuda_graphs=true: this model's update could not be recorded as a "
                            f"CUDA graph ({detail}); train without trainer.cuda_graphs") from None
