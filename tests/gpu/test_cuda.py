@@ -68,7 +68,7 @@ def test_compile_on_cuda_trains_as_eager_does(tmp_path, cache_dir, mode):
 @pytest.mark.parametrize("extra", [(), ("trainer.compile=true",)], ids=["eager_model", "compiled_model"])
 def test_cuda_graphs_train_as_the_eager_update_does(tmp_path, cache_dir, extra):
     """trainer.cuda_graphs records each batch shape's update once and replays it: 12 updates
-    (some shapes replayed) give the eager run's losses and nearly its weights."""
+    (some shapes replayed) give the eager run's validation losses and, uncompiled, its weights."""
     common = (*TINY_TRANSFORMER, "trainer.device=cuda", "trainer.max_steps=12", "trainer.val_every=6",
               "data.pad_to_multiple=8", *extra)
     eager = train(tmp_path / "eager", *common, cache_dir=cache_dir)
@@ -76,11 +76,13 @@ def test_cuda_graphs_train_as_the_eager_update_does(tmp_path, cache_dir, extra):
     assert 0 < len(graphed.graphed.graphs) < 12                      # some graphs are replayed, not recorded
     assert eager.progress.step == graphed.progress.step == 12
     pairs = list(zip(records(tmp_path / "eager"), records(tmp_path / "graphed")))
-    assert len(pairs) >= 12
+    assert [a["step"] for a, _ in pairs] == [b["step"] for _, b in pairs] == [6, 12]    # the validations
     for a, b in pairs:
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-3)
-    for (name, a), b in zip(eager.model.named_parameters(), graphed.model.parameters()):
-        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=name)
+    if not extra:    # compiled kernels round differently, and Adam turns the rounding noise of a gradient
+        # that is 0 in exact arithmetic (a self-attention key bias) into whole steps: losses alone there
+        for (name, a), b in zip(eager.model.named_parameters(), graphed.model.parameters()):
+            torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=name)
 
 
 RECORDED_MODELS = {   # every part a graph records: nothing in them may read the device or copy from the host
