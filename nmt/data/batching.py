@@ -11,8 +11,9 @@ batches in the same order.
 
 pad_to_multiple=m > 1 pads S and T (the decoder's input length) up to a
 multiple of m, and the budget counts those padded widths: fewer distinct
-batch shapes, so a compiled model replays one CUDA graph per shape
-(trainer.compile_mode=reduce-overhead) instead of recording one per batch.
+batch shapes, so one CUDA graph is recorded per shape and replayed
+(trainer.cuda_graphs=true, or trainer.compile_mode=reduce-overhead) instead
+of one recorded per batch.
 """
 
 from dataclasses import dataclass
