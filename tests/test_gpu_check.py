@@ -93,3 +93,13 @@ def test_flops_are_counted_on_samples_and_scaled_by_padded_positions(tmp_path, c
     assert epoch_flops(trainer, [batch] * 5) == pytest.approx(5 * one)   # same shape: five times one
     assert all(torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
     assert all(p.grad is None for p in trainer.model.parameters())              # nothing left for the next step
+
+
+def test_the_quality_run_defaults_to_the_measured_gpu_recipe_on_a_gpu_only():
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    assert gpu_check.quality_overrides(Namespace(quality_overrides=None, tiny=False), cuda) == [
+        "trainer.precision=bf16", "trainer.cuda_graphs=true", "data.pad_to_multiple=8", "data.batch_tokens=16384",
+        "optimizer.lr=0.002", "schedule.warmup_steps=200", "trainer.val_every=240"]
+    assert gpu_check.quality_overrides(Namespace(quality_overrides=None, tiny=False), cpu) == ["trainer.precision=fp32"]
+    assert gpu_check.quality_overrides(Namespace(quality_overrides=None, tiny=True), cuda) == ["trainer.precision=fp32"]
+    assert gpu_check.quality_overrides(Namespace(quality_overrides="a=1 b=2", tiny=False), cuda) == ["a=1", "b=2"]
