@@ -74,13 +74,16 @@ class GraphedUpdate:
     def record(self, src: Tensor, tgt: Tensor) -> tuple:
         """A graph of this shape's update, over static copies of `src` and `tgt`. It is
         run once eagerly first, on a side stream, for what a capture cannot do (lazy
-        initialisation, choosing kernels); that run's gradients are overwritten by the replay."""
+        initialisation, choosing kernels); that run's gradients are overwritten by the replay,
+        and its random draws are undone."""
         src, tgt = src.to(self.device), tgt.to(self.device)
         side = torch.cuda.Stream(self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
-        with torch.cuda.stream(side):
-            self.statistics(src, tgt)
+        rng = torch.cuda.get_rng_state(self.device)   # the warm-up's dropout draws are given back:
+        with torch.cuda.stream(side):                 # replays alone move the generator, so a resumed
+            self.statistics(src, tgt)                 # run (which records its graphs anew) draws the same
         torch.cuda.current_stream(self.device).wait_stream(side)
+        torch.cuda.set_rng_state(rng, self.device)
         graph, first = torch.cuda.CUDAGraph(), []
         try:
             with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):

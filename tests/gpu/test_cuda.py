@@ -85,6 +85,21 @@ def test_cuda_graphs_train_as_the_eager_update_does(tmp_path, cache_dir, extra):
             torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=name)
 
 
+def test_cuda_graphs_resume_continues_exactly(tmp_path, cache_dir):
+    """With dropout, 12 graphed updates straight give the losses and weights of 6, a resume
+    (which records its graphs anew), then 6 more: recording draws no random numbers."""
+    common = (*TINY_TRANSFORMER, "trainer.device=cuda", "trainer.cuda_graphs=true", "data.pad_to_multiple=8",
+              "model.encoder.dropout=0.3", "model.decoder.dropout=0.3", "trainer.val_every=6")
+    straight = train(tmp_path / "straight", *common, "trainer.max_steps=12", cache_dir=cache_dir)
+    train(tmp_path / "split", *common, "trainer.max_steps=6", cache_dir=cache_dir)
+    resumed = train(tmp_path / "split", *common, "trainer.max_steps=12", "trainer.resume=auto", cache_dir=cache_dir)
+    assert resumed.step == straight.step == 12
+    for a, b in zip(records(tmp_path / "straight"), records(tmp_path / "split")):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4)
+    for (name, a), b in zip(straight.model.named_parameters(), resumed.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4, msg=name)
+
+
 RECORDED_MODELS = {   # every part a graph records: nothing in them may read the device or copy from the host
     **{f"transformer_{p}": (*TINY_TRANSFORMER, f"model/positional={p}")
        for p in ("learned", "relative", "rotary", "alibi", "none")},
