@@ -13,6 +13,8 @@ For each checkpoint (a folder from nmt.export, served by CTranslate2, or a
 `echo 3 > /proc/sys/vm/drop_caches`, which needs root; without it the cold
 rows are left out and the JSON says why). It prints the median and every run's wall
 time, and whether the process imported torch (`-X importtime`), and writes JSON (--out).
+Where a command imports torch, `python -c "import torch"` is timed the same way beside it:
+the floor of any start that needs torch on this machine.
 
 --against TREE compares two commits on this machine: `python -m nmt.translate`
 run from TREE (a git worktree of the other commit) and from this checkout,
@@ -114,33 +116,46 @@ def alternated(checkpoint: str, args) -> dict:
             "ratio": round(medians["ours"] / medians["theirs"], 3)}
 
 
+def warm_and_cold(command: list[str], sentence: str, runs: int) -> tuple[dict, str]:
+    """`runs` warm runs (after one that fills the page cache), then `runs` cold ones, each
+    after the page cache is dropped (none without root); the times, medians and the output."""
+    timed_run(command, sentence)                               # warms the page cache
+    warm = [timed_run(command, sentence)[0] for _ in range(runs)]
+    cold, output = [], ""
+    for _ in range(runs):
+        if not drop_caches():
+            break
+        seconds, output = timed_run(command, sentence)
+        cold.append(seconds)
+    return {"warm_s": [round(s, 3) for s in warm], "warm_median_s": round(statistics.median(warm), 3),
+            "cold_s": [round(s, 3) for s in cold],
+            "cold_median_s": round(statistics.median(cold), 3) if cold else None}, output
+
+
 def main(argv=None) -> dict:
     args = parse_args(argv)
     rows = []
     for checkpoint in args.checkpoint:
         command = command_for(checkpoint)
-        timed_run(command, args.sentence)                      # warms the page cache
-        warm = [timed_run(command, args.sentence)[0] for _ in range(args.runs)]
-        cold, output = [], ""
-        for _ in range(args.runs):
-            if not drop_caches():
-                break
-            seconds, output = timed_run(command, args.sentence)
-            cold.append(seconds)
+        times, output = warm_and_cold(command, args.sentence, args.runs)
         row = {"checkpoint": checkpoint, "command": f"echo {shlex.quote(args.sentence)} | {shlex.join(command)}",
-               "warm_s": [round(s, 3) for s in warm], "warm_median_s": round(statistics.median(warm), 3),
-               "cold_s": [round(s, 3) for s in cold],
-               "cold_median_s": round(statistics.median(cold), 3) if cold else None,
-               "output": output or timed_run(command, args.sentence)[1],
+               **times, "output": output or timed_run(command, args.sentence)[1],
                "imports_torch": imports_torch(command, args.sentence)}
         if args.against:
             row["against"] = alternated(checkpoint, args)
         rows.append(row)
         print(f"{checkpoint}: warm median {row['warm_median_s']} s {row['warm_s']}, cold median "
               f"{row['cold_median_s']} s {row['cold_s']}, imports torch: {row['imports_torch']}", flush=True)
+    floor = None
+    if any(row["imports_torch"] for row in rows):    # what no command that imports torch can beat
+        command = [sys.executable, "-c", "import torch"]
+        floor = {"command": shlex.join(["python", *command[1:]]), **warm_and_cold(command, "", args.runs)[0]}
+        print(f"import torch alone: warm median {floor['warm_median_s']} s, cold median {floor['cold_median_s']} s",
+              flush=True)
     record = {"command": "python -m scripts.bench_startup " + shlex.join(sys.argv[1:] if argv is None else argv),
               "commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "cores_allowed": sorted(os.sched_getaffinity(0)), "runs": args.runs, "rows": rows,
+              "import_torch_alone": floor,
               "cold_note": None if all(r["cold_s"] for r in rows) else "page cache not dropped (needs root)"}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")

@@ -590,6 +590,23 @@ def test_bench_startup_against_another_tree_alternates_and_takes_the_ratio(monke
     assert found["ours_median_s"] == 2.5 and found["theirs_median_s"] == 5.0 and found["ratio"] == 0.5
 
 
+def test_bench_startup_times_import_torch_alone_beside_a_command_that_imports_torch(monkeypatch, tmp_path):
+    """The floor row: `python -c "import torch"` warm and cold, as the checkpoint's row, only where that imports torch."""
+    bench = importlib.import_module("scripts.bench_startup")
+    commands = []
+    monkeypatch.setattr(bench, "timed_run", lambda command, sentence, cwd=None: (commands.append(command), (1.5, "y"))[1])
+    monkeypatch.setattr(bench, "drop_caches", lambda: True)
+    for imports, expected in ((True, 1.5), (False, None)):
+        monkeypatch.setattr(bench, "imports_torch", lambda command, sentence: imports)
+        commands.clear()
+        record = bench.main(["--checkpoint", "best.pt", "--runs", "2", "--out", str(tmp_path / "s.json")])
+        floor = record["import_torch_alone"]
+        assert (floor and floor["cold_median_s"]) == expected
+        torch_only = [c for c in commands if c[1:] == ["-c", "import torch"]]
+        assert len(torch_only) == (5 if imports else 0)              # one warming run, 2 warm, 2 cold
+    assert json.loads((tmp_path / "s.json").read_text())["rows"][0]["warm_median_s"] == 1.5
+
+
 def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path):
     """The same commit twice, two updates each, on the toy task: equal weights and validation."""
     bench = importlib.import_module("scripts.commit_equivalence")
