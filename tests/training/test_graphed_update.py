@@ -100,3 +100,20 @@ def test_a_gpu_config_that_can_be_recorded_passes(cache_dir):
                             (GRU, ("model/attention=coverage", "model.attention.coverage_loss_weight=0"))]:
         cfg = make_config(*base, "trainer.cuda_graphs=true", *overrides, cache_dir=cache_dir)
         check_cuda_graphs(cfg, torch.device("cuda"), check_model_config(cfg.model, int(cfg.data.vocab_size)))
+
+
+def test_under_torchrun_the_option_is_refused_in_one_line(tmp_path, cache_dir, monkeypatch):
+    """Each rank would replay its own graph around DDP's all-reduce: refused before any data is read."""
+    from nmt.training.distributed import Distributed
+
+    class Ranks:
+        enabled = True
+
+        def broadcast_object(self, value):
+            return value
+
+    monkeypatch.setattr(Distributed, "start", staticmethod(lambda device, timeout: Ranks()))
+    cfg = make_config(*TINY_TRANSFORMER, "trainer.cuda_graphs=true", cache_dir=cache_dir)
+    with pytest.raises(NmtError, match="records one process's update; under torchrun train without it"):
+        build_trainer(cfg, tmp_path)
+    assert not (tmp_path / "checkpoints").exists()
