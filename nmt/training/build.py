@@ -70,13 +70,6 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     translator = make_translator(model)
     losses = attention_losses(cfg, model, data)
     validation = validation_set(cfg, data)
-    checkpoint_info = {
-        "config": OmegaConf.to_container(cfg, resolve=True),
-        "tokenizer": tokenizer.to_bytes(),
-        "fingerprint": data_fingerprint(cfg.data, tokenizer.to_bytes()),  # checked on resume
-        "samples": [src for src, _ in validation.pairs[:20]],  # for the explorer
-        "sample_references": [tgt for _, tgt in validation.pairs[:20]],  # shown beside a picked sample
-    }
     reporter = Reporter(run_dir, hparams(cfg), enabled=dist.is_main)
     trainer = Trainer(
         model,
@@ -93,12 +86,23 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         dist,
         settings,
         run_dir,
-        checkpoint_info,
+        checkpoint_info(cfg, tokenizer, validation),
         reporter,
     )
     if settings.cuda_graphs:  # each batch shape's update recorded once, then replayed
         trainer.graphed = GraphedUpdate(model, forward, optimizer, schedule, settings, dist.device)
     return trainer
+
+
+def checkpoint_info(cfg: DictConfig, tokenizer, validation: ValidationSet) -> dict:
+    """What every checkpoint carries beside the weights."""
+    return {
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "tokenizer": tokenizer.to_bytes(),
+        "fingerprint": data_fingerprint(cfg.data, tokenizer.to_bytes()),  # checked on resume
+        "samples": [src for src, _ in validation.pairs[:20]],  # for the explorer
+        "sample_references": [tgt for _, tgt in validation.pairs[:20]],  # shown beside a picked sample
+    }
 
 
 def attention_losses(cfg: DictConfig, model, data) -> tuple[CoverageLoss, GuidedAlignmentLoss]:
