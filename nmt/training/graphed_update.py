@@ -32,9 +32,9 @@ def batch_statistics(forward, params: list[Tensor], src: Tensor, tgt: Tensor, pr
                      smoothing: float, clip: float) -> Tensor:
     """One batch's forward, loss, backward and gradient clipping with no host
     synchronisation. src (B, S), tgt (B, T + 1) -> (loss, summed NLL, gradient
-    norm, target tokens, source tokens) as one fp32 tensor (5,); each
-    of `params` that the loss reaches has its .grad overwritten with its clipped
-    gradient (allocated on the first call, which must run eagerly). The loss is the
+    norm, target tokens, source tokens) as one fp32 tensor (5,). Each of
+    `params` that the loss reaches gets its clipped gradient written into its
+    .grad (allocated on the first call, which must run eagerly). The loss is the
     eager update's: label-smoothed, normalised by the batch's target tokens."""
     labels = tgt[:, 1:]                                                   # (B, T)
     tokens = (labels != PAD).sum()
