@@ -14,6 +14,12 @@ def test_git_commit_names_the_checkout_head_or_unknown_outside_git(tmp_path, mon
     monkeypatch.setattr(provenance, "CHECKOUT", tmp_path)           # a folder outside any checkout
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     assert provenance.git_commit() == "unknown"
+    monkeypatch.setenv("NMT_COMMIT", "not a hash")
+    assert provenance.git_commit() == "unknown"
+    monkeypatch.setenv("NMT_COMMIT", "3018C098E8561234abcd")    # a copy sent without its .git
+    assert provenance.git_commit() == "3018c098e856 (stated by NMT_COMMIT: a copy without git history)"
+    monkeypatch.setattr(provenance, "CHECKOUT", ROOT)              # where git answers, its answer wins
+    assert provenance.git_commit() == commit
 
 
 def test_git_commit_is_defined_once_and_scripts_edit_no_import_path():
