@@ -5,6 +5,7 @@ and before the run folder is written: the one place that checks it, for
 The settings and the files they name are checked before torch is imported
 (a wrong path answers in a second); the model's checks import it."""
 
+import logging
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -89,6 +90,11 @@ def check_cuda_graphs(cfg: DictConfig, device, model) -> None:
     for refused, why in cannot:
         if refused:
             raise NmtError(f"trainer.cuda_graphs=true {why}; or train without trainer.cuda_graphs")
+    if int(cfg.data.pad_to_multiple) == 1:  # allowed, but each new (B, S, T) is one more graph held on the GPU
+        logging.getLogger("nmt.train").warning(
+            "trainer.cuda_graphs=true with data.pad_to_multiple=1 records a graph for nearly every batch "
+            "shape; data.pad_to_multiple=8 keeps them few"
+        )
 
 
 DATA_FILES = ("train_src", "train_tgt", "valid_src", "valid_tgt", "test_src", "test_tgt", "train_alignments")

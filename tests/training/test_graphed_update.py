@@ -93,6 +93,17 @@ def test_what_a_graph_cannot_record_is_refused_on_a_gpu_config(cache_dir, base, 
         check_cuda_graphs(cfg, torch.device("cuda"), model)
 
 
+def test_without_padding_to_a_multiple_a_warning_says_why_to_pad(cache_dir, caplog):
+    from nmt.models.build import check_model_config
+
+    for pad, warned in ((1, True), (8, False)):
+        caplog.clear()
+        cfg = make_config(*TINY_TRANSFORMER, "trainer.cuda_graphs=true", f"data.pad_to_multiple={pad}",
+                          cache_dir=cache_dir)
+        check_cuda_graphs(cfg, torch.device("cuda"), check_model_config(cfg.model, int(cfg.data.vocab_size)))
+        assert ("data.pad_to_multiple=8 keeps them few" in caplog.text) == warned
+
+
 def test_a_gpu_config_that_can_be_recorded_passes(cache_dir):
     from nmt.models.build import check_model_config
 
