@@ -23,7 +23,7 @@ from torch import Tensor
 
 from nmt.errors import NmtError
 from nmt.training.loss import token_losses
-from nmt.training.precision import autocast
+from nmt.training.precision import autocast, compile_errors
 
 PAD = 0
 
@@ -69,7 +69,9 @@ class GraphedUpdate:
 
     def statistics(self, src: Tensor, tgt: Tensor) -> Tensor:
         s = self.settings
-        return batch_statistics(self.forward, self.params, src, tgt, s.precision, s.label_smoothing, s.grad_clip)
+        with compile_errors(s.compile):     # trainer.compile=true: torch.compile's failure is one line
+            return batch_statistics(self.forward, self.params, src, tgt, s.precision, s.label_smoothing,
+                                    s.grad_clip)
 
     def record(self, src: Tensor, tgt: Tensor) -> tuple:
         """A graph of this shape's update, over static copies of `src` and `tgt`. It is
@@ -89,11 +91,13 @@ class GraphedUpdate:
             with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
                 try:
                     stats = self.statistics(src, tgt)
-                except RuntimeError as error:    # ending the capture raises again, naming no cause
+                except Exception as error:       # ending the capture raises again, naming no cause
                     first.append(error)
                     raise
-        except RuntimeError as error:
+        except Exception as error:  # noqa: BLE001 - the first failure decides what is said
             error = first[0] if first else error
+            if isinstance(error, NmtError) or not isinstance(error, RuntimeError):
+                raise error from None
             detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
             raise NmtError(f"trainer.cuda_graphs=true: this model's update could not be recorded as a "
                            f"CUDA graph ({detail}); train without trainer.cuda_graphs") from None

@@ -2,6 +2,8 @@
 eager update, number for number, and what cannot be recorded is refused in one
 line. The recording and replay themselves are tested on a GPU (tests/gpu)."""
 
+import re
+
 import pytest
 import torch
 
@@ -128,3 +130,64 @@ def test_under_torchrun_the_option_is_refused_in_one_line(tmp_path, cache_dir, m
     with pytest.raises(NmtError, match="records one process's update; under torchrun train without it"):
         build_trainer(cfg, tmp_path)
     assert not (tmp_path / "checkpoints").exists()
+
+
+class FakeCapture:
+    """torch.cuda's capture API on the CPU: the recorded code runs eagerly; ending the
+    capture raises as CUDA does after an operation failed inside it."""
+
+    def __init__(self, monkeypatch, fail_on_end: bool):
+        import contextlib
+
+        self.fail_on_end = fail_on_end
+        stream = type("Stream", (), {"wait_stream": lambda self, other: None})
+        for name, value in (("Stream", lambda device=None: stream()), ("current_stream", lambda device=None: stream()),
+                            ("stream", lambda s: contextlib.nullcontext()), ("get_rng_state", lambda device=None: 0),
+                            ("set_rng_state", lambda state, device=None: None),
+                            ("CUDAGraph", lambda: type("Graph", (), {"pool": lambda self: "pool"})()),
+                            ("graph", self.graph)):
+            monkeypatch.setattr(torch.cuda, name, value)
+
+    def graph(self, graph, pool=None, capture_error_mode=None):
+        import contextlib
+
+        @contextlib.contextmanager
+        def capture():
+            try:
+                yield
+            finally:
+                if self.fail_on_end:
+                    raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
+        return capture()
+
+
+@pytest.mark.parametrize("failure, said", [
+    (RuntimeError("CUDA error: operation not permitted when stream is capturing"),
+     "could not be recorded as a CUDA graph (CUDA error: operation not permitted when stream is capturing)"),
+    (NmtError("trainer.compile=true: torch could not compile this model"), "could not compile this model"),
+])
+def test_a_failed_capture_is_one_line_naming_the_first_failure(tmp_path, cache_dir, monkeypatch, failure, said):
+    from nmt.training.graphed_update import GraphedUpdate
+
+    trainer = build(tmp_path, cache_dir)
+    graphed = GraphedUpdate(trainer.model, trainer.forward, trainer.optimizer, trainer.schedule, trainer.settings,
+                            torch.device("cpu"))
+    batch = trainer.data.train.batches(0)[0]
+    FakeCapture(monkeypatch, fail_on_end=False)
+    _, src, tgt, stats = graphed.record(batch.src, batch.tgt)       # recorded: the static copies and the figures
+    assert torch.equal(src, batch.src) and stats.shape == (5,) and graphed.pool == "pool"
+    calls = []
+
+    def statistics(src, tgt):
+        calls.append(1)
+        if len(calls) == 2:                                            # the warm-up passes, the capture fails
+            raise failure
+        return torch.zeros(5)
+
+    monkeypatch.setattr(graphed, "statistics", statistics)
+    FakeCapture(monkeypatch, fail_on_end=True)
+    with pytest.raises(NmtError, match=re.escape(said)) as raised:
+        graphed.record(batch.src, batch.tgt)
+    assert "previous error" not in str(raised.value) and len(str(raised.value).splitlines()) == 1
+    if isinstance(failure, NmtError):                                  # already one line: passed on as it is
+        assert raised.value is failure
