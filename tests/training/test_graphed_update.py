@@ -191,3 +191,37 @@ def test_a_failed_capture_is_one_line_naming_the_first_failure(tmp_path, cache_d
     assert "previous error" not in str(raised.value) and len(str(raised.value).splitlines()) == 1
     if isinstance(failure, NmtError):                                  # already one line: passed on as it is
         assert raised.value is failure
+
+
+def test_each_shape_is_recorded_once_and_its_replays_step_as_the_eager_update(tmp_path, cache_dir, monkeypatch):
+    """GraphedUpdate.train_update on the CPU, a graph stood in by the recorded function run
+    again: new shapes recorded, known ones replayed over their static copies, one read an
+    update, then the optimiser step; eight updates give the eager run's figures and weights."""
+    from types import SimpleNamespace
+
+    from nmt.training.graphed_update import GraphedUpdate
+
+    eager, graphed = build(tmp_path / "eager", cache_dir), build(tmp_path / "graphed", cache_dir)
+    graphed.model.load_state_dict(eager.model.state_dict())
+    update = GraphedUpdate(graphed.model, graphed.forward, graphed.optimizer, graphed.schedule, graphed.settings,
+                           torch.device("cpu"))
+    recorded = []
+
+    def record(src, tgt):
+        src, tgt = src.clone(), tgt.clone()                          # the static copies
+        stats = update.statistics(src, tgt)
+        recorded.append((*src.shape, *tgt.shape))
+        return SimpleNamespace(replay=lambda: stats.copy_(update.statistics(src, tgt))), src, tgt, stats
+
+    monkeypatch.setattr(update, "record", record)
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self: self)   # no pinned memory without a GPU
+    epoch = eager.data.train.batches(0)
+    for batch in epoch[:6] + epoch[:2]:                                   # the last two shapes come again
+        expected, got = eager.train_update([batch]), update.train_update([batch], graphed._budget_fraction)
+        assert got["loss"] == pytest.approx(expected["loss"], rel=1e-6)
+        assert got["grad_norm"] == pytest.approx(expected["grad_norm"], rel=1e-5)
+        assert (got["tgt_tokens"], got["src_tokens"]) == (expected["tgt_tokens"], expected["src_tokens"])
+    assert recorded == list(dict.fromkeys((*b.src.shape, *b.tgt.shape) for b in epoch[:6]))   # each shape once
+    assert len(recorded) <= 6 < 8                                         # so two updates, at least, replayed
+    for (name, a), b in zip(eager.model.named_parameters(), graphed.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7, msg=name)
