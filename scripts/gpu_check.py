@@ -337,12 +337,13 @@ def summary_markdown(report: dict) -> str:
                   "CUDA graphs) apart. Model TFLOP/s: torch.utils.flop_counter's count of forward and backward"
                   + (f"; share: of the {ceiling} TFLOP/s a bf16 8192³ product reached on this card." if ceiling
                      else "."), "",
-                  "| training | batch tokens | updates | first epoch s | target tokens/s | updates/s | "
-                  "model TFLOP/s | share | peak GPU GiB |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| training | batch tokens | graphs | updates | first epoch s | target tokens/s | updates/s | "
+                  "model TFLOP/s | share | peak GPU GiB |", "|---|---|---|---|---|---|---|---|---|---|"]
         for r in report["train_speed"]:
             share = (f"{100 * r['model_tflops_per_s'] / ceiling:.1f}%"
                      if ceiling and "model_tflops_per_s" in r else "-")
-            lines.append(f"| {r['name']} | {r.get('batch_tokens', '-')} | {r.get('updates', '-')} | "
+            lines.append(f"| {r['name']} | {r.get('batch_tokens', '-')} | {r.get('cuda_graphs', '-')} | "
+                         f"{r.get('updates', '-')} | "
                          f"{r.get('first_epoch_seconds', '-')} | {r.get('tgt_tokens_per_s', r.get('error', '-'))} | "
                          f"{r.get('updates_per_s', '-')} | {r.get('model_tflops_per_s', '-')} | {share} | "
                          f"{r.get('peak_memory_gib', '-')} |")

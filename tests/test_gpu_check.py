@@ -33,6 +33,7 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
     assert [(r["beam"], r["batch_size"]) for r in report["decode_speed"]] == [(1, 1), (1, 60), (5, 1), (5, 60)]
     summary = (tmp_path / "gpu_check.md").read_text()
     assert "Stages that failed: none" in summary and "| beam 5 | 60 |" in summary
+    assert "| quickstart fp32 | 1024 | 0 | 4 |" in summary         # batch tokens, CUDA graphs recorded, updates
 
 
 def test_gpu_check_names_missing_data_in_one_line(tmp_path):
