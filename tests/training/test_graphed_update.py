@@ -225,3 +225,20 @@ def test_each_shape_is_recorded_once_and_its_replays_step_as_the_eager_update(tm
     assert recorded == list(dict.fromkeys((*b.src.shape, *b.tgt.shape) for b in epoch[:6]))
     for (name, a), b in zip(eager.model.named_parameters(), graphed.model.parameters()):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7, msg=name)
+
+
+def test_a_non_finite_loss_skips_the_optimiser_step(tmp_path, cache_dir, monkeypatch):
+    """As in the eager update: the replay's loss is read, and a NaN leaves the weights and
+    the schedule as they were."""
+    from types import SimpleNamespace
+
+    from nmt.training.graphed_update import GraphedUpdate
+
+    trainer = build(tmp_path, cache_dir)
+    update = GraphedUpdate(trainer.model, trainer.forward, trainer.optimizer, trainer.schedule, trainer.settings,
+                           torch.device("cpu"))
+    bad = torch.tensor([float("nan"), 1.0, 1.0, 5.0, 5.0])
+    monkeypatch.setattr(update, "record", lambda src, tgt: (SimpleNamespace(replay=lambda: None), src, tgt, bad))
+    monkeypatch.setattr(trainer.optimizer, "step", lambda: pytest.fail("stepped on a NaN loss"))
+    monkeypatch.setattr(trainer.schedule, "step_update", lambda fraction: pytest.fail("scheduled on a NaN loss"))
+    assert update.train_update([trainer.data.train.batches(0)[0]], trainer._budget_fraction) == {"finite": False}
