@@ -174,8 +174,15 @@ def test_a_failed_capture_is_one_line_naming_the_first_failure(tmp_path, cache_d
                             torch.device("cpu"))
     batch = trainer.data.train.batches(0)[0]
     FakeCapture(monkeypatch, fail_on_end=False)
+    events = []
+    monkeypatch.setattr(torch.cuda, "get_rng_state", lambda device=None: events.append("saved") or "state")
+    monkeypatch.setattr(torch.cuda, "set_rng_state", lambda state, device=None: events.append(f"restored {state}"))
+    warm_up = graphed.statistics
+    monkeypatch.setattr(graphed, "statistics", lambda src, tgt: events.append("ran") or warm_up(src, tgt))
     _, src, tgt, stats = graphed.record(batch.src, batch.tgt)       # recorded: the static copies and the figures
     assert torch.equal(src, batch.src) and stats.shape == (5,) and graphed.pool == "pool"
+    assert events == ["saved", "ran", "restored state", "ran"]      # the warm-up's random draws given back
+    monkeypatch.setattr(graphed, "statistics", warm_up)
     calls = []
 
     def statistics(src, tgt):
