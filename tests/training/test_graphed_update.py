@@ -11,6 +11,7 @@ from nmt.errors import NmtError
 from nmt.training.build import build_trainer
 from nmt.training.config_checks import check_config, check_cuda_graphs
 from nmt.training.graphed_update import batch_statistics
+from tests.gpu.test_cuda import RECORDED_MODELS
 from tests.helpers import make_config
 
 TINY_TRANSFORMER = ("data=toy", "data.n_train=64", "model/encoder=transformer", "model/decoder=transformer",
@@ -249,3 +250,33 @@ def test_a_non_finite_loss_skips_the_optimiser_step(tmp_path, cache_dir, monkeyp
     monkeypatch.setattr(trainer.optimizer, "step", lambda: pytest.fail("stepped on a NaN loss"))
     monkeypatch.setattr(trainer.schedule, "step_update", lambda fraction: pytest.fail("scheduled on a NaN loss"))
     assert update.train_update([trainer.data.train.batches(0)[0]], trainer._budget_fraction) == {"finite": False}
+
+
+def refuse_host_reads(monkeypatch) -> None:
+    """What a CUDA graph's capture cannot hold, refused on the CPU too: reading a tensor's
+    value into Python, and making a tensor from Python data (on a GPU, a host-to-device copy)."""
+    def refused(*args, **kwargs):
+        raise AssertionError("a host read or copy inside the recorded update")
+
+    for method in ("__bool__", "__int__", "__float__", "__index__", "item", "tolist", "numpy"):
+        monkeypatch.setattr(torch.Tensor, method, refused)
+    for function in ("tensor", "as_tensor"):
+        monkeypatch.setattr(torch, function, refused)
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED_MODELS))
+def test_no_model_part_reads_the_device_inside_the_recorded_update(tmp_path, cache_dir, monkeypatch, name):
+    """The class of defect the first GPU lease met (the loss's `bool(tiny.any())`, ALiBi's
+    slopes made from a list each call), caught on the CPU for every part the GPU test records.
+    The first call may make what every later call reuses; the second, as a replay, may not."""
+    from nmt.training import label_smoothing
+
+    overrides = [o for o in RECORDED_MODELS[name] if not o.startswith("trainer.")]
+    trainer = build(tmp_path, cache_dir, "data.n_train=64", base=tuple(overrides))
+    params = [p for p in trainer.model.parameters() if p.requires_grad]
+    batch = trainer.data.train.batches(0)[0]
+    s = trainer.settings
+    batch_statistics(trainer.forward, params, batch.src, batch.tgt, s.precision, s.label_smoothing, s.grad_clip)
+    monkeypatch.setattr(label_smoothing, "capturing", lambda tensor: True)    # as while a graph records
+    refuse_host_reads(monkeypatch)
+    batch_statistics(trainer.forward, params, batch.src, batch.tgt, s.precision, s.label_smoothing, s.grad_clip)
