@@ -22,6 +22,7 @@ import argparse
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -49,7 +50,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "nmt.study)")
     parser.add_argument("--work", type=Path, default=ROOT / ".gpu_study", help="run folders and the vocabulary")
     parser.add_argument("--study-args", default="", help="more options for nmt.study, space-separated")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", args.commit):
+        parser.error(f"--commit {args.commit}: not a commit hash (git rev-parse --short=12 HEAD gives one)")
+    if args.minutes <= 0 or args.jobs < 1:
+        parser.error("--minutes must be above 0 and --jobs at least 1")
+    if not (args.folder / "records").is_dir():
+        parser.error(f"--folder {args.folder}: no records/ folder in it (the confirmation's folder holds one)")
+    return args
 
 
 def study_command(args, out: Path, work: Path, machine: str) -> list[str]:

@@ -5,7 +5,10 @@ import json
 import sys
 import tarfile
 
+import pytest
+
 from scripts import gpu_study
+from tests.helpers import run_cli
 
 
 def finished(name: str, seed: int, bleu: float) -> dict:
@@ -56,7 +59,7 @@ def test_the_study_is_stopped_at_its_minutes_and_what_it_finished_comes_back(tmp
 
 
 def test_the_study_command_trains_the_confirmation_on_the_device(tmp_path):
-    args = gpu_study.parse_args(["--commit", "abc", "--out", str(tmp_path), "--jobs", "6",
+    args = gpu_study.parse_args(["--commit", "abc1234", "--out", str(tmp_path), "--jobs", "6",
                                  "--study-args", "--max-runs 2"])
     command = gpu_study.study_command(args, tmp_path / "confirmation", tmp_path, "H200")
     assert command[1:4] == ["-m", "nmt.study", "--confirm"]
@@ -64,3 +67,15 @@ def test_the_study_command_trains_the_confirmation_on_the_device(tmp_path):
     assert command[command.index("--jobs") + 1] == "6" and command[command.index("--machine") + 1] == "H200"
     assert command[command.index("--max-runs") + 1] == "2"
     assert "--git-commit" not in command                     # the device's copy has no git to commit to
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--commit", "HEAD"], "--commit HEAD: not a commit hash"),
+    (["--commit", "abc1234", "--minutes", "0"], "--minutes must be above 0"),
+    (["--commit", "abc1234", "--folder", "/nonexistent"], "no records/ folder in it"),
+])
+def test_bad_options_are_one_line_before_anything_runs(tmp_path, argv, said):
+    done = run_cli("scripts.gpu_study", *argv, "--out", str(tmp_path / "out"), timeout=60)
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert said in done.stderr.decode().strip().splitlines()[-1]
+    assert not (tmp_path / "out").exists()
