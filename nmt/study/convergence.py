@@ -173,12 +173,16 @@ def cap_lines(runs: list[dict]) -> list[str]:
             "figure; a best update near the cap says the run was still gaining."]
 
 
+# where the grid's convergence check is read
+CHECK_SECTION = "*Convergence check* ([../multi30k/README.md](../multi30k/README.md#convergence-check))"
+
+
 def check_pointer_lines() -> list[str]:
     """In the check's own report: where it is read against the grid."""
     return ["", "## Against the grid", "",
             "This report holds the convergence check's runs alone. Which of the grid's orderings hold at "
             "convergence, with the grid's figures beside these, is read in the Multi30k report's section "
-            "*Convergence check* ([../multi30k/README.md](../multi30k/README.md#convergence-check))."]
+            f"{CHECK_SECTION}."]
 
 
 def confirmation_pointer_lines() -> list[str]:
@@ -186,7 +190,7 @@ def confirmation_pointer_lines() -> list[str]:
     return ["", "## The grid's convergence check", "",
             "The runs above are trained to early stopping themselves. The separate check of the grid's rows "
             "at 3× its update budget, with the grid's figures beside them, is read in the Multi30k report's "
-            "section *Convergence check* ([../multi30k/README.md](../multi30k/README.md#convergence-check))."]
+            f"section {CHECK_SECTION}."]
 
 
 def mean_sd(table: dict, name: str) -> str:

@@ -21,11 +21,11 @@ import math
 import torch
 from torch import Tensor
 
+from nmt.data.batching import PAD_ID as PAD
 from nmt.errors import NmtError
 from nmt.training.loss import token_losses
 from nmt.training.precision import autocast, compile_errors
 
-PAD = 0
 
 
 def batch_statistics(forward, params: list[Tensor], src: Tensor, tgt: Tensor, precision: str,
