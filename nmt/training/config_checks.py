@@ -67,7 +67,8 @@ def check_training_settings(cfg: DictConfig, model) -> None:
 
 def check_cuda_graphs(cfg: DictConfig, device, model) -> None:
     """trainer.cuda_graphs=true records one batch's forward, loss, backward and clipping
-    on a GPU (nmt.training.graphed_update): what cannot be recorded is refused here."""
+    on a GPU (nmt.training.graphed_update): what cannot be recorded is refused here, but
+    torchrun, which build_trainer refuses once the ranks have started."""
     tc = cfg.trainer
     cannot = [
         (device.type != "cuda", f"needs a GPU (trainer.device={tc.device} is {device.type})"),
