@@ -52,6 +52,8 @@ def test_bench_train_in_bf16_has_a_bf16_ceiling_and_counts_flops_when_compiled(t
     assert figures["matmul_ceiling_bf16_gflops"] > 0
     assert figures["share_of_bf16_ceiling"] == pytest.approx(
         figures["achieved_gflops"] / figures["matmul_ceiling_bf16_gflops"], rel=1e-2)
+    # the ceiling is the product the model's layers call: a share, not a multiple of it
+    assert 0 < figures["share_of_bf16_ceiling"] <= 1
     plain = bench.main(["--preset", "quickstart", "--steps", "1", "--warmup", "1", "--flop-batches", "1",
                         "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(tmp_path),
                         f"cache_dir={cache_dir}"])
