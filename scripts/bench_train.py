@@ -69,11 +69,11 @@ def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torc
     over repeated 0.25 s windows; on a GPU each product is waited for.
 
     The product is `F.linear(a, b)`, the call every `nn.Linear` of the model makes,
-    so the ceiling is the rate the model's own layers can reach: on a CPU without
-    native bf16, torch 2.13 routes a bf16 `a @ b` through a kernel about 5x slower
-    than the one `F.linear` uses (1.4 against 7 GFLOPS on an AMD EPYC), and that
-    kernel as the ceiling gave shares above 100%. One product warms up, so a slow
-    dtype costs about two products beyond `seconds`, not four."""
+    so the ceiling is the rate the model's own layers can reach and a share of it
+    stays at most 1: on a CPU without native bf16, torch 2.13 routes a bf16 `a @ b`
+    through a kernel about 5x slower than the one `F.linear` uses (1.4 against 7
+    GFLOPS on an AMD EPYC). One product warms up, so a slow dtype costs about two
+    products beyond `seconds`."""
     if seconds <= 0:
         return 0.0
     a, b = (torch.randn(n, n, dtype=dtype, device=device) for _ in range(2))

@@ -18,9 +18,8 @@ torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)
 def pytest_xdist_auto_num_workers(config) -> int:
     """`-n auto`: one worker more than the cores this process may run on. Many tests wait on a
     child process (a CLI run, a signal's moment, a server's first page) with their core idle;
-    the extra worker fills that time. On the 2-core machine the suite took 685 s with 2 workers
-    and 582-625 s with 3; every test keeps one thread, so the third adds no oversubscription
-    inside a test."""
+    the extra worker fills that time (docs/getting-started/install.md has the timings). Every
+    test keeps one thread, so the extra worker adds no oversubscription inside a test."""
     return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
 
 
