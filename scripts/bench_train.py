@@ -120,13 +120,20 @@ def main(argv=None) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
     command = "python -m scripts.bench_train " + shlex.join(sys.argv[1:] if argv is None else argv)
-    from nmt.models.build import count_parameters
     from nmt.training.build import build_trainer
     from nmt.training.config_checks import check_config
 
     cfg = compose_config(args.preset, args.overrides)
     check_config(cfg)                   # every rule, as nmt.train checks it, before any data is read
-    trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="bench_train_")))
+    with tempfile.TemporaryDirectory(prefix="bench_train_") as run_folder:     # the Trainer's; removed after
+        return measure(args, command, cfg, build_trainer(cfg, Path(run_folder)))
+
+
+def measure(args, command: str, cfg, trainer) -> dict:
+    """Time args.steps updates of `trainer` (built from `cfg`) after args.warmup, against the
+    matmul ceiling before and after; write the figures (and the profile) under args.out."""
+    from nmt.models.build import count_parameters
+
     trainer.model.train()
     accumulate = max(1, int(cfg.trainer.accumulate))
     needed = (args.warmup + args.steps + args.profile_steps) * accumulate

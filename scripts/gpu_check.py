@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -192,7 +193,8 @@ def measure_training(overrides: list[str], device, cache: Path, limit: int | Non
     from scripts.gpu_flops import epoch_flops
 
     cfg = compose_row(overrides, device, cache)
-    trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="gpu_check_train_")))
+    run_folder = tempfile.TemporaryDirectory(prefix="gpu_check_train_")   # the Trainer's; removed with the trainer
+    trainer = build_trainer(cfg, Path(run_folder.name))
     trainer.model.train()
     first_seconds, _ = timed_updates(trainer, trainer.data.train.batches(0)[:limit], device)
     if device.type == "cuda":
@@ -211,6 +213,7 @@ def measure_training(overrides: list[str], device, cache: Path, limit: int | Non
     if device.type == "cuda":
         row["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2 ** 30, 2)
     del trainer
+    run_folder.cleanup()
     if device.type == "cuda":
         torch.cuda.empty_cache()
     return row
@@ -380,7 +383,8 @@ def main(argv=None) -> int:
     device = resolve_device(args.device)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="gpu_check_"))
+    work_folder = tempfile.TemporaryDirectory(prefix="gpu_check_")   # cache and quality run; removed at the end
+    work = Path(work_folder.name)
     cache = work / "cache"
     stages = args.stages.split(",")
     report = {"command": "python -m scripts.gpu_check " + shlex.join(sys.argv[1:] if argv is None else argv)}
@@ -406,6 +410,9 @@ def main(argv=None) -> int:
             report[stage] = {"error": f"{type(error).__name__}: {error}"[:1000]}
         print(f"gpu_check: {stage} done in {time.perf_counter() - stage_started:.0f} s", flush=True)
         save()
+    if (work / "time_to_quality.log").exists():                 # the quality run's log outlives its folder
+        shutil.copy(work / "time_to_quality.log", out / "time_to_quality.log")
+    work_folder.cleanup()
     print(summary_markdown(report))
     failed = [s for s in stages if isinstance(report.get(s), dict) and ("error" in report[s]
                                                                        or report[s].get("passed") is False)]

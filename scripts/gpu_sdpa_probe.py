@@ -26,6 +26,7 @@ from nmt.training.config_checks import check_config
 
 ROOT = Path(__file__).resolve().parent.parent
 B = SDPBackend
+SCRATCH = tempfile.TemporaryDirectory(prefix="gpu_sdpa_probe_")      # the trainers' run folders; removed at exit
 VARIANTS = {"cuDNN, flash, efficient, math": [B.CUDNN_ATTENTION, B.FLASH_ATTENTION, B.EFFICIENT_ATTENTION, B.MATH],
             "flash, efficient, math (nmt's)": [B.FLASH_ATTENTION, B.EFFICIENT_ATTENTION, B.MATH],
             "efficient": [B.EFFICIENT_ATTENTION], "cuDNN": [B.CUDNN_ATTENTION], "math": [B.MATH]}
@@ -37,7 +38,7 @@ def build(precision: str):
                                            f"trainer.precision={precision}", "trainer.device=cuda",
                                            "cache_dir=/tmp/gpu_sdpa_probe", "trainer.heatmap_sentences=0"])
     check_config(cfg)
-    return build_trainer(cfg, Path(tempfile.mkdtemp()))
+    return build_trainer(cfg, Path(SCRATCH.name) / precision)
 
 
 def seconds(trainer, batches) -> float:

@@ -34,9 +34,9 @@ def main(argv=None) -> None:
 
     overrides = args.overrides or ["experiment=transformer_small", "trainer.precision=bf16", *GRAPHS]
     device = torch.device("cuda")
-    cfg = compose_row([*overrides, f"data.path={args.data}"], device,
-                      Path(args.cache or tempfile.mkdtemp(prefix="profile_cache_")))
-    trainer = build_trainer(cfg, Path(tempfile.mkdtemp(prefix="profile_run_")))
+    scratch = tempfile.TemporaryDirectory(prefix="gpu_update_profile_")   # the run folder (and cache); removed at exit
+    cfg = compose_row([*overrides, f"data.path={args.data}"], device, Path(args.cache or f"{scratch.name}/cache"))
+    trainer = build_trainer(cfg, Path(scratch.name) / "run")
     trainer.model.train()
     batches = trainer.data.train.batches(0)[:args.batches]
     lines = [f"overrides: {' '.join(overrides)}"]

@@ -3,6 +3,7 @@
 import importlib
 import json
 import os
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -25,8 +26,11 @@ def load_script(name: str):
     return importlib.import_module(f"scripts.{name}")
 
 
-def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
+def test_bench_train_on_the_toy_task(tmp_path, cache_dir, monkeypatch):
     bench = load_script("bench_train")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))         # where the Trainer's run folder goes
     figures = bench.main(["--preset", "quickstart", "--steps", "2", "--warmup", "1", "--flop-batches", "1",
                           "--ceiling-seconds", "0.3", "--profile-steps", "1", "--out", str(tmp_path),
                           f"cache_dir={cache_dir}"])
@@ -41,6 +45,7 @@ def test_bench_train_on_the_toy_task(tmp_path, cache_dir):
     assert real <= saved["padded_positions_per_s"] <= real / (1 - saved["padding_measured_batches"]) * 1.5
     assert saved["command"].startswith("python -m scripts.bench_train --preset quickstart")
     assert "aten::" in (tmp_path / "bench_train_quickstart_profile.txt").read_text()
+    assert not [p for p in scratch.iterdir() if p.name.startswith("bench_train_")]    # the run folder is removed after
 
 
 def test_bench_train_in_bf16_has_a_bf16_ceiling_and_counts_flops_when_compiled(tmp_path, cache_dir):

@@ -2,7 +2,9 @@
 is recorded, so the one command a GPU window gets cannot rot before a GPU comes."""
 
 import json
+import tempfile
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,6 +18,10 @@ from tests.helpers import MULTI30K, make_config, run_cli, train
 
 
 def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
+    def scratch_folders():
+        return {p for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("gpu_check_")}
+
+    before = scratch_folders()              # only this test's gpu_check reaches the stages that make them
     done = run_cli("scripts.gpu_check", "--tiny", "--device", "cpu", "--out", str(tmp_path),
                    "--quality-minutes", "4", "--target-bleu", "5", timeout=300)   # stopped at the target: seconds when idle
     assert done.returncode == 0, done.stdout.decode()[-3000:] + done.stderr.decode()[-3000:]
@@ -34,6 +40,8 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
     summary = (tmp_path / "gpu_check.md").read_text()
     assert "Stages that failed: none" in summary and "| beam 5 | 60 |" in summary
     assert "| quickstart fp32 | 1024 | 0 | 4 |" in summary         # batch tokens, CUDA graphs recorded, updates
+    assert "nmt: stopped by SIGINT at step" in (tmp_path / "time_to_quality.log").read_text()   # kept beside the report
+    assert scratch_folders() <= before                 # its work and training folders are removed at the end
 
 
 def test_gpu_check_names_missing_data_in_one_line(tmp_path):
