@@ -48,6 +48,7 @@ def run_to_end(command, timeout):
 def torchrun(run_dir, cache_dir, *overrides, ranks=2, timeout=240):
     """`torchrun --nproc_per_node=2 -m nmt.train ...` as the README gives it, on CPU."""
     return run_to_end([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                       f"--log-dir={run_dir.parent / 'torchrun_logs'}",     # not a folder left in /tmp
                        f"--nproc_per_node={ranks}", "-m", "nmt.train", *TINY, "trainer.device=cpu",
                        f"cache_dir={cache_dir}", f"hydra.run.dir={run_dir}", *overrides], timeout)
 
@@ -136,7 +137,8 @@ def test_a_lost_rank_is_noticed_and_rank_0_saves_last_pt(tmp_path, cache_dir, ho
     trainer.peer_timeout_s, not gloo's 30 minutes, saves last.pt at the last
     finished update and ends with one line, not a traceback."""
     run_dir, timeout_s = tmp_path / "run", 5
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m",
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--log-dir={tmp_path / 'torchrun_logs'}",
+               "--nproc_per_node=2", "-m",
                "nmt.train", *TINY, "trainer.device=cpu", f"cache_dir={cache_dir}", f"hydra.run.dir={run_dir}",
                "trainer.max_steps=100000", "trainer.val_every=100000", f"trainer.peer_timeout_s={timeout_s}"]
     env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
