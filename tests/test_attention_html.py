@@ -42,6 +42,13 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
 
 
+def attributes(page, selector: str, *names: str) -> list[list]:
+    """The attributes `names` of every element `selector` finds, in one round trip to the
+    browser (a locator per element costs one round trip per attribute)."""
+    return page.locator(selector).evaluate_all("(els, names) => els.map(e => names.map(n => e.getAttribute(n)))",
+                                               list(names))
+
+
 needs_chromium = pytest.mark.skipif(shutil.which(CHROMIUM) is None,
                                     reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
 
@@ -248,9 +255,8 @@ def test_exact_zeros_are_white_and_small_weights_are_not(tmp_path):
     html.write_text(render_page(HAND_PAGE), encoding="utf-8")
 
     def cells(page):   # (row, col) -> (fill, data-weight)
-        return {(int(c.get_attribute("data-row")), int(c.get_attribute("data-col"))):
-                (c.get_attribute("fill"), c.get_attribute("data-weight"))
-                for c in page.locator("svg.heatmap rect.cell").all()}
+        return {(int(row), int(col)): (fill, weight) for row, col, fill, weight in
+                attributes(page, "svg.heatmap rect.cell", "data-row", "data-col", "fill", "data-weight")}
 
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
@@ -297,7 +303,7 @@ def test_a_softmax_zero_is_the_lowest_colour_not_white(tmp_path):
         zero = page.locator("svg.heatmap rect.cell[data-row='0'][data-col='0']")
         fill, said = zero.get_attribute("fill"), zero.get_attribute("data-weight")
         label = page.text_content("svg.heatmap text.scale-label")
-        fills = [c.get_attribute("fill") for c in page.locator("svg.heatmap rect.cell").all()]
+        fills = [fill for fill, in attributes(page, "svg.heatmap rect.cell", "fill")]
         browser.close()
     assert fill == "rgb(68,1,84)" and "#ffffff" not in fills
     assert said.startswith("0 (below float32") and label == "attention weight"

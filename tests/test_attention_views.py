@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.helpers import run_cli
-from tests.test_attention_html import DATE, launch_chromium, needs_chromium
+from tests.test_attention_html import DATE, attributes, launch_chromium, needs_chromium
 from tests.test_explore import explorer, post, transformer_checkpoint  # noqa: F401 (fixtures)
 
 DOCS = os.environ.get("NMT_VIEW_SCREENSHOTS")   # a folder to keep the screenshots in (docs/*.png are made so)
@@ -37,8 +37,8 @@ def attention_html(checkpoint, tmp_path, name, *options) -> str:
 
 def cell_values(page, selector="svg.heatmap"):
     """(row, col) -> the weight a heatmap's cell holds."""
-    return {(int(c.get_attribute("data-row")), int(c.get_attribute("data-col"))): float(c.get_attribute("data-value"))
-            for c in page.locator(f"{selector} rect.cell").all()}
+    return {(int(row), int(col)): float(value)
+            for row, col, value in attributes(page, f"{selector} rect.cell", "data-row", "data-col", "data-value")}
 
 
 @needs_chromium
@@ -80,9 +80,8 @@ def test_head_view_lines_follow_the_matrix(transformer_checkpoint, tmp_path):  #
     from playwright.sync_api import sync_playwright
 
     def lines(page, head):
-        return {(int(x.get_attribute("data-row")), int(x.get_attribute("data-col"))):
-                float(x.get_attribute("stroke-opacity"))
-                for x in page.locator(f"svg.head-view line[data-head='{head}']").all()}
+        return {(int(row), int(col)): float(opacity) for row, col, opacity in
+                attributes(page, f"svg.head-view line[data-head='{head}']", "data-row", "data-col", "stroke-opacity")}
 
     problems = []
     with sync_playwright() as playwright:
@@ -92,7 +91,7 @@ def test_head_view_lines_follow_the_matrix(transformer_checkpoint, tmp_path):  #
         matrix_2, lines_2, lines_1 = cell_values(page), lines(page, 2), lines(page, 1)
         page.check(".head-toggle input[data-head='1']")          # head 1 toggled on beside it
         both = (lines(page, 1), lines(page, 2))
-        colours = {x.get_attribute("stroke") for x in page.locator("svg.head-view line").all()}
+        colours = {stroke for stroke, in attributes(page, "svg.head-view line", "stroke")}
         if DOCS:
             page.screenshot(path=f"{DOCS}/head_view.png", full_page=True)
         page.uncheck(".head-toggle input[data-head='2']")
