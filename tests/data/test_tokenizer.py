@@ -47,6 +47,16 @@ def test_cache_reuses_then_retrains(tmp_path):
     assert len(list((tmp_path / "spm").glob("*.model"))) == 3
 
 
+def test_the_same_data_gives_the_same_model_bytes(tmp_path):
+    """Trained twice from scratch (no cache), the models are byte for byte equal: what lets
+    the test workers share one cache (tests/conftest.py) and a cache file be rewritten safely."""
+    for model_type in ("unigram", "bpe"):
+        first = Tokenizer.train(TOY, vocab_size=60, model_type=model_type, cache_dir=tmp_path / f"{model_type}_1")
+        again = Tokenizer.train(TOY, vocab_size=60, model_type=model_type, cache_dir=tmp_path / f"{model_type}_2")
+        assert not first.reused and not again.reused
+        assert again.to_bytes() == first.to_bytes()
+
+
 def test_separate_vocabularies(tmp_path):
     pairs = [("der hund läuft schnell", "the dog runs fast"), ("die katze schläft", "the cat sleeps")] * 30
     tok = Tokenizer.train(pairs, vocab_size=25, model_type="bpe", joint=False, cache_dir=tmp_path)
