@@ -92,6 +92,31 @@ def test_bench_decode_on_a_toy_checkpoint(tmp_path, toy_checkpoint):
     assert json.loads((tmp_path / "decode.json").read_text())["sentences"] == 2
 
 
+def test_bench_validation_times_a_run_s_own_validation_at_two_versions_of_beam_search(tmp_path, toy_checkpoint):
+    bench = load_script("bench_validation")
+    figures = bench.main(["--checkpoint", str(toy_checkpoint), "--before", "HEAD", "--beams", "1,2",
+                          "--rounds", "2", "--out", str(tmp_path / "validation.json")])
+    assert figures == json.loads((tmp_path / "validation.json").read_text())
+    assert figures["valid_sentences"] == 20 and figures["batch_tokens"] == 1024   # the run's val_max_sentences
+    assert [row["beam"] for row in figures["rows"]] == [1, 2]
+    for row in figures["rows"]:
+        assert [len(row["seconds"][v]) for v in ("now", "before")] == [2, 2] and row["before_over_now"] > 0
+        assert 0 <= row["bleu"] <= 100
+
+
+def test_bench_validation_stops_when_the_versions_translate_differently(tmp_path, toy_checkpoint, monkeypatch):
+    bench = load_script("bench_validation")
+    from nmt.decoding.beam import beam_search
+
+    def shortened(*args, **kwargs):          # not the same search: every output empty (eos only)
+        return [[hyp._replace(tokens=[], attention=hyp.attention[-1:]) for hyp in hyps]
+                for hyps in beam_search(*args, **kwargs)]
+
+    monkeypatch.setattr(bench, "beam_search_at", lambda revision: shortened)
+    with pytest.raises(SystemExit, match="at beam 2 the versions' hypotheses differ: not the same search"):
+        bench.main(["--checkpoint", str(toy_checkpoint), "--before", "HEAD", "--beams", "1,2", "--rounds", "1"])
+
+
 def test_plot_learning_curve(tmp_path, toy_checkpoint):
     plot = load_script("plot_learning_curve")
     out = tmp_path / "curve.png"
