@@ -6,8 +6,10 @@ test_2017_flickr (a set nothing was chosen on), side by side.
 Each claim on each set is its own Holm family (nmt.study.findings.check_claim).
 A comparison is *confirmed* where it differs in the claimed direction on both
 sets, *not confirmed* where test_2017 shows no finding, *reversed* where
-test_2017 differs the other way. "At convergence" is said of a claim only when
-every finished run of its rows stopped by early stopping, none at the cap.
+test_2017 differs the other way; where test_2016 shows no finding, the reading
+says whether test_2017 differs as claimed or against the claim. "At
+convergence" is said of a claim only when every finished run of its rows
+stopped by early stopping, none at the cap.
 """
 
 from nmt.study.claims import CONFIRMATION_CLAIMS, Claim
@@ -31,9 +33,12 @@ def reading(claim: Claim, first: Checked, second: Checked) -> str:
         return "not run yet"
     if "too few seeds" in (first.reading, second.reading):
         return "too few seeds to test"
-    if first.reading != "differs":
-        return f"no finding on test_2016 (test_2017: {second.reading})"
     claimed = {">": 1, "<": -1}.get(claim.expect, 0)
+    if first.reading != "differs":
+        if second.reading == "differs" and claimed:      # which way: the gap's sign is in the row
+            return ("no finding on test_2016 (test_2017: differs "
+                    f"{'as claimed' if second.comparison.gap * claimed > 0 else 'against the claim'})")
+        return f"no finding on test_2016 (test_2017: {second.reading})"
     if claimed and first.comparison.gap * claimed < 0:
         return "differs against the claim on test_2016"
     if second.reading != "differs":
@@ -87,7 +92,9 @@ def confirmation_lines(runs: list[dict]) -> list[str]:
            "test_2016_flickr, where the grid's top group was chosen, and on test_2017_flickr, where nothing "
            "was chosen. Welch's test over the seeds; Holm's correction at 5% within each claim on each set. "
            "A comparison is **confirmed** where it differs in the claimed direction on both sets, **not "
-           "confirmed** where test_2017 shows no finding, **reversed** where it differs the other way.", "",
+           "confirmed** where test_2017 shows no finding, **reversed** where it differs the other way. Where "
+           "test_2016 shows no finding, the reading says whether test_2017 differs as claimed or against the "
+           "claim.", "",
            stopped, ""]
     for claim in CONFIRMATION_CLAIMS:
         out += claim_lines(claim, tables, runs)

@@ -117,3 +117,22 @@ def test_the_confirmation_report_reads_each_comparison_on_both_sets():
     assert "Not every planned run of these rows has finished and stopped early" in text
     assert stopping_line(runs)[1] is False
     assert confirmed_summary(runs).startswith("3 of 11 declared comparisons readable so far, 1 confirmed")
+
+
+def test_a_test_2017_difference_after_no_finding_on_test_2016_says_which_way():
+    """rotary vs sinusoidal: no finding on test_2016, then test_2017 differs; the claim is
+    "rotary higher", so a negative gap there is against the claim and the reading says so."""
+    from nmt.study.claims import CONFIRMATION_CLAIMS
+    from nmt.study.confirmation_report import reading
+    from nmt.study.findings import Checked
+    from nmt.study.statistics import Comparison
+
+    claim = next(c for c in CONFIRMATION_CLAIMS if c.expect == ">")
+    def checked(gap, words):
+        return Checked("a", "b", Comparison(gap, 0.01, gap - 1, gap + 1, 4.0, "welch"), words)
+
+    quiet = checked(-0.46, "no finding")
+    assert reading(claim, quiet, checked(-2.0, "differs")) == \
+        "no finding on test_2016 (test_2017: differs against the claim)"
+    assert reading(claim, quiet, checked(+2.0, "differs")) == "no finding on test_2016 (test_2017: differs as claimed)"
+    assert reading(claim, quiet, checked(+2.0, "no finding")) == "no finding on test_2016 (test_2017: no finding)"
