@@ -158,4 +158,9 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from nmt.errors import NmtError
+
+    try:
+        main()
+    except (NmtError, OSError) as error:  # a broken checkpoint, data not where it says: one line
+        sys.exit(f"bench_validation: {error}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -115,6 +115,24 @@ def test_bench_validation_stops_when_the_versions_translate_differently(tmp_path
     monkeypatch.setattr(bench, "beam_search_at", lambda revision: shortened)
     with pytest.raises(SystemExit, match="at beam 2 the versions' hypotheses differ: not the same search"):
         bench.main(["--checkpoint", str(toy_checkpoint), "--before", "HEAD", "--beams", "1,2", "--rounds", "1"])
+
+
+def test_bench_validation_on_bad_input_is_one_line(tmp_path, toy_checkpoint):
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(b"not a checkpoint")
+    for args in (["--checkpoint", str(broken)], ["--checkpoint", str(toy_checkpoint), "--before", "no-such-rev"]):
+        done = run_cli("scripts.bench_validation", *(["--before", "HEAD"] if "--before" not in args else []), *args,
+                       "--beams", "2", "--rounds", "1", timeout=120)
+        stderr = done.stderr.decode()
+        assert done.returncode == 1 and "Traceback" not in stderr, stderr
+        assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("bench_validation: "), stderr
+
+
+def test_no_script_leaves_a_scratch_folder_behind():
+    """A script's scratch space is a tempfile.TemporaryDirectory (removed when done or at exit),
+    never tempfile.mkdtemp, which stays in /tmp after every run."""
+    leaving = [path.name for path in sorted((ROOT / "scripts").glob("*.py")) if "mkdtemp(" in path.read_text()]
+    assert leaving == []
 
 
 def test_plot_learning_curve(tmp_path, toy_checkpoint):
