@@ -45,8 +45,14 @@ def served_seconds() -> float:
     return (int(fields[13]) + int(fields[14])) / TICK  # cutime, cstime: the children it waited for
 
 
+def is_worker(config) -> bool:
+    """An xdist worker's config has workerinput (the environment is no guide: a pytest run
+    started from inside a test inherits PYTEST_XDIST_WORKER)."""
+    return hasattr(config, "workerinput")
+
+
 def pytest_configure(config) -> None:
-    if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller (or a plain run) starts a new census
+    if not is_worker(config):  # the controller (or a plain run) starts a new census
         census_path().unlink(missing_ok=True)
 
 
@@ -66,7 +72,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    if os.environ.get("PYTEST_XDIST_WORKER") or not census_path().exists():
+    if is_worker(terminalreporter.config) or not census_path().exists():
         return
     lines = [json.loads(text) for text in census_path().read_text(encoding="utf-8").splitlines()]
     for line in lines:
