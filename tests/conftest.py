@@ -24,13 +24,13 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 @pytest.fixture(scope="session")
-def cache_dir(tmp_path_factory):
+def cache_dir(tmp_path_factory, request):
     """One sentencepiece cache for the whole test run, shared by the xdist workers, so a
     vocabulary is trained once a run, not once a worker. Sharing is safe: a cache file is
     written whole or not at all (tokenizer._write_atomic), and sentencepiece gives the same
     bytes for the same data (tests/data/test_tokenizer.py), so a worker that trains a model
     another is training writes the same file. Tests that damage a cache use their own."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if hasattr(request.config, "workerinput"):   # an xdist worker (a pytest run inside a test inherits the env)
         shared = tmp_path_factory.getbasetemp().parent / "cache"       # beside the workers' popen-gwN
         shared.mkdir(exist_ok=True)
         return shared
