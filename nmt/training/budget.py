@@ -15,8 +15,21 @@ class TimeBudget:
         self.max_minutes = max_minutes  # 0 = no budget
         self.seconds_before = 0.0  # spent by the processes before this one
         self.started: float | None = None  # when this process's loop began
-        self.spent = 0.0  # the share used, as every rank agreed after the last update
+        # the largest share agreed in this process, which budget_decay's rate follows: it
+        # never falls, so a later, smaller estimate of `reserve` does not raise the rate again
+        self.highest_spent = 0.0
+        self.spent = 0.0
         self.reserve = 0.0  # seconds kept back for the final validation (not saved: measured anew)
+
+    @property
+    def spent(self) -> float:
+        """The share used, as every rank agreed after the last update: it ends the run at 1."""
+        return self._spent
+
+    @spent.setter
+    def spent(self, share: float) -> None:
+        self._spent = share
+        self.highest_spent = max(self.highest_spent, share)
 
     def start(self) -> None:
         self.started = time.perf_counter()

@@ -177,9 +177,9 @@ class Trainer:
                 "src_tokens": sum(int((b.src != PAD).sum()) for b in batches), "aux": aux}
 
     def _budget_fraction(self) -> float:
-        """The budget's share used by the update that just ended, of steps or of minutes
-        (as the ranks agreed after the update before), for schedule=budget_decay."""
-        return min(1.0, max((self.progress.step + 1) / self.settings.max_steps, self.budget.spent))
+        """The budget's share used by the update that just ended, of steps or of minutes (the
+        largest the ranks agreed in this process, so it never falls), for schedule=budget_decay."""
+        return min(1.0, max((self.progress.step + 1) / self.settings.max_steps, self.budget.highest_spent))
 
     # -- the loop --------------------------------------------------------------
     def fit(self) -> int:
