@@ -79,7 +79,8 @@ class BudgetDecaySchedule(ConstantSchedule):
         lr = lr0 * min(step / warmup, 1) * (1 - (1 - final_fraction) * spent)
 
     spent = max(step / trainer.max_steps, minutes / trainer.max_minutes), in [0, 1],
-    measured by the trainer after each update (the same on every rank).
+    measured by the trainer after each update (the same on every rank; the largest share
+    so far in the process, so a revised estimate of the minutes left never raises the rate).
     """
 
     def __init__(self, optimizer: Optimizer, warmup_steps: int = 800, final_fraction: float = 0.0):
