@@ -29,6 +29,7 @@ from nmt.provenance import git_commit
 
 from scripts.quality_in_budget import test_scores
 from scripts.time_to_quality import run_pairs, score_checkpoint
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +49,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("N and --beam-size must be positive")
     if not (args.run / "metrics.jsonl").is_file():
         parser.error(f"{args.run} is not a run folder of python -m nmt.train (no metrics.jsonl)")
-    args.out = args.out or args.run / "average_sweep.json"
+    args.out = ready_file(args.out or args.run / "average_sweep.json", "average_sweep")
     return args
 
 
@@ -94,7 +95,6 @@ def main(argv=None) -> dict:
               "run": str(args.run), "valid_sentences": len(valid), "valid_signature": signature,
               "test_sentences": len(test), "beam_size": args.beam_size, "choices": choices,
               "chosen": {"kind": chosen["kind"], "n": chosen["n"]}, "test": tests}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"written {args.out}", flush=True)
     return record

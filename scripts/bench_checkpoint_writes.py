@@ -27,6 +27,7 @@ from nmt.errors import NmtError
 from nmt.provenance import git_commit
 from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 from nmt.study.machine import cpu_fingerprint
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("last.pt", "best.pt", "step_1.pt")
@@ -65,6 +66,7 @@ def write_linked(state: dict, folder: Path) -> float:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "bench_checkpoint_writes") if args.out else None
     try:
         state = load_checkpoint(args.checkpoint)
     except NmtError as error:

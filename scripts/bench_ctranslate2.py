@@ -37,6 +37,7 @@ from nmt.provenance import git_commit
 
 from scripts.bench_decode import read_lines  # test_2016_flickr, plain or .gz
 from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +57,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--length-penalty", type=finite_float, default=1.0, help="Wu et al. alpha, both engines")
     parser.add_argument("--engines", default="nmt,ct2_float32,ct2_int8")
     parser.add_argument("--out", default=None, help="JSON file (default benchmarks/bench_ctranslate2_<N>t.json)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.out = ready_file(args.out or ROOT / "benchmarks" / f"bench_ctranslate2_{args.threads}t.json", "bench_ctranslate2")
+    return args
 
 
 def machine() -> dict:
@@ -138,8 +141,7 @@ def main(argv=None) -> list[dict]:
     print("CTranslate2 / nmt, sentences a second (same sentences, same run):")
     for r in ratios:
         print(f"  {r['engine']:<12} beam {r['beam']} batch {r['batch_size']:>3}: {r['speedup_over_nmt']:.2f}x")
-    out = Path(args.out or ROOT / "benchmarks" / f"bench_ctranslate2_{args.threads}t.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = args.out
     out.write_text(json.dumps({"command": command, "commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M %Z"),
                                "checkpoint": args.checkpoint, "threads": args.threads, "machine": before,
                                "load_average_after": [round(x, 2) for x in os.getloadavg()],

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,6 +53,7 @@ def read_lines(folder: Path, stem: str) -> list[str]:
 
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "bench_decode")
     command = "python -m scripts.bench_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
     from nmt.provenance import git_commit
     from nmt.scoring import score_translations
@@ -88,7 +90,6 @@ def main(argv=None) -> list[dict]:
                 rows.append(row)
                 print(f"{device:<6} {beam:>4} {batch_size:>5} {row['sentences_per_s']:>8.1f} "
                       f"{row['tokens_per_s']:>8.0f} {seconds:>8.1f} {bleu:>6.2f}", flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"command": command, "commit": git_commit(),
                                           "date": time.strftime("%Y-%m-%d %H:%M"),
                                           "checkpoint": args.checkpoint, "sentences": len(sources),

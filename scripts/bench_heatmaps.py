@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 from hydra import compose, initialize_config_dir
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = [f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
@@ -101,6 +102,7 @@ def measure(args, work: Path) -> dict:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "bench_heatmaps") if args.out else None
     torch.manual_seed(1)
     with tempfile.TemporaryDirectory() as work:
         figures = measure(args, Path(work))

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from nmt.provenance import git_commit
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "Ein Mann fährt mit dem Fahrrad durch die Stadt."
@@ -134,6 +135,7 @@ def warm_and_cold(command: list[str], sentence: str, runs: int) -> tuple[dict, s
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "bench_startup")
     rows = []
     for checkpoint in args.checkpoint:
         command = command_for(checkpoint)
@@ -157,7 +159,6 @@ def main(argv=None) -> dict:
               "cores_allowed": sorted(os.sched_getaffinity(0)), "runs": args.runs, "rows": rows,
               "import_torch_alone": floor,
               "cold_note": None if all(r["cold_s"] for r in rows) else "page cache not dropped (needs root)"}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     print(f"{record['command']}\n(figures in {args.out})")
     return record

@@ -36,6 +36,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from nmt.cli_checks import finite_float
 from nmt.device import to_device
 from nmt.provenance import git_commit
+from scripts.out_path import ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 PAD = 0
@@ -117,6 +118,7 @@ def padding(batches) -> float:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.out = ready_folder(args.out, "bench_train")
     if args.threads:
         torch.set_num_threads(args.threads)
     command = "python -m scripts.bench_train " + shlex.join(sys.argv[1:] if argv is None else argv)
@@ -170,8 +172,7 @@ def measure(args, command: str, cfg, trainer) -> dict:
     ceiling = max(ceiling_before, ceiling_after)
     achieved = flops_per_token * tgt / elapsed / 1e9
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     stem = f"bench_train_{args.preset}{'_' + args.tag if args.tag else ''}"
     profile_path = out / f"{stem}_profile.txt"
     if profiled:

@@ -31,6 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import torch
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,6 +121,7 @@ def time_versions(validation, translator, versions: dict, beam: int, rounds: int
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "bench_validation") if args.out else None
     torch.set_num_threads(args.threads)
     from nmt.provenance import git_commit
     from nmt.translator import Translator, beam_search

@@ -39,6 +39,7 @@ from pathlib import Path
 import torch
 
 from nmt.study.machine import cpu_fingerprint
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ("step", "loss", "perplexity", "bleu", "chrf", "lr")   # what the computation gives (not timings,
@@ -125,6 +126,7 @@ def same_weights(a: Path, b: Path) -> bool:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "commit_equivalence") if args.out else None
     try:
         record = json.loads(Path(args.record).read_text(encoding="utf-8"))
         record["common"], record["overrides"], record["seed"], record["name"]

@@ -37,6 +37,7 @@ import sys
 from pathlib import Path
 
 from scripts.compare_joeynmt import ROOT, SPLITS, prepare_data, run
+from scripts.out_path import ready_file
 
 EOLE_VERSION = "0.6.4"
 PRESET = "transformer_small"
@@ -211,6 +212,7 @@ def summarise(rounds: list[dict]) -> dict:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "compare_eole")
     command = "python -m scripts.compare_eole " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -239,7 +241,6 @@ def main(argv=None) -> dict:
               f"| {row['median_ratio']:.2f}x |")
     print(f"| padding (src + tgt positions) | {table['padding']['nmt']:.1%} | {table['padding']['eole']:.1%} | | |")
     result = {"command": command, "warmup": args.warmup, "steps": args.steps, "table": table, "rounds": rounds}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(f"(figures in {args.out})")
     return result

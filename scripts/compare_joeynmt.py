@@ -31,6 +31,7 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"   # the shared data beside the checkout (README)
@@ -271,6 +272,7 @@ def summarise(runs: dict, steps: int) -> dict:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "compare_joeynmt")
     command = "python -m scripts.compare_joeynmt " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -306,7 +308,6 @@ def main(argv=None) -> None:
                   f"{row['tokens_per_update'][0]:.0f} / {row['tokens_per_update'][1]:.0f} | "
                   f"{row['seconds_per_update'][0]:.2f} / {row['seconds_per_update'][1]:.2f} | "
                   f"{row['parameters'][0]:,} / {row['parameters'][1] or 0:,} |")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"command": command, "warmup": args.warmup, "steps": args.steps,
                                           "rounds": args.rounds, "variants": args.variant, "table": table,
                                           "runs": runs}, indent=1) + "\n")

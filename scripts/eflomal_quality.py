@@ -21,6 +21,7 @@ import sys
 import time
 from argparse import Namespace
 from pathlib import Path
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,6 +49,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--cache-dir", default=None, help="sentencepiece cache (cache_dir)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/attention_study/eflomal_quality.json"))
     args = parser.parse_args(argv)
+    args.out = ready_file(args.out, "eflomal_quality")
     command = "python -m scripts.eflomal_quality " + shlex.join(sys.argv[1:] if argv is None else argv)
     from nmt.study.__main__ import load_pairs
     from nmt.study.alignment import read_links, toy_links

@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 from nmt.provenance import git_commit
+from scripts.out_path import ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("environment", "tests", "train_speed", "time_to_quality", "decode_speed")
@@ -380,8 +381,7 @@ def main(argv=None) -> int:
     from nmt.device import resolve_device
 
     device = resolve_device(args.device)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ready_folder(args.out, "gpu_check")
     work_folder = tempfile.TemporaryDirectory(prefix="gpu_check_")   # cache and quality run; removed at the end
     work = Path(work_folder.name)
     cache = work / "cache"

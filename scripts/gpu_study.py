@@ -29,6 +29,7 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from scripts.out_path import ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIRMATION = ROOT / "benchmarks" / "attention_study" / "confirmation"
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     folder = args.folder
     before, known = finished_records(folder), len(sessions(folder))
-    args.out.mkdir(parents=True, exist_ok=True)
+    ready_folder(args.out, "gpu_study")
     command = study_command(args, folder, args.work, args.machine or machine_name(args.device))
     env = dict(os.environ, NMT_COMMIT=args.commit, PYTHONUNBUFFERED="1")
     started = time.perf_counter()

@@ -19,6 +19,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from scripts.gpu_check import GRAPHS, compose_row
+from scripts.out_path import ready_folder
 
 
 def main(argv=None) -> None:
@@ -30,6 +31,7 @@ def main(argv=None) -> None:
     parser.add_argument("--profiled", type=int, default=10)
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args(argv)
+    ready_folder(args.out, "gpu_update_profile")
     from nmt.training.build import build_trainer
 
     overrides = args.overrides or ["experiment=transformer_small", "trainer.precision=bf16", *GRAPHS]
@@ -55,7 +57,6 @@ def main(argv=None) -> None:
     table = prof.key_averages()
     lines += ["", "by self CPU time:", table.table(sort_by="self_cpu_time_total", row_limit=35),
               "", "by GPU time:", table.table(sort_by="self_device_time_total", row_limit=20)]
-    Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "update_profile.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[-4:-2])[:6000])
 

@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nmt.store.metrics_log import read_records
+from scripts.out_path import ready_file
 
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 VALIDATION = re.compile(r"validation step (\d+) ")
@@ -62,7 +63,7 @@ def main(argv=None) -> None:
     import matplotlib.pyplot as plt
 
     runs = [Path(run) for run in args.runs]
-    out = Path(args.out) if args.out else runs[0] / "learning_curve.png"
+    out = ready_file(args.out or runs[0] / "learning_curve.png", "plot_learning_curve")
     curves = {run: bleu_points(run) for run in runs}
     if len(runs) == 1 and not curves[runs[0]][1]:
         return plot_training_loss(runs[0], out, argv, plt)

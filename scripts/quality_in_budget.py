@@ -49,6 +49,7 @@ from nmt.training.precision import NATIVE_BF16_FLAGS, cpu_flags, read_cpuinfo
 
 from scripts.compare_joeynmt import MULTI30K
 from scripts.time_to_quality import machine as ttq_machine, run_pairs
+from scripts.out_path import ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -148,7 +149,7 @@ def main(argv=None) -> dict:
     if args.run_dir.exists() and not args.resume:
         sys.exit(f"{args.run_dir} exists: a run of that name was started; continue it with --resume, "
                  "or choose another --name or --run-dir")
-    out = Path(args.out)
+    out = ready_folder(args.out, "quality_in_budget")
     if args.git_commit:
         from nmt.errors import NmtError
         from nmt.study.autocommit import work_tree_of

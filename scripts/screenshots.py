@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from scripts.out_path import ready_folder
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -104,8 +105,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    run, out = Path(args.run), Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    run, out = Path(args.run), ready_folder(args.out, "screenshots")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         found = {"tensorboard": tensorboard_scalars(browser, run, out),

@@ -555,7 +555,7 @@ def test_quality_in_budget_resumes_a_run_a_stop_cut_short(tmp_path, cache_dir, m
     monkeypatch.setattr(quality.subprocess, "run", stopped_at_step_6)
     with pytest.raises(SystemExit) as failed:
         quality.main([*where, *settings, *overrides])
-    assert "--name tiny --resume" in str(failed.value) and not out.exists()
+    assert "--name tiny --resume" in str(failed.value) and list(out.iterdir()) == []     # made ready, no record
     monkeypatch.setattr(quality.subprocess, "run", real_run)
 
     with pytest.raises(SystemExit):                  # the settings are the run's own
@@ -671,7 +671,7 @@ def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path
               "overrides": ["experiment=quickstart", "model.encoder.hidden_size=16", "model.decoder.hidden_size=16"]}
     (tmp_path / "seed3.json").write_text(json.dumps(record))
     argv = ["--record", str(tmp_path / "seed3.json"), "--commit", "HEAD", "--commit", "HEAD", "--steps", "2",
-            "--out", str(tmp_path / "eq.json"), "--work", str(tmp_path / "work")]
+            "--out", str(tmp_path / "new" / "eq.json"), "--work", str(tmp_path / "work")]   # its folder made
     overrides = bench.train_overrides(record, 2, tmp_path / "run", tmp_path / "cache", None)
     assert "trainer.max_steps=999" not in overrides and "cache_dir=/nowhere" not in overrides
     assert overrides[-5:] == ["trainer.seed=3", "trainer.max_steps=2", "trainer.val_every=2",
@@ -679,7 +679,7 @@ def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path
     found = bench.main(argv)
     assert found["all_equal"] and [r["same_weights_as_first"] for r in found["runs"]] == [True, True]
     assert found["runs"][0]["validation"]["step"] == 2 and "train_seconds" not in found["runs"][0]["validation"]
-    assert json.loads((tmp_path / "eq.json").read_text())["record"] == "toy-check"
+    assert json.loads((tmp_path / "new" / "eq.json").read_text())["record"] == "toy-check"
     assert str(tmp_path / "work") not in bench.git("worktree", "list")      # the worktrees are removed
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["cache-0", "cache-1", "run-0-" + found["runs"][0]["resolved"],
                                                                      "run-1-" + found["runs"][1]["resolved"]]

@@ -1,0 +1,72 @@
+"""A script's --out is made ready before it measures (scripts/out_path.py): its
+folder created, a bad place refused in one line, never after the work."""
+
+import json
+import re
+
+import pytest
+
+from scripts.out_path import ready_file, ready_folder
+from tests.helpers import ROOT, run_cli
+
+
+def test_ready_file_creates_the_folders_above_it(tmp_path):
+    target = tmp_path / "a" / "b" / "figures.json"
+    assert ready_file(str(target), "bench") == target
+    assert target.parent.is_dir() and not target.exists()          # the folder, not the file
+
+
+def test_ready_folder_creates_it_and_its_parents(tmp_path):
+    assert ready_folder(tmp_path / "a" / "b", "bench") == tmp_path / "a" / "b"
+    assert (tmp_path / "a" / "b").is_dir()
+
+
+@pytest.mark.parametrize("where, expected", [
+    ("", "is a folder; give a file name"),
+    ("plain/figures.json", "plain is a file, not a folder"),
+    ("plain/deeper/figures.json", "cannot create the folder"),
+])
+def test_ready_file_refuses_a_bad_place_in_one_line(tmp_path, where, expected):
+    (tmp_path / "plain").write_text("x")
+    path = tmp_path / where if where else tmp_path
+    with pytest.raises(SystemExit) as stop:
+        ready_file(path, "bench")
+    message = str(stop.value.code)
+    assert message.startswith(f"bench: --out {path}: ") and expected in message and "\n" not in message
+
+
+def test_ready_folder_refuses_a_file(tmp_path):
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(SystemExit, match=r"^bench: --out .*plain: .*plain is a file, not a folder$"):
+        ready_folder(tmp_path / "plain", "bench")
+
+
+def test_every_script_with_an_out_option_makes_it_ready_first():
+    """The class, not one script: each script that takes --out calls ready_file or ready_folder."""
+    takes_out = [p for p in sorted((ROOT / "scripts").glob("*.py")) if re.search(r"""["']--out["']""", p.read_text())
+                 and "add_argument" in p.read_text()]
+    unready = [p.name for p in takes_out if not re.search(r"\bready_(file|folder)\(", p.read_text())]
+    assert len(takes_out) >= 15 and unready == [], unready
+
+
+def test_a_long_script_refuses_a_bad_out_before_it_trains(tmp_path):
+    """commit_equivalence trains for minutes at each commit: an --out it could not write is
+    one line at the start (it was a traceback after the training)."""
+    record = {"name": "toy-check", "seed": 1, "common": [], "overrides": ["experiment=quickstart"]}
+    (tmp_path / "seed1.json").write_text(json.dumps(record))
+    (tmp_path / "plain").write_text("x")
+    done = run_cli("scripts.commit_equivalence", "--record", str(tmp_path / "seed1.json"), "--commit", "HEAD",
+                   "--commit", "HEAD", "--work", str(tmp_path / "work"), "--out", str(tmp_path / "plain" / "eq.json"),
+                   timeout=120)
+    stderr = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in stderr, stderr
+    assert stderr.strip().startswith("commit_equivalence: --out ") and len(stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "work").exists()                            # nothing was started
+
+
+def test_bench_train_refuses_a_file_as_its_out_folder(tmp_path):
+    (tmp_path / "plain").write_text("x")
+    done = run_cli("scripts.bench_train", "--preset", "quickstart", "--out", str(tmp_path / "plain"), timeout=120)
+    stderr = done.stderr.decode()
+    assert done.returncode == 1 and stderr.strip().splitlines() == [
+        f"bench_train: --out {tmp_path / 'plain'}: {tmp_path / 'plain'} is a file, not a folder"], stderr
