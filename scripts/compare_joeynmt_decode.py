@@ -34,6 +34,7 @@ from pathlib import Path
 from nmt.provenance import git_commit
 
 from scripts import compare_joeynmt as joey  # the venv, data and config of the training comparison
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,6 +101,7 @@ def subwords(path: Path, spm_path: Path) -> list[int]:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    args.out = ready_file(args.out, "compare_joeynmt_decode")
     command = "python -m scripts.compare_joeynmt_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -146,7 +148,6 @@ def main(argv=None) -> None:
                   f"{row['mean_output_subwords']} subwords)", flush=True)
     ratios = [a["sentences_per_s"] / b["sentences_per_s"] for a, b in zip(rows[::2], rows[1::2])]
     print(f"\n{command}\nnmt / JoeyNMT sentences/s per round: {', '.join(f'{r:.2f}x' for r in ratios)}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({
         "command": command, "commit": git_commit(),
         "date": time.strftime("%Y-%m-%d %H:%M"), "updates": args.updates, "beam_size": args.beam_size,

@@ -103,6 +103,7 @@ from nmt.training.precision import read_cpuinfo
 
 from scripts import compare_joeynmt as joey  # JoeyNMT's venv, the shared data and its config
 from scripts.plot_learning_curve import STAMP, VALIDATION  # nmt's train.log lines
+from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,8 +161,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.val_every_minutes = args.val_every_minutes or (0.5 if smoke else 3.0)
     args.val_sentences = args.val_sentences or (50 if smoke else None)
     outputs = Path(args.work) if smoke else ROOT / "benchmarks"
-    args.out_json = args.out_json or str(outputs / "time_to_quality.json")
-    args.out_png = args.out_png or str(outputs / "time_to_quality.png")
+    args.out_json = str(ready_file(args.out_json or outputs / "time_to_quality.json", "time_to_quality", "--out-json"))
+    args.out_png = str(ready_file(args.out_png or outputs / "time_to_quality.png", "time_to_quality", "--out-png"))
     return args
 
 
@@ -723,7 +724,6 @@ def main(argv=None) -> dict:
                                for p in rival]},
     }
     out_json, out_png = Path(args.out_json), Path(args.out_png)
-    out_json.parent.mkdir(parents=True, exist_ok=True)
     out_json.write_text(json.dumps(record, indent=1) + "\n")
     title = (f"Time to quality, {PRESET}, Multi30k de-en, one core each{' (smoke)' if args.smoke else ''}\n"
              f"{cpu['cpu']}, nmt {commit}, {start:%Y-%m-%d}")

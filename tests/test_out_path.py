@@ -42,11 +42,11 @@ def test_ready_folder_refuses_a_file(tmp_path):
 
 
 def test_every_script_with_an_out_option_makes_it_ready_first():
-    """The class, not one script: each script that takes --out calls ready_file or ready_folder."""
-    takes_out = [p for p in sorted((ROOT / "scripts").glob("*.py")) if re.search(r"""["']--out["']""", p.read_text())
-                 and "add_argument" in p.read_text()]
-    unready = [p.name for p in takes_out if not re.search(r"\bready_(file|folder)\(", p.read_text())]
-    assert len(takes_out) >= 15 and unready == [], unready
+    """The class, not one script: each script that writes to args.out (or args.out_json, ...)
+    calls ready_file or ready_folder."""
+    writes_out = [p for p in sorted((ROOT / "scripts").glob("*.py")) if re.search(r"\bargs\.out(_\w+)?\b", p.read_text())]
+    unready = [p.name for p in writes_out if not re.search(r"\bready_(file|folder)\(", p.read_text())]
+    assert len(writes_out) >= 18 and unready == [], unready
 
 
 def test_a_long_script_refuses_a_bad_out_before_it_trains(tmp_path):
