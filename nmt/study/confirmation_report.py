@@ -101,12 +101,30 @@ def confirmation_lines(runs: list[dict]) -> list[str]:
     return out
 
 
+def verdict(text: str) -> str:
+    """A reading (`reading`) in the index's words: confirmed, not confirmed, reversed,
+    against the claim on test_2016, or no finding on test_2016."""
+    for start, word in (("**confirmed**", "confirmed"), ("**not confirmed**", "not confirmed"),
+                        ("**reversed**", "reversed"), ("differs against", "against the claim on test_2016")):
+        if text.startswith(start):
+            return word
+    return "no finding on test_2016"
+
+
 def confirmed_summary(runs: list[dict]) -> str:
-    """One sentence for the study's index: how many declared comparisons are confirmed so far."""
+    """One sentence for the study's index: which declared comparisons are confirmed on
+    test_2017, which are not, and whether every run behind them was read at convergence."""
     tables = (aggregate(runs), aggregate(on_confirmation_set(runs)))
-    readings = [reading(claim, first, second) for claim in CONFIRMATION_CLAIMS
-                for first, second in zip(*(check_claim(claim, t) for t in tables))]
-    done = [r for r in readings if r not in ("not run yet", "too few seeds to test")]
-    confirmed = sum(r == "**confirmed**" for r in done)
-    return (f"{len(done)} of {len(readings)} declared comparisons readable so far, {confirmed} confirmed on "
-            f"test_2017_flickr; {stopping_line(runs)[0]}")
+    readings = [(f"{a} vs {b}", reading(claim, first, second)) for claim in CONFIRMATION_CLAIMS
+                for (a, b), first, second in zip(claim.pairs, *(check_claim(claim, t) for t in tables))]
+    done = [(pair, text) for pair, text in readings if text not in ("not run yet", "too few seeds to test")]
+    stopped, converged = stopping_line(runs)
+    complete = sum(r["eval"] is not None for r in runs) == len(CONFIRMATION.rows) * CONFIRMATION.seeds
+    groups = {}
+    for pair, text in done:
+        groups.setdefault(verdict(text), []).append(pair)
+    confirmed = groups.pop("confirmed", [])
+    listed = "".join(f"; {word}: {len(pairs)} ({', '.join(pairs)})" for word, pairs in groups.items())
+    return (f"{len(done)} of {len(readings)} declared comparisons readable{'' if complete else ' so far'}; "
+            f"confirmed on test_2017_flickr{' at convergence' if complete and converged else ''}: "
+            f"{len(confirmed)}" + (f" ({', '.join(confirmed)})" if confirmed else "") + f"{listed}. {stopped}")

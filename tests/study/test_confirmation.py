@@ -116,7 +116,26 @@ def test_the_confirmation_report_reads_each_comparison_on_both_sets():
            "of 20,000 updates (cosine seed 3)." in text
     assert "Not every planned run of these rows has finished and stopped early" in text
     assert stopping_line(runs)[1] is False
-    assert confirmed_summary(runs).startswith("3 of 11 declared comparisons readable so far, 1 confirmed")
+    assert confirmed_summary(runs).startswith(
+        "3 of 11 declared comparisons readable so far; confirmed on test_2017_flickr: 1 (coverage vs luong_general); "
+        "not confirmed: 1 (bahdanau vs luong_general); reversed: 1 (cosine vs luong_general). 12 of 30 planned runs")
+
+
+def test_the_index_reads_a_finished_confirmation_at_convergence():
+    """Every planned run finished and stopped early: no "so far", and "at convergence"."""
+    from nmt.study.configs import CONFIRMATION
+    from nmt.study.confirmation_report import confirmed_summary
+
+    spread = (-0.2, 0.0, 0.2)
+    runs = [fake_run(name, s, 30 + 5 * (name != "luong_general") + d, 25 + 5 * (name == "coverage") + d)
+            for name in CONFIRMATION.rows for s, d in enumerate(spread, 1)]
+    summary = confirmed_summary(runs)
+    assert summary.startswith("11 of 11 declared comparisons readable; confirmed on test_2017_flickr at "
+                              "convergence: 1 (coverage vs luong_general); not confirmed: 4 ("), summary
+    assert "30 of 30 planned runs finished; 30 stopped by early stopping" in summary
+    capped = [{**r, "eval": {**r["eval"], "stopped_by": "trainer.max_steps"}} if r["name"] == "cosine" else r
+              for r in runs]
+    assert "confirmed on test_2017_flickr: 1 (coverage" in confirmed_summary(capped)     # not at convergence
 
 
 def test_a_test_2017_difference_after_no_finding_on_test_2016_says_which_way():
