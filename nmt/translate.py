@@ -23,6 +23,7 @@ from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_i
                             picture_dpi, write_stdout)
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
+from nmt.folders import make_folder
 from nmt.run_files import check_not_run_file
 
 log = logging.getLogger("nmt.translate")
@@ -157,14 +158,6 @@ def check_files(args) -> None:
         check_checkpoint_exists(path, folder_ok=is_export(path) or args.engine == "ctranslate2")
 
 
-def make_folder(folder: str) -> None:
-    try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise NmtError(f"--plot-attention {folder}: cannot create the folder "
-                       f"({error.strerror or error})") from None
-
-
 def check_layer_and_head(translator, checkpoint: str, layer, head) -> None:
     """--attention-layer and --attention-head (1-based) against the decoder,
     before any sentence is translated."""
@@ -191,7 +184,7 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
     from nmt.viz.attention_data import exact_zeros, layers_and_centers
     from nmt.viz.heatmaps import card_figures, save_figure
 
-    make_folder(folder)
+    make_folder(folder, "--plot-attention")
     single = len(translator.members) == 1
     zeros = exact_zeros(translator)
     decoder = getattr(translator.model, "decoder", None)           # None: CTranslate2's engine
@@ -304,7 +297,7 @@ def check_search_args(args, check_coverage_penalty) -> None:
     if args.beam_tree and args.beam_size < 2:
         raise NmtError(f"--beam-tree records a beam search; set --beam-size to 2 or more (got {args.beam_size})")
     if args.plot_attention:
-        make_folder(args.plot_attention)
+        make_folder(args.plot_attention, "--plot-attention")
 
 
 def one_sentence(sources: list[str]) -> str:

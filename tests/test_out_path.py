@@ -22,23 +22,40 @@ def test_ready_folder_creates_it_and_its_parents(tmp_path):
 
 
 @pytest.mark.parametrize("where, expected", [
-    ("", "is a folder; give a file name"),
-    ("plain/figures.json", "plain is a file, not a folder"),
-    ("plain/deeper/figures.json", "cannot create the folder"),
+    ("", "{path}: a folder; give a file name"),
+    ("plain/figures.json", "{plain}: {plain} is a file, not a folder; choose another --out"),
+    ("plain/deeper/figures.json", "{plain}/deeper: cannot create the folder (Not a directory); choose another --out"),
 ])
 def test_ready_file_refuses_a_bad_place_in_one_line(tmp_path, where, expected):
     (tmp_path / "plain").write_text("x")
     path = tmp_path / where if where else tmp_path
     with pytest.raises(SystemExit) as stop:
         ready_file(path, "bench")
-    message = str(stop.value.code)
-    assert message.startswith(f"bench: --out {path}: ") and expected in message and "\n" not in message
+    assert stop.value.code == "bench: --out " + expected.format(path=path, plain=tmp_path / "plain")
 
 
 def test_ready_folder_refuses_a_file(tmp_path):
     (tmp_path / "plain").write_text("x")
-    with pytest.raises(SystemExit, match=r"^bench: --out .*plain: .*plain is a file, not a folder$"):
+    with pytest.raises(SystemExit, match=r"^bench: --out .*plain: .*plain is a file, not a folder; choose another"):
         ready_folder(tmp_path / "plain", "bench")
+
+
+def test_make_folder_names_a_config_key_or_an_option(tmp_path):
+    """nmt.folders.make_folder, shared by nmt.train (hydra.run.dir, cache_dir), nmt.translate
+    (--plot-attention), nmt.study (--out) and the scripts: one NmtError line either way."""
+    from nmt.errors import NmtError
+    from nmt.folders import make_folder
+
+    (tmp_path / "plain").write_text("x")
+    assert make_folder(tmp_path / "a" / "b", "cache_dir") == tmp_path / "a" / "b" and (tmp_path / "a" / "b").is_dir()
+    with pytest.raises(NmtError) as key:
+        make_folder(tmp_path / "plain", "cache_dir")
+    assert str(key.value) == f"cache_dir={tmp_path / 'plain'}: {tmp_path / 'plain'} is a file, not a folder; " \
+                             "choose another cache_dir"
+    with pytest.raises(NmtError) as option:
+        make_folder(tmp_path / "plain" / "x", "--plot-attention")
+    assert str(option.value) == (f"--plot-attention {tmp_path / 'plain' / 'x'}: cannot create the folder "
+                                 "(Not a directory); choose another --plot-attention")
 
 
 def test_every_script_with_an_out_option_makes_it_ready_first():
@@ -69,4 +86,5 @@ def test_bench_train_refuses_a_file_as_its_out_folder(tmp_path):
     done = run_cli("scripts.bench_train", "--preset", "quickstart", "--out", str(tmp_path / "plain"), timeout=120)
     stderr = done.stderr.decode()
     assert done.returncode == 1 and stderr.strip().splitlines() == [
-        f"bench_train: --out {tmp_path / 'plain'}: {tmp_path / 'plain'} is a file, not a folder"], stderr
+        f"bench_train: --out {tmp_path / 'plain'}: {tmp_path / 'plain'} is a file, not a folder; "
+        "choose another --out"], stderr

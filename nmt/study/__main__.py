@@ -36,6 +36,7 @@ from nmt.cli import command
 from nmt.cli_checks import write_stdout
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
+from nmt.folders import make_folder
 from nmt.provenance import git_commit
 from nmt.study.autocommit import work_tree_of
 from nmt.study.configs import BUDGETS, PROFILES, is_lr_sweep_folder, lr_sweep_configs, select, study_configs
@@ -177,14 +178,6 @@ def load_settings(out: Path) -> dict:
     if not isinstance(settings, dict):
         raise NmtError(f"{path}: not the study's settings (a JSON object); restore it from git or remove it")
     return settings
-
-
-def make_folder(folder: Path, option: str) -> None:
-    """`folder` exists as a folder afterwards, or one NmtError line."""
-    try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise NmtError(f"{option} {folder}: {error.strerror or error}; give a folder") from None
 
 
 @command

@@ -25,7 +25,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     check_paths(cfg)  # a file that is not there: said before torch is imported
     check_classes(cfg, choices)
     from nmt.models.build import check_model_config
-    from nmt.training.run_dir import make_folder
+    from nmt.folders import make_folder
 
     model = check_model_config(cfg.model, int(cfg.data.vocab_size))
     check_training_settings(cfg, model)

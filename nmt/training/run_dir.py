@@ -24,6 +24,7 @@ from omegaconf import OmegaConf
 from nmt.atomic import atomic_write
 from nmt.cli import print_error
 from nmt.errors import NmtError
+from nmt.folders import make_folder
 from nmt.file_inputs import refuse_special, special_kind
 from nmt.run_files import holds_a_run, run_traces
 from nmt.store.metrics_log import parse_record
@@ -82,17 +83,6 @@ def not_a_folder(run_dir: Path) -> Path | None:
 def _not_a_folder_error(run_dir: Path, blocker: Path) -> NmtError:
     what = "is a file" if blocker == Path(run_dir) else f"is inside {blocker}, which is a file"
     return NmtError(f"hydra.run.dir={run_dir} {what}, not a folder; choose another hydra.run.dir")
-
-
-def make_folder(folder, key: str) -> None:
-    """Create `folder` (and its parents), named by config key `key`; a folder
-    that cannot be made (no permission, a read-only or special file system)
-    is one NmtError line."""
-    try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise NmtError(f"{key}={folder}: cannot create the folder ({error.strerror or error}); "
-                       f"choose another {key}") from None
 
 
 class RunDirLock:
