@@ -27,25 +27,32 @@ def on_confirmation_set(runs: list[dict]) -> list[dict]:
     return [{**run, "eval": run.get("confirm") if run["eval"] is not None else None} for run in runs]
 
 
-def reading(claim: Claim, first: Checked, second: Checked) -> str:
-    """One comparison on both sets, in words."""
+def judged(claim: Claim, first: Checked, second: Checked) -> tuple[str, str]:
+    """One comparison on both sets -> (verdict, reading). The verdict is what the index
+    groups by: confirmed, not confirmed, reversed, against the claim on test_2016, no
+    finding on test_2016, or not read. The reading is the page's words for it."""
     if first.comparison is None or second.comparison is None:
-        return "not run yet"
+        return "not read", "not run yet"
     if "too few seeds" in (first.reading, second.reading):
-        return "too few seeds to test"
+        return "not read", "too few seeds to test"
     claimed = {">": 1, "<": -1}.get(claim.expect, 0)
     if first.reading != "differs":
         if second.reading == "differs" and claimed:      # which way: the gap's sign is in the row
-            return ("no finding on test_2016 (test_2017: differs "
+            return "no finding on test_2016", ("no finding on test_2016 (test_2017: differs "
                     f"{'as claimed' if second.comparison.gap * claimed > 0 else 'against the claim'})")
-        return f"no finding on test_2016 (test_2017: {second.reading})"
+        return "no finding on test_2016", f"no finding on test_2016 (test_2017: {second.reading})"
     if claimed and first.comparison.gap * claimed < 0:
-        return "differs against the claim on test_2016"
+        return "against the claim on test_2016", "differs against the claim on test_2016"
     if second.reading != "differs":
-        return "**not confirmed** on test_2017 (" + second.reading + ")"
+        return "not confirmed", "**not confirmed** on test_2017 (" + second.reading + ")"
     if first.comparison.gap * second.comparison.gap < 0:
-        return "**reversed** on test_2017"
-    return "**confirmed**"
+        return "reversed", "**reversed** on test_2017"
+    return "confirmed", "**confirmed**"
+
+
+def reading(claim: Claim, first: Checked, second: Checked) -> str:
+    """One comparison on both sets, in words."""
+    return judged(claim, first, second)[1]
 
 
 def stopping_line(runs: list[dict]) -> tuple[str, bool]:
@@ -101,30 +108,20 @@ def confirmation_lines(runs: list[dict]) -> list[str]:
     return out
 
 
-def verdict(text: str) -> str:
-    """A reading (`reading`) in the index's words: confirmed, not confirmed, reversed,
-    against the claim on test_2016, or no finding on test_2016."""
-    for start, word in (("**confirmed**", "confirmed"), ("**not confirmed**", "not confirmed"),
-                        ("**reversed**", "reversed"), ("differs against", "against the claim on test_2016")):
-        if text.startswith(start):
-            return word
-    return "no finding on test_2016"
-
-
 def confirmed_summary(runs: list[dict]) -> str:
     """One sentence for the study's index: which declared comparisons are confirmed on
     test_2017, which are not, and whether every run behind them was read at convergence."""
     tables = (aggregate(runs), aggregate(on_confirmation_set(runs)))
-    readings = [(f"{a} vs {b}", reading(claim, first, second)) for claim in CONFIRMATION_CLAIMS
+    verdicts = [(f"{a} vs {b}", judged(claim, first, second)[0]) for claim in CONFIRMATION_CLAIMS
                 for (a, b), first, second in zip(claim.pairs, *(check_claim(claim, t) for t in tables))]
-    done = [(pair, text) for pair, text in readings if text not in ("not run yet", "too few seeds to test")]
+    done = [(pair, verdict) for pair, verdict in verdicts if verdict != "not read"]
     stopped, converged = stopping_line(runs)
     complete = sum(r["eval"] is not None for r in runs) == len(CONFIRMATION.rows) * CONFIRMATION.seeds
     groups = {}
-    for pair, text in done:
-        groups.setdefault(verdict(text), []).append(pair)
+    for pair, verdict in done:
+        groups.setdefault(verdict, []).append(pair)
     confirmed = groups.pop("confirmed", [])
     listed = "".join(f"; {word}: {len(pairs)} ({', '.join(pairs)})" for word, pairs in groups.items())
-    return (f"{len(done)} of {len(readings)} declared comparisons readable{'' if complete else ' so far'}; "
+    return (f"{len(done)} of {len(verdicts)} declared comparisons readable{'' if complete else ' so far'}; "
             f"confirmed on test_2017_flickr{' at convergence' if complete and converged else ''}: "
             f"{len(confirmed)}" + (f" ({', '.join(confirmed)})" if confirmed else "") + f"{listed}. {stopped}")
