@@ -32,12 +32,18 @@ def as_run_from(root: Path | None, path) -> str:
 
 def portable_path(root: Path | None, path) -> str:
     """A recorded path as the repository root reads it: a path inside any checkout of
-    the project (a folder with .git and nmt/) relative to that checkout, since the
-    same file is in this one; any other as as_run_from writes it."""
+    the project relative to that checkout, since the same file is in this one; any
+    other as as_run_from writes it. A checkout is a folder with .git and nmt/, or,
+    where it is gone from this machine (a removed worktree, another machine), the
+    folder below which the path names a file of this repository (two parts or more:
+    benchmarks/attention_study/...), so the page reads the same wherever it is rebuilt."""
     path = str(path)
     if root is None or not os.path.isabs(path):
         return path
-    checkout = next((a for a in Path(path).parents if (a / ".git").exists() and (a / "nmt").is_dir()), None)
+    parents = Path(path).parents
+    checkout = next((a for a in parents if (a / ".git").exists() and (a / "nmt").is_dir()), None) or next(
+        (a for a in parents if len(Path(path).relative_to(a).parts) >= 2 and (root / Path(path).relative_to(a)).exists()
+         and not root.is_relative_to(a)), None)
     return str(Path(path).relative_to(checkout)) if checkout is not None else as_run_from(root, path)
 
 

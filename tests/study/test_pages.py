@@ -43,6 +43,33 @@ def test_a_page_names_no_path_of_the_machine_that_ran_it(page):
         re.search(r".{60}(?<![\w.])/(work|home|root|tmp|Users)/.{40}", text)
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(STUDY).as_posix())
+def test_every_file_a_page_command_names_in_the_repository_is_there(page):
+    """A link file or an --out in a page's commands is a path of this repository (rerun
+    as written), never one of a worktree beside it that another machine does not have."""
+    for option, path in re.findall(r"(--(?:links|valid-links|train-links|confirm-links|out)) ([^\s`']+)",
+                                   page.read_text(encoding="utf-8")):
+        assert not path.startswith("../"), (option, path)
+        if option != "--out":
+            assert (ROOT / path).is_file(), (option, path)
+
+
+def test_a_path_of_a_removed_worktree_is_shown_as_the_repository_reads_it(tmp_path):
+    """A study run from a worktree that has since been removed (or on another machine):
+    its recorded links are still written relative to the root, since the same file is here."""
+    main = tmp_path / "main"
+    (main / ".git").mkdir(parents=True)
+    (main / "nmt").mkdir()
+    (main / "benchmarks" / "m30").mkdir(parents=True)
+    (main / "benchmarks" / "m30" / "test.links").write_text("0-0\n")
+    out = main / "benchmarks" / "confirmation"
+    out.mkdir()
+    recorded = (f"python -m nmt.study --links {tmp_path}/wt-gone/benchmarks/m30/test.links "
+                f"--data-path {tmp_path}/shared/data --out {out}")
+    assert portable_command(recorded, out) == (
+        "python -m nmt.study --links benchmarks/m30/test.links --data-path ../shared/data --out benchmarks/confirmation")
+
+
 def test_a_recorded_command_is_shown_as_run_from_the_repository_root(tmp_path):
     checkout = tmp_path / "main"
     (checkout / ".git").mkdir(parents=True)
