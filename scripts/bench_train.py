@@ -12,7 +12,8 @@ over the batches the run would see first, and prints:
     matmul FLOPs per target token (torch.utils.flop_counter over forward+backward),
     achieved GFLOPS and its share of the matmul ceiling, which is measured in
     the same process (a 1024x1024 fp32 F.linear loop, before and after the timing;
-    under trainer.precision=bf16 a bf16 loop as well, and the share of each)
+    under trainer.precision=bf16 a bf16 loop as well, and the share of each;
+    under trainer.matmul=openblas OpenBLAS's product, the one the layers use)
 
 and writes them as JSON, with a torch.profiler table (top ops by self CPU
 time over a few more updates) beside it: --out DIR (default benchmarks/).
@@ -27,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from hydra import compose, initialize_config_dir
@@ -36,6 +38,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from nmt.cli_checks import finite_float
 from nmt.device import to_device
 from nmt.provenance import git_commit
+from nmt.training.openblas_linear import OpenBLASLinear, torch_products
 from scripts.out_path import ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +68,7 @@ def compose_config(preset: str, overrides: list[str]):
 
 
 def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torch.float32,
-                  device: torch.device | str = "cpu") -> float:
+                  device: torch.device | str = "cpu", openblas: bool = False) -> float:
     """Best GFLOPS of an n x n product (fp32, or bf16 for trainer.precision=bf16)
     over repeated 0.25 s windows; on a GPU each product is waited for.
 
@@ -74,18 +77,23 @@ def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torc
     stays at most 1: on a CPU without native bf16, torch 2.13 routes a bf16 `a @ b`
     through a kernel about 5x slower than the one `F.linear` uses (1.4 against 7
     GFLOPS on an AMD EPYC). One product warms up, so a slow dtype costs about two
-    products beyond `seconds`."""
+    products beyond `seconds`. `openblas`: the product is OpenBLAS's, as
+    trainer.matmul=openblas multiplies the model's layers (numpy, into a preallocated output)."""
     if seconds <= 0:
         return 0.0
     a, b = (torch.randn(n, n, dtype=dtype, device=device) for _ in range(2))
     wait = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
-    F.linear(a, b)
+    product = (lambda: F.linear(a, b))
+    if openblas:
+        out = torch.empty(n, n, dtype=dtype)
+        product = (lambda: np.matmul(a.numpy(), b.numpy().T, out=out.numpy()))
+    product()
     wait()
     best, end = 0.0, time.perf_counter() + seconds
     while time.perf_counter() < end:
         reps, start = 0, time.perf_counter()
         while time.perf_counter() - start < 0.25:
-            F.linear(a, b)
+            product()
             wait()
             reps += 1
         best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - start) / 1e9)
@@ -98,7 +106,7 @@ def count_flops(trainer, batches) -> tuple[float, int]:
     for batch in batches:
         trainer.optimizer.zero_grad(set_to_none=True)
         counter = FlopCounterMode(display=False)
-        with counter:
+        with counter, torch_products(trainer.model):     # OpenBLAS's products are not aten's: count torch's
             src, tgt = to_device(batch.src, trainer.device), to_device(batch.tgt, trainer.device)
             out, penalty = trainer.parallel(src, tgt[:, :-1])   # eager: same FLOPs, countable
             loss = out.logits.float().log_softmax(-1).sum() + penalty   # any scalar: backward FLOPs
@@ -151,7 +159,8 @@ def measure(args, command: str, cfg, trainer) -> dict:
     # Under bf16 (trainer.precision=bf16, or auto resolved to it) the matrix products run in
     # bf16: a bf16 ceiling too.
     low = torch.bfloat16 if trainer.precision == "bf16" else None
-    ceiling_before = matmul_gflops(args.ceiling_seconds)
+    openblas = any(type(m) is OpenBLASLinear for m in trainer.model.modules())   # trainer.matmul=openblas
+    ceiling_before = matmul_gflops(args.ceiling_seconds, openblas=openblas)
     low_before = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
     for group in warm:
         trainer.train_update(group)
@@ -162,7 +171,7 @@ def measure(args, command: str, cfg, trainer) -> dict:
         tgt += result["tgt_tokens"]
         src += result["src_tokens"]
     elapsed = time.perf_counter() - start
-    ceiling_after = matmul_gflops(args.ceiling_seconds)
+    ceiling_after = matmul_gflops(args.ceiling_seconds, openblas=openblas)
     low_after = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
 
     timed_batches = [b for g in timed for b in g]
@@ -203,6 +212,7 @@ def measure(args, command: str, cfg, trainer) -> dict:
         "matmul_ceiling_before_after": [round(ceiling_before, 2), round(ceiling_after, 2)],
         "share_of_ceiling": round(achieved / ceiling, 4) if ceiling and flops else None,
         "precision": trainer.precision,
+        "matmul": "openblas" if openblas else "torch",
         **({"matmul_ceiling_bf16_gflops": round(max(low_before, low_after), 2),
             "matmul_ceiling_bf16_before_after": [round(low_before, 2), round(low_after, 2)],
             "share_of_bf16_ceiling": round(achieved / max(low_before, low_after), 4)

@@ -82,6 +82,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--venv", default=str(ROOT / ".bench" / "eole-venv"))
     parser.add_argument("--work", default="/tmp/nmt-eole", help="eole's data, configs and models")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "compare_eole.json"))
+    parser.add_argument("--matmul", nargs="+", choices=("torch", "openblas"), default=["torch"],
+                        help="nmt's trainer.matmul: one nmt run a round for each, each against the same eole run")
     return parser.parse_args(argv)
 
 
@@ -184,12 +186,12 @@ def figures(timed: list[dict], parameters: int | None, command: str) -> dict:
             "tgt_tokens_per_step": round(tgt / len(timed), 1), "parameters": parameters, "command": command}
 
 
-def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path) -> dict:
+def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path, matmul: str = "torch") -> dict:
     out = work / "ours"
     command = [sys.executable, "-m", "scripts.bench_train", "--preset", PRESET, "--threads", "1",
                "--steps", str(steps), "--warmup", str(warmup), "--flop-batches", "0",
                "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(out), "--tag", tag,
-               f"data.path={data}", "trainer.precision=fp32"]
+               f"data.path={data}", "trainer.precision=fp32", f"trainer.matmul={matmul}"]
     run(command, cwd=ROOT)
     ours = json.loads((out / f"bench_train_{PRESET}_{tag}.json").read_text())
     return {"tgt_tokens_per_s": ours["tgt_tokens_per_s"], "padded_positions_per_s": ours["padded_positions_per_s"],
@@ -199,15 +201,33 @@ def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path) -> dic
 
 
 def summarise(rounds: list[dict]) -> dict:
-    """Per figure: each round's nmt / eole ratio and their median; each side's median."""
+    """Per nmt side (one per trainer.matmul) and figure: each round's nmt / eole
+    ratio and their median; each side's median."""
     table = {}
-    for key in ("tgt_tokens_per_s", "padded_positions_per_s"):
-        ratios = [r["nmt"][key] / r["eole"][key] for r in rounds]
-        table[key] = {"nmt": statistics.median(r["nmt"][key] for r in rounds),
-                      "eole": statistics.median(r["eole"][key] for r in rounds),
-                      "ratios": [round(x, 3) for x in ratios], "median_ratio": round(statistics.median(ratios), 3)}
-    table["padding"] = {side: statistics.median(r[side]["padding"] for r in rounds) for side in ("nmt", "eole")}
+    for side in (name for name in rounds[0] if name != "eole"):
+        for key in ("tgt_tokens_per_s", "padded_positions_per_s"):
+            ratios = [r[side][key] / r["eole"][key] for r in rounds]
+            table[f"{side} {key}"] = {
+                "nmt": statistics.median(r[side][key] for r in rounds),
+                "eole": statistics.median(r["eole"][key] for r in rounds),
+                "ratios": [round(x, 3) for x in ratios], "median_ratio": round(statistics.median(ratios), 3)}
+    table["padding"] = {side: statistics.median(r[side]["padding"] for r in rounds) for side in rounds[0]}
     return table
+
+
+def print_table(table: dict, command: str) -> None:
+    print(f"\n{command}\n")
+    print("| figure (median of rounds) | nmt | eole 0.6.4 | nmt / eole, per round | median ratio |")
+    print("| --- | ---: | ---: | --- | ---: |")
+    for key, row in table.items():
+        if key == "padding":
+            continue
+        side, figure = key.split(" ")
+        name = {"tgt_tokens_per_s": "target tokens/s", "padded_positions_per_s": "padded positions/s"}[figure]
+        print(f"| {name}, {side} | {row['nmt']:.0f} | {row['eole']:.0f} | "
+              f"{', '.join(f'{r:.2f}' for r in row['ratios'])} | {row['median_ratio']:.2f}x |")
+    for side, share in table["padding"].items():
+        print(f"| padding (src + tgt positions), {side} | {share:.1%} | | | |")
 
 
 def main(argv=None) -> dict:
@@ -221,25 +241,20 @@ def main(argv=None) -> dict:
     files = piece_files(work, spm_path, vocab_path)
     rounds = []
     for number in range(args.rounds):
-        sides = {"nmt": train_ours(data, args.warmup, args.steps, f"eole_r{number}", work),
-                 "eole": train_eole(python, work, files, args.warmup, args.steps)}
-        if sides["nmt"]["parameters"] != sides["eole"]["parameters"]:
-            sys.exit(f"the two models differ: nmt {sides['nmt']['parameters']:,} parameters, "
+        sides = {f"nmt/{matmul}": train_ours(data, args.warmup, args.steps, f"eole_r{number}_{matmul}", work, matmul)
+                 for matmul in args.matmul}
+        sides["eole"] = train_eole(python, work, files, args.warmup, args.steps)
+        ours = sides[f"nmt/{args.matmul[0]}"]
+        if ours["parameters"] != sides["eole"]["parameters"]:
+            sys.exit(f"the two models differ: nmt {ours['parameters']:,} parameters, "
                      f"eole {sides['eole']['parameters']} (see {work}/eole_transformer_small.yaml)")
         rounds.append(sides)
         for side, row in sides.items():
-            print(f"round {number + 1} {side:<4} {row['tgt_tokens_per_s']:>8.1f} target tokens/s "
+            print(f"round {number + 1} {side:<12} {row['tgt_tokens_per_s']:>8.1f} target tokens/s "
                   f"{row['padded_positions_per_s']:>8.1f} padded positions/s, padding {row['padding']:.1%} "
                   f"({row['seconds']:.1f} s for {args.steps} updates, {row['parameters']:,} parameters)", flush=True)
     table = summarise(rounds)
-    print(f"\n{command}\n")
-    print("| figure (median of rounds) | nmt | eole 0.6.4 | nmt / eole, per round | median ratio |")
-    print("| --- | ---: | ---: | --- | ---: |")
-    for key, name in (("tgt_tokens_per_s", "target tokens/s"), ("padded_positions_per_s", "padded positions/s")):
-        row = table[key]
-        print(f"| {name} | {row['nmt']:.0f} | {row['eole']:.0f} | {', '.join(f'{r:.2f}' for r in row['ratios'])} "
-              f"| {row['median_ratio']:.2f}x |")
-    print(f"| padding (src + tgt positions) | {table['padding']['nmt']:.1%} | {table['padding']['eole']:.1%} | | |")
+    print_table(table, command)
     result = {"command": command, "warmup": args.warmup, "steps": args.steps, "table": table, "rounds": rounds}
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(f"(figures in {args.out})")

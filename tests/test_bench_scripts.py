@@ -207,15 +207,20 @@ def test_eole_figures_by_hand():
     row = compare.figures(steps, parameters=9626624, command="eole train")
     assert row["tgt_tokens_per_s"] == 15.0 and row["padded_positions_per_s"] == 20.0
     assert row["padding"] == 0.2 and row["tgt_tokens_per_step"] == 37.5 and row["seconds"] == 5.0
-    rounds = [{"nmt": {"tgt_tokens_per_s": 12, "padded_positions_per_s": 30, "padding": 0.05},
-               "eole": {"tgt_tokens_per_s": 10, "padded_positions_per_s": 20, "padding": 0.1}},
-              {"nmt": {"tgt_tokens_per_s": 15, "padded_positions_per_s": 24, "padding": 0.04},
-               "eole": {"tgt_tokens_per_s": 10, "padded_positions_per_s": 20, "padding": 0.1}},
-              {"nmt": {"tgt_tokens_per_s": 13, "padded_positions_per_s": 26, "padding": 0.06},
-               "eole": {"tgt_tokens_per_s": 10, "padded_positions_per_s": 20, "padding": 0.1}}]
+    eole = {"tgt_tokens_per_s": 10, "padded_positions_per_s": 20, "padding": 0.1}
+    rounds = [{"nmt/torch": {"tgt_tokens_per_s": 12, "padded_positions_per_s": 30, "padding": 0.05},
+               "nmt/openblas": {"tgt_tokens_per_s": 14, "padded_positions_per_s": 28, "padding": 0.05}, "eole": eole},
+              {"nmt/torch": {"tgt_tokens_per_s": 15, "padded_positions_per_s": 24, "padding": 0.04},
+               "nmt/openblas": {"tgt_tokens_per_s": 16, "padded_positions_per_s": 32, "padding": 0.04}, "eole": eole},
+              {"nmt/torch": {"tgt_tokens_per_s": 13, "padded_positions_per_s": 26, "padding": 0.06},
+               "nmt/openblas": {"tgt_tokens_per_s": 15, "padded_positions_per_s": 30, "padding": 0.06}, "eole": eole}]
     table = compare.summarise(rounds)
-    assert table["tgt_tokens_per_s"]["ratios"] == [1.2, 1.5, 1.3] and table["tgt_tokens_per_s"]["median_ratio"] == 1.3
-    assert table["padded_positions_per_s"]["median_ratio"] == 1.3 and table["padding"]["nmt"] == 0.05
+    torch_tgt, blas_tgt = table["nmt/torch tgt_tokens_per_s"], table["nmt/openblas tgt_tokens_per_s"]
+    assert torch_tgt["ratios"] == [1.2, 1.5, 1.3] and torch_tgt["median_ratio"] == 1.3 and torch_tgt["nmt"] == 13
+    assert blas_tgt["ratios"] == [1.4, 1.6, 1.5] and blas_tgt["median_ratio"] == 1.5 and blas_tgt["eole"] == 10
+    assert table["nmt/torch padded_positions_per_s"]["median_ratio"] == 1.3
+    assert table["nmt/openblas padded_positions_per_s"]["median_ratio"] == 1.5
+    assert table["padding"] == {"nmt/torch": 0.05, "nmt/openblas": 0.05, "eole": 0.1}
 
 
 # time_to_quality.py: JoeyNMT's log, nmt's run folder and the crossing minute by hand

@@ -33,6 +33,7 @@ RULES: dict[str, Rule] = {
     "trainer.precision": Choice(options=("auto", "fp32", "bf16", "fp16")),
     "trainer.compile": Bool(),
     "trainer.compile_mode": Choice(options=COMPILE_MODES),
+    "trainer.matmul": Choice(options=("torch", "openblas", "auto")),
     "trainer.cuda_graphs": Bool(hint="true: one CUDA graph replayed per batch shape (GPU, fp32 or bf16)"),
     "trainer.seed": SEED,
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint"),

@@ -25,6 +25,7 @@ from nmt.training.coverage_loss import CoverageLoss
 from nmt.training.distributed import Distributed
 from nmt.training.graphed_update import GraphedUpdate
 from nmt.training.guided_alignment import GuidedAlignmentLoss
+from nmt.training.openblas_linear import resolve_matmul, start_openblas
 from nmt.training.precision import resolve_precision
 from nmt.training.progress import seed_everything
 from nmt.training.reporting import Reporter
@@ -51,6 +52,8 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         data = prepare_data(cfg.data, Path(cfg.cache_dir), settings.seed)
     tokenizer = data.tokenizer
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size).to(dist.device)
+    if resolve_matmul(str(tc.matmul), dist.device, precision, settings.compile) == "openblas":
+        start_openblas(model)  # training updates' nn.Linear products through OpenBLAS
     parallel = dist.wrap(model)  # DistributedDataParallel under torchrun
     # Token-budget batches vary in both B and T: shapes are dynamic from the first step, so one
     # compile instead of three (static, then T dynamic, then B too); same kernels in the end.

@@ -49,6 +49,11 @@ def check_training_settings(cfg: DictConfig, model) -> None:
         raise NmtError(f"trainer.compile_mode={tc.compile_mode} is torch.compile's mode; add trainer.compile=true")
     if tc.cuda_graphs:
         check_cuda_graphs(cfg, device, model)
+    if tc.matmul == "openblas":  # one line now, not after the data is read
+        from nmt.training.openblas_linear import resolve_matmul
+        from nmt.training.precision import resolve_precision
+
+        resolve_matmul("openblas", device, resolve_precision(str(tc.precision), device), bool(tc.compile))
     limits = length_limits(cfg)  # the validation search's, as the trainer builds its Translator
     check_search_limits(limits["max_src_len"], MAX_LEN_RATIO, MAX_LEN_EXTRA, limits["max_tgt_len"])
     check_coverage_penalty(
