@@ -755,3 +755,23 @@ def test_commit_equivalence_starts_no_run_once_it_is_stopping(tmp_path):
         bench.STOPPING.clear()
     assert not bench.RUNNING and not list(tmp_path.glob("tree-*")) and not list(tmp_path.glob("run-*"))
     assert str(tmp_path) not in bench.git("worktree", "list")
+
+
+# bench_gemm.py: every product of the update timed on both backends, the overall ratio from them
+
+def test_bench_gemm_times_each_product_on_both_backends(tmp_path):
+    from nmt.training.openblas_linear import openblas_controller
+
+    if openblas_controller() is None:
+        pytest.skip("numpy here is not on OpenBLAS")
+    gemm = load_script("bench_gemm")
+    out = tmp_path / "gemm" / "figures.json"
+    figures = gemm.main(["--rows", "64", "--repeats", "1", "--window", "0.01", "--out", str(out)])
+    assert json.loads(out.read_text()) == figures
+    assert [(r["layer"], r["product"]) for r in figures["products"]] == [
+        (layer, product) for layer in gemm.SHAPES for product in ("forward", "input", "weight")]
+    assert all(r["torch_gflops"] > 0 and r["numpy_gflops"] > 0 for r in figures["products"])
+    # the update's time on each backend: each product's FLOPs over its rate, times its count
+    seconds = {side: sum(r["count"] * 2 * 64 * r["shape"][1] * r["shape"][2] / r[f"{side}_gflops"]
+                         for r in figures["products"]) for side in ("torch", "numpy")}
+    assert figures["overall_ratio"] == round(seconds["torch"] / seconds["numpy"], 3)
