@@ -7,7 +7,8 @@ experiment=PRESET [overrides]` does (it builds the Trainer with nmt.training.bui
 and calls its `train_update`), runs W warm-up updates, then times N updates
 over the batches the run would see first, and prints:
 
-    target tokens/s, source+target tokens/s, padded positions/s (src and tgt tensors), steps/s, peak RSS,
+    target tokens/s, source+target tokens/s, padded positions/s (src and tgt tensors), steps/s,
+    minor page faults a timed update, peak RSS,
     padding (of the measured batches and of a whole epoch),
     matmul FLOPs per target token (torch.utils.flop_counter over forward+backward),
     achieved GFLOPS and its share of the matmul ceiling, which is measured in
@@ -165,12 +166,14 @@ def measure(args, command: str, cfg, trainer) -> dict:
     for group in warm:
         trainer.train_update(group)
     tgt = src = 0
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     start = time.perf_counter()
     for group in timed:
         result = trainer.train_update(group)
         tgt += result["tgt_tokens"]
         src += result["src_tokens"]
     elapsed = time.perf_counter() - start
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     ceiling_after = matmul_gflops(args.ceiling_seconds, openblas=openblas)
     low_after = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
 
@@ -203,6 +206,7 @@ def measure(args, command: str, cfg, trainer) -> dict:
         "padded_positions_per_s": round(sum(b.src.numel() + b.tgt.numel() for b in timed_batches) / elapsed, 1),
         "steps_per_s": round(args.steps / elapsed, 4),
         "tgt_tokens_per_step": round(tgt / args.steps, 1),
+        "page_faults_per_step": round(faults / args.steps),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "padding_measured_batches": round(padding(timed_batches), 4),
         "padding_epoch": round(trainer.data.train.padding_ratio(0), 4),
