@@ -63,12 +63,17 @@ def test_gradients_pass_gradcheck_on_every_input_shape(bias):
     assert torch.autograd.gradcheck(lambda x, *parameters: layer(x), inputs)   # perturbs the layer's own
 
 
-def test_float32_matches_f_linear_on_strided_inputs_and_gradients():
-    torch.manual_seed(1)
-    reference = nn.Linear(8, 6)
-    layer = nn.Linear(8, 6)
+def twins(fan_in: int, fan_out: int, seed: int) -> tuple[nn.Linear, OpenBLASLinear]:
+    """An nn.Linear and an OpenBLASLinear with the same weights."""
+    torch.manual_seed(seed)
+    reference, layer = nn.Linear(fan_in, fan_out), nn.Linear(fan_in, fan_out)
     layer.load_state_dict(reference.state_dict())
     use_openblas(layer)
+    return reference, layer
+
+
+def test_float32_matches_f_linear_on_strided_inputs_and_gradients():
+    reference, layer = twins(8, 6, seed=1)
     base = torch.randn(8, 3, 4)
     x = base.permute(2, 1, 0).requires_grad_()                                  # (4, 3, 8), not contiguous
     x_ref = x.detach().clone().requires_grad_()
@@ -91,11 +96,7 @@ def test_frozen_weights_and_inputs_without_gradients():
 
 
 def test_evaluation_and_autocast_use_torch_products_byte_for_byte():
-    torch.manual_seed(2)
-    reference = nn.Linear(16, 16)
-    layer = nn.Linear(16, 16)
-    layer.load_state_dict(reference.state_dict())
-    use_openblas(layer)
+    reference, layer = twins(16, 16, seed=2)
     x = torch.randn(5, 16)
     layer.eval()
     assert torch.equal(layer(x), F.linear(x, reference.weight, reference.bias))
