@@ -82,9 +82,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--venv", default=str(ROOT / ".bench" / "eole-venv"))
     parser.add_argument("--work", default="/tmp/nmt-eole", help="eole's data, configs and models")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "compare_eole.json"))
-    parser.add_argument("--matmul", nargs="+", choices=("torch", "openblas"), default=["torch"],
-                        help="nmt's trainer.matmul: one nmt run a round for each, each against the same eole run")
-    return parser.parse_args(argv)
+    parser.add_argument("--side", action="append", type=side, default=None, metavar="LABEL:OVERRIDES",
+                        help="one nmt run a round, named nmt/LABEL, with these space-separated overrides, e.g. "
+                             "'openblas:trainer.matmul=openblas data.sort_by=target' (repeat it for more; "
+                             "default: 'torch:' alone, nmt as configured)")
+    args = parser.parse_args(argv)
+    args.side = args.side or [side("torch:")]
+    return args
+
+
+def side(text: str) -> tuple[str, list[str]]:
+    """'LABEL:OVERRIDE OVERRIDE ...' -> (LABEL, [OVERRIDE, ...])."""
+    label, colon, overrides = text.partition(":")
+    if not colon or not label.strip() or not all("=" in o for o in overrides.split()):
+        raise argparse.ArgumentTypeError(f"{text!r}: give LABEL:KEY=VALUE KEY=VALUE ...")
+    return label.strip(), overrides.split()
 
 
 def ensure_venv(venv: Path) -> Path:
@@ -186,12 +198,12 @@ def figures(timed: list[dict], parameters: int | None, command: str) -> dict:
             "tgt_tokens_per_step": round(tgt / len(timed), 1), "parameters": parameters, "command": command}
 
 
-def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path, matmul: str = "torch") -> dict:
+def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path, overrides: list[str] = ()) -> dict:
     out = work / "ours"
     command = [sys.executable, "-m", "scripts.bench_train", "--preset", PRESET, "--threads", "1",
                "--steps", str(steps), "--warmup", str(warmup), "--flop-batches", "0",
                "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(out), "--tag", tag,
-               f"data.path={data}", "trainer.precision=fp32", f"trainer.matmul={matmul}"]
+               f"data.path={data}", "trainer.precision=fp32", *overrides]
     run(command, cwd=ROOT)
     ours = json.loads((out / f"bench_train_{PRESET}_{tag}.json").read_text())
     return {"tgt_tokens_per_s": ours["tgt_tokens_per_s"], "padded_positions_per_s": ours["padded_positions_per_s"],
@@ -241,21 +253,22 @@ def main(argv=None) -> dict:
     files = piece_files(work, spm_path, vocab_path)
     rounds = []
     for number in range(args.rounds):
-        sides = {f"nmt/{matmul}": train_ours(data, args.warmup, args.steps, f"eole_r{number}_{matmul}", work, matmul)
-                 for matmul in args.matmul}
+        sides = {f"nmt/{label}": train_ours(data, args.warmup, args.steps, f"eole_r{number}_{label}", work, overrides)
+                 for label, overrides in args.side}
         sides["eole"] = train_eole(python, work, files, args.warmup, args.steps)
-        ours = sides[f"nmt/{args.matmul[0]}"]
+        ours = sides[f"nmt/{args.side[0][0]}"]
         if ours["parameters"] != sides["eole"]["parameters"]:
             sys.exit(f"the two models differ: nmt {ours['parameters']:,} parameters, "
                      f"eole {sides['eole']['parameters']} (see {work}/eole_transformer_small.yaml)")
         rounds.append(sides)
-        for side, row in sides.items():
-            print(f"round {number + 1} {side:<12} {row['tgt_tokens_per_s']:>8.1f} target tokens/s "
+        for name, row in sides.items():
+            print(f"round {number + 1} {name:<16} {row['tgt_tokens_per_s']:>8.1f} target tokens/s "
                   f"{row['padded_positions_per_s']:>8.1f} padded positions/s, padding {row['padding']:.1%} "
                   f"({row['seconds']:.1f} s for {args.steps} updates, {row['parameters']:,} parameters)", flush=True)
     table = summarise(rounds)
     print_table(table, command)
-    result = {"command": command, "warmup": args.warmup, "steps": args.steps, "table": table, "rounds": rounds}
+    result = {"command": command, "warmup": args.warmup, "steps": args.steps,
+              "sides": {f"nmt/{label}": overrides for label, overrides in args.side}, "table": table, "rounds": rounds}
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(f"(figures in {args.out})")
     return result

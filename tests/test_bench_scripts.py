@@ -199,6 +199,16 @@ def test_eole_config_matches_transformer_small(tmp_path):
     assert training["label_smoothing"] == 0.1 and cfg["data"]["corpus_1"]["transforms"] == []
 
 
+def test_eole_sides_are_a_label_and_overrides():
+    compare = load_script("compare_eole")
+    args = compare.parse_args(["--side", "fast:trainer.matmul=openblas data.sort_by=target", "--side", "plain:"])
+    assert args.side == [("fast", ["trainer.matmul=openblas", "data.sort_by=target"]), ("plain", [])]
+    assert compare.parse_args([]).side == [("torch", [])]
+    for bad in ("no-colon", ":trainer.matmul=openblas", "x:not-an-override"):
+        with pytest.raises(SystemExit):
+            compare.parse_args(["--side", bad])
+
+
 def test_eole_figures_by_hand():
     compare = load_script("compare_eole")
     # two updates: 2 s and 3 s; 40 + 60 positions, 80 of them real; 30 + 45 target labels

@@ -45,6 +45,15 @@ def whole_setting(cfg: Mapping, key: str) -> int:
     return int(value)
 
 
+def sort_setting(cfg: Mapping) -> str:
+    """data.sort_by checked by its rule; a config from before the key existed sorted by source."""
+    value = cfg.get("sort_by") or "source"
+    message = RULES["data.sort_by"].message("data.sort_by", value)
+    if message:
+        raise NmtError(message)
+    return str(value)
+
+
 def check_kind(kind) -> str:
     if kind not in KINDS:
         raise NmtError(f"data.kind={kind!r} unknown; choose one of {sorted(KINDS)}")

@@ -95,6 +95,7 @@ RULES: dict[str, Rule] = {
     "data.max_len": POSITIVE,
     "data.batch_tokens": POSITIVE,
     "data.pad_to_multiple": Int(low=1, hint="1 pads each batch to its longest sentence; 8 gives few shapes"),
+    "data.sort_by": Choice(options=("source", "target")),      # nmt.data.batching.SORT_KEYS
     "data.vocab_size": Int(low=5, hint="4 special pieces and at least one more"),
     "data.spm_model_type": Choice(options=("unigram", "bpe")),
     "data.joint_vocab": Bool(),

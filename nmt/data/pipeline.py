@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nmt.data.alignments import train_guides
 from nmt.data.batching import TokenBatcher
-from nmt.config_schema.data import check_data_config, whole_setting
+from nmt.config_schema.data import check_data_config, sort_setting, whole_setting
 from nmt.data.corpora import load_corpus
 from nmt.data.examples import PreparedData, drop_empty, encode_train
 from nmt.data.streaming import prepare_streaming
@@ -58,7 +58,7 @@ def prepare_data(data_cfg, cache_dir, seed: int) -> PreparedData:
     if cfg.get("train_alignments"):        # guided alignment: one Pharaoh line per training pair
         guides = train_guides(cfg["train_alignments"], corpus.train, encoded, tokenizer)
     batcher = TokenBatcher(encoded.examples, batch_tokens, shuffle=True, seed=seed, guides=guides,
-                           pad_to_multiple=whole_setting(cfg, "pad_to_multiple"))
+                           pad_to_multiple=whole_setting(cfg, "pad_to_multiple"), sort_by=sort_setting(cfg))
 
     stats = {
         "corpus": corpus.name,

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from nmt.data.batching import Batch, TokenBatcher, make_batch
-from nmt.config_schema.data import whole_setting
+from nmt.config_schema.data import sort_setting, whole_setting
 from nmt.data.examples import PreparedData, drop_empty
 from nmt.data.readers import BOM, read_parallel
 from nmt.data.tokenizer import Tokenizer
@@ -112,11 +112,12 @@ class StreamingBatcher:
     """
 
     def __init__(self, src_path, tgt_path, tokenizer: Tokenizer, batch_tokens: int, max_len: int,
-                 buffer_pairs: int = 100_000, seed: int = 0, pad_to_multiple: int = 1):
+                 buffer_pairs: int = 100_000, seed: int = 0, pad_to_multiple: int = 1, sort_by: str = "source"):
         self.src_path, self.tgt_path = _check_plain_file(src_path), _check_plain_file(tgt_path)
         self.tokenizer, self.max_len, self.seed = tokenizer, int(max_len), int(seed)
         self.batch_tokens, self.buffer_pairs = int(batch_tokens), int(buffer_pairs)
         self.pad_to_multiple = int(pad_to_multiple)     # as TokenBatcher's
+        self.sort_by = sort_by                           # as TokenBatcher's, within each buffer
         self.block = max(1, self.buffer_pairs // BLOCKS_PER_BUFFER)
         src_offsets, n_src = _block_offsets(self.src_path, self.block)
         tgt_offsets, n_tgt = _block_offsets(self.tgt_path, self.block)
@@ -174,7 +175,8 @@ class StreamingBatcher:
             if not examples:
                 continue
             buffer = TokenBatcher(examples, self.batch_tokens, shuffle=True,
-                                  seed=int(rng.integers(2**31)), pad_to_multiple=self.pad_to_multiple)
+                                  seed=int(rng.integers(2**31)), pad_to_multiple=self.pad_to_multiple,
+                                  sort_by=self.sort_by)
             for indices in buffer.plan(epoch):
                 if g % world_size == rank:
                     yield make_batch([buffer.examples[i] for i in indices], pad_to_multiple=self.pad_to_multiple)
@@ -209,7 +211,7 @@ def prepare_streaming(cfg: dict, cache_dir, seed: int) -> PreparedData:
         fingerprint(src_path, tgt_path), vocab_size, str(cfg["spm_model_type"]),
         bool(cfg["joint_vocab"]), Path(cache_dir) if cache_dir is not None else None, sample)
     batcher = StreamingBatcher(src_path, tgt_path, tokenizer, batch_tokens, max_len, buffer_pairs, seed,
-                               whole_setting(cfg, "pad_to_multiple"))
+                               whole_setting(cfg, "pad_to_multiple"), sort_setting(cfg))
     stats = {"corpus": f"files-{src_path.name}", "train_pairs": len(batcher), "streaming": True,
              "buffer_pairs": buffer_pairs, "valid_pairs": len(valid), "test_pairs": len(test),
              "valid_dropped_empty": valid_empty, "src_vocab": tokenizer.src_vocab_size,

@@ -137,3 +137,53 @@ def test_pad_to_multiple_one_is_the_plain_plan_and_eight_gives_fewer_shapes():
 def test_pad_to_multiple_must_be_positive():
     with pytest.raises(NmtError, match=r"data.pad_to_multiple=0 must be a positive number"):
         TokenBatcher(numbered(5), 100, pad_to_multiple=0)
+
+
+# data.sort_by: which length the examples are sorted by first
+
+SHAPES = [(3, 9), (3, 2), (5, 5), (4, 8), (4, 3), (6, 2), (2, 7)]       # (source, target) lengths
+
+
+def lengths_in_order(sort_by: str) -> list[tuple[int, int]]:
+    examples = [([4] * s, [5] * t) for s, t in SHAPES]
+    batcher = TokenBatcher(examples, batch_tokens=10**6, shuffle=False, sort_by=sort_by)
+    (one_batch,) = batcher.plan(0)
+    return [SHAPES[i] for i in one_batch]
+
+
+def test_sort_by_source_then_target_by_hand():
+    # source 2; source 3 (odd: targets down) 9, 2; source 4 (even: up) 3, 8; then 5, 6
+    assert lengths_in_order("source") == [(2, 7), (3, 9), (3, 2), (4, 3), (4, 8), (5, 5), (6, 2)]
+
+
+def test_sort_by_target_then_source_by_hand():
+    # rows T+1 = t + 2: 4 (even: sources up) 3, 6; 5: (4, 3); 7: (5, 5); 9: (2, 7); 10: (4, 8); 11: (3, 9)
+    assert lengths_in_order("target") == [(3, 2), (6, 2), (4, 3), (5, 5), (2, 7), (4, 8), (3, 9)]
+
+
+def side_padding(batches) -> tuple[float, float]:
+    """(source, target) padding shares of `batches`."""
+    src = 1 - sum(int((b.src != 0).sum()) for b in batches) / sum(b.src.numel() for b in batches)
+    tgt = 1 - sum(int((b.tgt != 0).sum()) for b in batches) / sum(b.tgt.numel() for b in batches)
+    return src, tgt
+
+
+def test_sort_by_target_moves_the_padding_to_the_source_side():
+    by_source = TokenBatcher(numbered(2000), batch_tokens=600, seed=3).batches(0)
+    by_target = TokenBatcher(numbered(2000), batch_tokens=600, seed=3, sort_by="target").batches(0)
+    assert sorted(names(by_source)) == sorted(names(by_target)) == list(range(2000))
+    assert all(len(b) * max(b.src.size(1), b.tgt.size(1)) <= 600 for b in by_target)
+    src_pad, tgt_pad = side_padding(by_target)
+    assert tgt_pad < 0.02 < src_pad                                       # targets nearly unpadded
+    assert tgt_pad < side_padding(by_source)[1] / 5
+
+
+def test_sort_by_source_is_the_default():
+    assert TokenBatcher(numbered(50), batch_tokens=300).sort_by == "source"
+    default, by_source = (TokenBatcher(numbered(50), 300, seed=4, **kw) for kw in ({}, {"sort_by": "source"}))
+    assert default.plan(2) == by_source.plan(2)
+
+
+def test_an_unknown_sort_by_is_one_line():
+    with pytest.raises(NmtError, match="data.sort_by='length' unknown; choose one of source, target"):
+        TokenBatcher(numbered(3), batch_tokens=100, sort_by="length")

@@ -87,3 +87,15 @@ def test_bad_numbers_and_nothing_left(tmp_path):
         prepare_data(streaming, tmp_path, seed=0)     # the streaming route: the same rule, the same line
     with pytest.raises(NmtError, match="no training pair has text on both sides"):
         prepare_data(files_config(tmp_path, [("a", " ")], SENTENCES), tmp_path, seed=0)
+
+
+def test_sort_by_reaches_both_batchers_and_a_bad_value_is_one_line(tmp_path):
+    for route in ({}, {"streaming": True, "buffer_pairs": 16, "spm_sentences": 1000}):
+        by_target = files_config(tmp_path, SENTENCES * 10, SENTENCES, sort_by="target", **route)
+        assert prepare_data(by_target, tmp_path, seed=0).train.sort_by == "target"
+        unknown = files_config(tmp_path, SENTENCES * 10, SENTENCES, sort_by="length", **route)
+        with pytest.raises(NmtError, match=r"^data\.sort_by=length: .*source.*target"):
+            prepare_data(unknown, tmp_path, seed=0)
+    older = files_config(tmp_path, SENTENCES * 10, SENTENCES)
+    del older["sort_by"]                               # a config from before the key: sorted by source
+    assert prepare_data(older, tmp_path, seed=0).train.sort_by == "source"

@@ -138,3 +138,17 @@ def test_reservoir_sample_by_hand_and_uniform():
     # standard deviation sqrt(6000 * 0.3 * 0.7) = 35.5; allow 5 of them
     counts = Counter(x for seed in range(6000) for x in reservoir_sample(range(10), 3, seed))
     assert all(abs(counts[x] - 1800) < 180 for x in range(10)), counts
+
+
+def test_sort_by_target_streams_every_pair_with_less_target_padding(toy_files, tokenizer):
+    _, _, (src, tgt) = toy_files
+    by_source = list(StreamingBatcher(src, tgt, tokenizer, batch_tokens=200, max_len=32, buffer_pairs=64,
+                                      seed=1).batches(0))
+    by_target = list(StreamingBatcher(src, tgt, tokenizer, batch_tokens=200, max_len=32, buffer_pairs=64,
+                                      seed=1, sort_by="target").batches(0))
+    assert sorted(rows(by_target)) == sorted(rows(by_source))            # the same pairs, batched otherwise
+
+    def target_padding(batches):
+        return 1 - sum(int((b.tgt != 0).sum()) for b in batches) / sum(b.tgt.numel() for b in batches)
+
+    assert target_padding(by_target) < target_padding(by_source)
