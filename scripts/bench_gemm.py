@@ -30,6 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from nmt.cli_checks import finite_float, positive_int
 from nmt.provenance import git_commit
 from nmt.training.openblas_linear import cpu_vendor, openblas_controller
 from nmt.training.precision import read_cpuinfo
@@ -43,12 +44,20 @@ SHAPES = {"attention projection": (256, 256, 36), "feed-forward in": (256, 1024,
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=4096, help="positions a batch (data.batch_tokens)")
-    parser.add_argument("--threads", type=int, default=1, help="torch's and OpenBLAS's threads")
-    parser.add_argument("--repeats", type=int, default=5, help="timed windows a product and backend")
-    parser.add_argument("--window", type=float, default=0.3, help="seconds a window")
+    parser.add_argument("--rows", type=positive_int, default=4096, help="positions a batch (data.batch_tokens)")
+    parser.add_argument("--threads", type=positive_int, default=1, help="torch's and OpenBLAS's threads")
+    parser.add_argument("--repeats", type=positive_int, default=5, help="timed windows a product and backend")
+    parser.add_argument("--window", type=positive_seconds, default=0.3, help="seconds a window")
     parser.add_argument("--out", default="", help="a JSON file for the figures")
     return parser.parse_args(argv)
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds above 0."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
 
 
 def products(rows: int, fan_in: int, fan_out: int) -> dict:

@@ -126,10 +126,21 @@ def torch_products(model: nn.Module):
             module.__class__ = OpenBLASLinear
 
 
+def numpy_blas() -> str:
+    """The BLAS numpy was built on, as numpy names it (its wheels: scipy-openblas), or ''."""
+    try:
+        return str(np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]).lower()
+    except (KeyError, TypeError, ValueError):
+        return ""
+
+
 def openblas_controller():
-    """threadpoolctl's handle on the OpenBLAS numpy loaded, or None (numpy on another BLAS)."""
+    """threadpoolctl's handle on the OpenBLAS libraries loaded (numpy's, and scipy's if
+    it is loaded), or None where numpy multiplies with another BLAS."""
     from threadpoolctl import ThreadpoolController
 
+    if "openblas" not in numpy_blas():
+        return None
     controller = ThreadpoolController().select(internal_api="openblas")
     return controller if controller.lib_controllers else None
 

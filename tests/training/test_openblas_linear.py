@@ -148,6 +148,16 @@ def test_openblas_that_cannot_apply_is_one_error_line(device, precision, compile
     assert "\n" not in str(error.value) and "trainer.matmul=torch" in str(error.value)
 
 
+def test_numpy_on_another_blas_is_one_line(monkeypatch):
+    from nmt.training import openblas_linear
+
+    monkeypatch.setattr(openblas_linear, "numpy_blas", lambda: "mkl")      # numpy built on MKL, say
+    assert openblas_controller() is None
+    assert resolve_matmul("auto", CPU, "fp32", False, AMD) == "torch"
+    with pytest.raises(NmtError, match="needs numpy built on OpenBLAS"):
+        resolve_matmul("openblas", CPU, "fp32", False)
+
+
 def test_openblas_threads_follow_torch():
     if openblas_controller() is None:
         pytest.skip("numpy here is not on OpenBLAS")
