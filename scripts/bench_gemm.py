@@ -32,8 +32,8 @@ import torch.nn.functional as F
 
 from nmt.cli_checks import finite_float, positive_int
 from nmt.provenance import git_commit
-from nmt.training.openblas_linear import cpu_vendor, openblas_controller
-from nmt.training.precision import read_cpuinfo
+from nmt.training.openblas_linear import openblas_controller
+from nmt.training.precision import cpuinfo_fields, read_cpuinfo
 from scripts.out_path import ready_file
 
 # transformer_small's nn.Linear layers: (in, out) and how many an update runs (3 encoder layers with
@@ -109,7 +109,8 @@ def main(argv=None) -> dict:
     overall = round(total["torch"] / total["numpy"], 3)
     print(f"an update's products, torch's time / numpy's: {overall:.2f}x\n{command}")
     figures = {"command": command, "commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M"),
-               "cpu_vendor": cpu_vendor(read_cpuinfo()), "torch": torch.__version__, "numpy": np.__version__,
+               "cpu_vendor": cpuinfo_fields(read_cpuinfo()).get("vendor_id", ""),
+               "torch": torch.__version__, "numpy": np.__version__,
                "openblas": [lib["version"] for lib in blas.info()], "threads": args.threads,
                "torch_uses_mkl": torch.backends.mkl.is_available(), "products": rows, "overall_ratio": overall}
     if out:

@@ -10,14 +10,10 @@ def cpu_fingerprint(cpuinfo: str | None = None) -> str:
     /proc/cpuinfo where there is one ("AMD EPYC, family 25 model 1, avx2, 2
     cores"). Recorded with each run, so that a plan estimates from runs on
     the same kind of processor."""
-    from nmt.training.precision import cpu_flags, read_cpuinfo
+    from nmt.training.precision import cpu_flags, cpuinfo_fields, read_cpuinfo
 
     cpuinfo = read_cpuinfo() if cpuinfo is None else cpuinfo
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() and key.strip() not in fields:
-            fields[key.strip()] = value.strip()
+    fields = cpuinfo_fields(cpuinfo)
     flags = cpu_flags(cpuinfo)
     vector = next(
         (

@@ -2,8 +2,8 @@
 (`trainer.matmul`).
 
 torch's x86 wheels multiply fp32 matrices with MKL. On an AMD processor MKL's
-single-thread GEMM runs at about two thirds of the rate of OpenBLAS, the BLAS
-that numpy's wheels ship, on the same core and shapes
+single-thread GEMM runs at about three quarters of the rate of OpenBLAS, the
+BLAS that numpy's wheels ship, on the same core and shapes
 (benchmarks/openblas_linear.md). `trainer.matmul=openblas` computes the three
 products of every nn.Linear in a training update through numpy, on the
 tensors' own memory:
@@ -19,9 +19,11 @@ differ from torch's in the last bits. Evaluation, validation and decoding
 same whichever backend trained it. Autocast, torch.compile, a GPU tensor or a
 dtype numpy does not multiply in BLAS fall back to F.linear.
 
-    backend = resolve_matmul(cfg.trainer.matmul, device, precision, compiled)
-    if backend == "openblas":
-        use_openblas(model)          # every nn.Linear; the state dict is unchanged
+    if resolve_matmul(cfg.trainer.matmul, device, precision, compiled) == "openblas":
+        start_openblas(model)        # every nn.Linear; the state dict is unchanged
+
+start_openblas sets the process's OpenBLAS libraries to torch's thread count
+and leaves them so.
 """
 
 import logging
@@ -33,7 +35,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt.errors import NmtError
-from nmt.training.precision import read_cpuinfo
+from nmt.training.precision import cpuinfo_fields, read_cpuinfo
 
 log = logging.getLogger(__name__)
 
@@ -106,13 +108,6 @@ def use_openblas(model: nn.Module) -> int:
     return swapped
 
 
-def use_torch(model: nn.Module) -> None:
-    """Undo use_openblas: torch's products again."""
-    for module in model.modules():
-        if type(module) is OpenBLASLinear:
-            module.__class__ = nn.Linear
-
-
 @contextmanager
 def torch_products(model: nn.Module):
     """Within: torch's products (a FLOP counter sees aten's matmuls); after: as before."""
@@ -145,15 +140,6 @@ def openblas_controller():
     return controller if controller.lib_controllers else None
 
 
-def cpu_vendor(cpuinfo: str) -> str:
-    """The x86 vendor in /proc/cpuinfo's text (GenuineIntel, AuthenticAMD, ...), or ''."""
-    for line in cpuinfo.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() == "vendor_id":
-            return value.strip()
-    return ""
-
-
 def resolve_matmul(
     requested: str, device: torch.device, precision: str, compiled: bool, cpuinfo: str | None = None
 ) -> str:
@@ -184,7 +170,8 @@ def resolve_matmul(
         not reasons
         and torch.get_num_threads() == 1
         and torch.backends.mkl.is_available()
-        and cpu_vendor(read_cpuinfo() if cpuinfo is None else cpuinfo) not in ("", "GenuineIntel")
+        and cpuinfo_fields(read_cpuinfo() if cpuinfo is None else cpuinfo).get("vendor_id", "GenuineIntel")
+        != "GenuineIntel"  # an unknown vendor: as Intel's
     )
     return "openblas" if pays else "torch"
 

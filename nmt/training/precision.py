@@ -21,13 +21,20 @@ CHOICES = ("auto", *PRECISIONS)
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
-def cpu_flags(cpuinfo: str) -> set[str]:
-    """The instruction-set flags of /proc/cpuinfo's text (its first `flags` line)."""
+def cpuinfo_fields(cpuinfo: str) -> dict[str, str]:
+    """/proc/cpuinfo's text as key -> value, the first processor's value of each key
+    (`vendor_id`, `model name`, `cpu family`, `flags`, ...)."""
+    fields: dict[str, str] = {}
     for line in cpuinfo.splitlines():
         key, sep, value = line.partition(":")
-        if sep and key.strip() == "flags":
-            return set(value.split())
-    return set()
+        if sep and key.strip():
+            fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+def cpu_flags(cpuinfo: str) -> set[str]:
+    """The instruction-set flags of /proc/cpuinfo's text (its first `flags` line)."""
+    return set(cpuinfo_fields(cpuinfo).get("flags", "").split())
 
 
 def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> str:

@@ -184,6 +184,13 @@ def test_sort_by_source_is_the_default():
     assert default.plan(2) == by_source.plan(2)
 
 
+def test_the_config_rule_offers_the_sort_keys_the_batcher_takes():
+    from nmt.config_schema.table import RULES
+    from nmt.data.batching import SORT_KEYS
+
+    assert tuple(RULES["data.sort_by"].options) == SORT_KEYS
+
+
 def test_an_unknown_sort_by_is_one_line():
     with pytest.raises(NmtError, match="data.sort_by='length' unknown; choose one of source, target"):
         TokenBatcher(numbered(3), batch_tokens=100, sort_by="length")

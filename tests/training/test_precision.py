@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from nmt.errors import NmtError
-from nmt.training.precision import cpu_flags, resolve_precision
+from nmt.training.precision import cpu_flags, cpuinfo_fields, resolve_precision
 from tests.helpers import train
 
 EPYC = ("processor\t: 0\nvendor_id\t: AuthenticAMD\n"
@@ -17,6 +17,12 @@ SAPPHIRE = "flags\t\t: avx512f amx_tile amx_bf16 amx_int8\n"
 def test_cpu_flags_are_the_first_flags_line():
     assert cpu_flags(EPYC) == {"fpu", "sse2", "avx2", "avx512f", "avx512bw", "avx512_bf16", "avx512_vnni"}
     assert cpu_flags("no flags here") == set()
+
+
+def test_cpuinfo_fields_are_the_first_processors():
+    text = "processor\t: 0\nvendor_id\t: AuthenticAMD\nno colon\nprocessor\t: 1\nvendor_id\t: Other\n"
+    assert cpuinfo_fields(text) == {"processor": "0", "vendor_id": "AuthenticAMD"}
+    assert cpuinfo_fields("") == {}
 
 
 @pytest.mark.parametrize("cpuinfo, expected", [(EPYC, "bf16"), (SAPPHIRE, "bf16"), (SKYLAKE, "fp32"), ("", "fp32")])
