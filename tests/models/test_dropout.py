@@ -15,6 +15,20 @@ def test_noise_from_one_word_by_hand():
     assert torch.equal(noise, torch.tensor([[4 / 3, 0.0], [4 / 3, 4 / 3]]))
 
 
+def test_noise_is_the_bool_mask_cast_and_scaled():
+    """The float comparison gives, bit for bit, what the bool mask cast to float and
+    scaled gives (seeded runs train as before)."""
+    torch.manual_seed(5)
+    words = torch.empty(4_000, dtype=torch.int64).random_(-(1 << 63), (1 << 63) - 1)
+    for p in (0.0, 0.1, 0.3, 0.5):
+        cut = round(p * 65536)
+        keep = words.view(torch.int16).view(100, 160) >= cut - 32768
+        expected = keep.to(torch.float32).mul_(65536 / (65536 - cut))
+        noise = noise_from_words(words, (100, 160), p)
+        assert noise.dtype == torch.float32
+        assert torch.equal(noise.view(torch.int32), expected.view(torch.int32))
+
+
 def test_drop_rate_scale_and_gradient():
     torch.manual_seed(0)
     noise = dropout_noise((1000, 1000), 0.1)
