@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from nmt.training.label_smoothing import LabelSmoothedNLL
+from nmt.training.label_smoothing import LabelSmoothedNLL, ProbabilityScratch
 
 
 def token_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float = 0.0) -> Tensor:
@@ -19,19 +19,22 @@ def token_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float = 0.
     return loss.view(B, T)
 
 
-def token_losses(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) -> tuple[Tensor, Tensor]:
+def token_losses(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float,
+                 scratch: ProbabilityScratch | None = None) -> tuple[Tensor, Tensor]:
     """logits (B, T, V), labels (B, T) -> (label-smoothed loss, plain NLL), each (B, T), 0 on padding.
 
     One softmax serves both: the training loss (Szegedy et al. 2016,
     (1 - eps) * NLL + eps * mean over V of -log p) and the unsmoothed NLL that
     is logged and rewards hard attention (returned detached). Its backward is
-    one pass (nmt.training.label_smoothing.LabelSmoothedNLL).
+    one pass (nmt.training.label_smoothing.LabelSmoothedNLL). `scratch`: memory
+    the softmax writes into, reused batch after batch (ProbabilityScratch says
+    when that is safe).
     """
     B, T, V = logits.shape
     real = labels != pad_id                                              # (B, T)
     safe_labels = labels.masked_fill(~real, 0)
     smoothed, nll = LabelSmoothedNLL.apply(logits.reshape(B * T, V), safe_labels.reshape(B * T),
-                                           float(smoothing))             # (B*T,) each
+                                           float(smoothing), scratch)    # (B*T,) each
     return smoothed.view(B, T).masked_fill(~real, 0.0), nll.view(B, T).masked_fill(~real, 0.0)
 
 

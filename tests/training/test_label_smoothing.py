@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from nmt.training.label_smoothing import LabelSmoothedNLL
+from nmt.training.label_smoothing import LabelSmoothedNLL, ProbabilityScratch
 
 
 def test_loss_and_gradient_by_hand():
@@ -78,3 +78,33 @@ def test_its_backward_runs_once():
     smoothed.sum().backward(retain_graph=True)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         smoothed.sum().backward()
+
+
+def test_the_scratch_gives_the_same_floats_and_is_reused():
+    """ProbabilityScratch: the loss, NLL and gradient bit for bit as without it; one
+    buffer across batches, grown only for a larger one."""
+    scratch = ProbabilityScratch()
+    torch.manual_seed(1)
+    for rows in (40, 25, 60):
+        logits = (torch.randn(rows, 97) * 5).requires_grad_()
+        labels = torch.randint(0, 97, (rows,))
+        results = []
+        for use in (None, scratch):
+            smoothed, nll = LabelSmoothedNLL.apply(logits, labels, 0.1, use)
+            (grad,) = torch.autograd.grad(smoothed.sum(), logits)
+            results.append((smoothed.detach(), nll, grad))
+        for plain, reused in zip(*results):
+            assert torch.equal(plain.view(torch.int32), reused.view(torch.int32))
+        if rows == 25:
+            assert scratch.buffer.numel() == 40 * 97        # the first batch's buffer, reused
+    assert scratch.buffer.numel() == 60 * 97
+
+
+def test_a_backward_after_the_scratch_was_written_again_raises():
+    scratch = ProbabilityScratch()
+    logits = torch.randn(8, 13, requires_grad=True)
+    labels = torch.randint(0, 13, (8,))
+    first, _ = LabelSmoothedNLL.apply(logits, labels, 0.1, scratch)
+    LabelSmoothedNLL.apply(logits * 2, labels, 0.1, scratch)        # writes the same memory
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        first.sum().backward()
