@@ -53,7 +53,7 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     tokenizer = data.tokenizer
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size).to(dist.device)
     if resolve_matmul(str(tc.matmul), dist.device, precision, settings.compile) == "openblas":
-        start_openblas(model)  # training updates' nn.Linear products through OpenBLAS
+        start_openblas(model, tokenizer.tgt_vocab_size)  # training updates' nn.Linear products through OpenBLAS
     parallel = dist.wrap(model)  # DistributedDataParallel under torchrun
     # Token-budget batches vary in both B and T: shapes are dynamic from the first step, so one
     # compile instead of three (static, then T dynamic, then B too); same kernels in the end.

@@ -22,11 +22,15 @@ log p_y and the mean of log p, which come from p_y and the logits:
 
 The plain NLL -log p_y is logged and is the reward of hard attention; it is
 not differentiable. scripts/profile_ab.py loss measures it against autograd.
+With a `scratch` (nmt.training.scratch), a CPU forward writes p into memory
+kept from batch to batch instead of a fresh (N, V) tensor.
 """
 
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
+
+from nmt.training.scratch import UpdateScratch
 
 UNDERFLOW = 1e-30   # p_y below this: float32 keeps few of its digits (subnormal from 1.2e-38)
 
@@ -42,9 +46,12 @@ class LabelSmoothedNLL(torch.autograd.Function):
     Its backward runs once (it overwrites the probabilities it saved)."""
 
     @staticmethod
-    def forward(ctx, logits: Tensor, labels: Tensor, smoothing: float, scratch: "ProbabilityScratch | None" = None):
+    def forward(ctx, logits: Tensor, labels: Tensor, smoothing: float, scratch: UpdateScratch | None = None):
         z = logits.float()                                                    # (N, V)
-        probs = z.softmax(-1) if scratch is None else scratch.softmax(z)      # (N, V)
+        if scratch is None or not z.is_cpu:   # a GPU's caching allocator reuses memory itself
+            probs = z.softmax(-1)                                             # (N, V)
+        else:                                 # the same floats, into memory kept from batch to batch
+            probs = torch.ops.aten._softmax.out(z, -1, False, out=scratch.take(z.shape))
         z_label = z.gather(-1, labels[:, None])[:, 0]                         # (N,)
         p_label = probs.gather(-1, labels[:, None])[:, 0]                     # (N,)
         nll = -p_label.log()                                                  # (N,)
@@ -70,31 +77,3 @@ class LabelSmoothedNLL(torch.autograd.Function):
         out.scatter_add_(-1, labels[:, None], -(1.0 - eps) * g)              # - g (1 - eps) [k = y]
         return out.to(ctx.dtype), None, None, None
 
-
-class ProbabilityScratch:
-    """Memory that the training loss's softmax writes into, kept from batch to batch.
-
-    A fresh (N, V) tensor pays a page fault for every 4 KiB it touches: glibc
-    maps each allocation over 32 MiB anew. A transformer_small batch's
-    probabilities are 3,700 x 8,000 floats (118 MB): the softmax took 74 ms
-    into a fresh tensor and 38 ms into this buffer on one Zen 2 core, the same
-    floats. The buffer grows to the largest batch seen and stays.
-
-    The caller keeps one rule: a loss's backward runs (or its graph is
-    dropped) before the next loss takes the buffer, as the trainer does, one
-    batch's backward before the next batch's forward. A backward that comes
-    after the buffer was written again raises autograd's in-place error
-    instead of using the newer probabilities. GPU tensors keep torch's own
-    softmax (its caching allocator already reuses memory).
-    """
-
-    def __init__(self):
-        self.buffer = torch.empty(0)                                          # (capacity,) float32
-
-    def softmax(self, z: Tensor) -> Tensor:
-        """softmax(z) over the last dim, z (N, V) float32, into the buffer on a CPU."""
-        if z.device.type != "cpu":
-            return z.softmax(-1)
-        if self.buffer.numel() < z.numel():
-            self.buffer = torch.empty(z.numel())
-        return torch.ops.aten._softmax.out(z, -1, False, out=self.buffer[: z.numel()].view(z.shape))

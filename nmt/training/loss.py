@@ -4,7 +4,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from nmt.training.label_smoothing import LabelSmoothedNLL, ProbabilityScratch
+from nmt.training.label_smoothing import LabelSmoothedNLL
+from nmt.training.scratch import UpdateScratch
 
 
 def token_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float = 0.0) -> Tensor:
@@ -20,15 +21,15 @@ def token_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float = 0.
 
 
 def token_losses(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float,
-                 scratch: ProbabilityScratch | None = None) -> tuple[Tensor, Tensor]:
+                 scratch: UpdateScratch | None = None) -> tuple[Tensor, Tensor]:
     """logits (B, T, V), labels (B, T) -> (label-smoothed loss, plain NLL), each (B, T), 0 on padding.
 
     One softmax serves both: the training loss (Szegedy et al. 2016,
     (1 - eps) * NLL + eps * mean over V of -log p) and the unsmoothed NLL that
     is logged and rewards hard attention (returned detached). Its backward is
     one pass (nmt.training.label_smoothing.LabelSmoothedNLL). `scratch`: memory
-    the softmax writes into, reused batch after batch (ProbabilityScratch says
-    when that is safe).
+    the softmax writes into, reused batch after batch while no earlier batch
+    still needs it (nmt.training.scratch).
     """
     B, T, V = logits.shape
     real = labels != pad_id                                              # (B, T)

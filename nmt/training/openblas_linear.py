@@ -20,7 +20,7 @@ same whichever backend trained it. Autocast, torch.compile, a GPU tensor or a
 dtype numpy does not multiply in BLAS fall back to F.linear.
 
     if resolve_matmul(cfg.trainer.matmul, device, precision, compiled) == "openblas":
-        start_openblas(model)        # every nn.Linear; the state dict is unchanged
+        start_openblas(model, vocab_size)   # every nn.Linear; the state dict is unchanged
 
 start_openblas sets the process's OpenBLAS libraries to torch's thread count
 and leaves them so.
@@ -36,6 +36,7 @@ from torch import Tensor, nn
 
 from nmt.errors import NmtError
 from nmt.training.precision import cpuinfo_fields, read_cpuinfo
+from nmt.training.scratch import UpdateScratch
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,10 @@ class OpenBLASProducts(torch.autograd.Function):
     """Y = X W^T + b with its gradients, each product one OpenBLAS GEMM."""
 
     @staticmethod
-    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None, scratch: UpdateScratch | None = None) -> Tensor:
         rows = x.detach().reshape(-1, x.shape[-1]).contiguous()  # (N, in)
-        out = torch.empty(rows.shape[0], weight.shape[0], dtype=x.dtype)  # (N, out)
+        shape = (rows.shape[0], weight.shape[0])
+        out = torch.empty(shape, dtype=x.dtype) if scratch is None else scratch.take(shape, x.dtype)  # (N, out)
         np.matmul(rows.numpy(), weight.detach().numpy().T, out=out.numpy())
         if bias is not None:
             out.add_(bias.detach())
@@ -71,18 +73,22 @@ class OpenBLASProducts(torch.autograd.Function):
             np.matmul(grad_rows.numpy().T, rows.numpy(), out=grad_weight.numpy())
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = grad_rows.sum(0)  # (out,)
-        return grad_x, grad_weight, grad_bias
+        return grad_x, grad_weight, grad_bias, None
 
 
 class OpenBLASLinear(nn.Linear):
     """nn.Linear whose training products go through OpenBLAS; the same
     parameters and state dict. `use_openblas` turns a model's nn.Linear
-    modules into these in place."""
+    modules into these in place. With a `scratch`, a training call writes its
+    output into memory kept from call to call, when no earlier output still
+    holds it (nmt.training.scratch)."""
+
+    scratch: UpdateScratch | None = None
 
     def forward(self, x: Tensor) -> Tensor:
         if not self.training or not blas_applies(x, self.weight):
             return F.linear(x, self.weight, self.bias)
-        return OpenBLASProducts.apply(x, self.weight, self.bias)
+        return OpenBLASProducts.apply(x, self.weight, self.bias, self.scratch)
 
 
 def blas_applies(x: Tensor, weight: Tensor) -> bool:
@@ -176,8 +182,13 @@ def resolve_matmul(
     return "openblas" if pays else "torch"
 
 
-def start_openblas(model: nn.Module) -> None:
-    """OpenBLAS on torch's thread count, and every nn.Linear of `model` on it."""
+def start_openblas(model: nn.Module, vocab_size: int | None = None) -> None:
+    """OpenBLAS on torch's thread count, and every nn.Linear of `model` on it. The
+    layers with `vocab_size` outputs (the output layer over the target vocabulary)
+    write their (N, V) logits into kept memory (nmt.training.scratch)."""
     openblas_controller().limit(limits=torch.get_num_threads())
     swapped = use_openblas(model)
+    for module in model.modules():
+        if type(module) is OpenBLASLinear and module.out_features == vocab_size:
+            module.scratch = UpdateScratch()
     log.info("trainer.matmul: %d linear layers multiply through OpenBLAS in training updates", swapped)

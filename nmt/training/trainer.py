@@ -23,7 +23,7 @@ from nmt.training.budget import TimeBudget
 from nmt.training.display import Display
 from nmt.training.distributed import PeerLost
 from nmt.training.final_cost import FinalCost, probe_search
-from nmt.training.loss import ProbabilityScratch, reinforce_loss, token_losses
+from nmt.training.loss import UpdateScratch, reinforce_loss, token_losses
 from nmt.training.precision import autocast, compile_errors
 from nmt.training.progress import Progress, rng_state, set_rng_state
 from nmt.training.reporting import Reporter, end_of_run_scores, run_summary, train_scalars
@@ -51,7 +51,7 @@ class Trainer:
         self.dist, self.device, self.settings, self.precision = dist, dist.device, settings, settings.precision
         self.run_dir, self.ckpt_dir = Path(run_dir), Path(run_dir) / "checkpoints"
         self.checkpoint_info, self.reporter = checkpoint_info, reporter
-        self.progress, self.budget, self.probs = Progress(), TimeBudget(settings.max_minutes), ProbabilityScratch()
+        self.progress, self.budget, self.probs = Progress(), TimeBudget(settings.max_minutes), UpdateScratch()
         self.stop_signal: int | None = None
         self.final_metrics: dict | None = None    # the last validation's record
         self.summary: dict | None = None          # summary.json of a run that finished

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from nmt.training.label_smoothing import LabelSmoothedNLL, ProbabilityScratch
+from nmt.training.label_smoothing import LabelSmoothedNLL
+from nmt.training.scratch import UpdateScratch
 
 
 def test_loss_and_gradient_by_hand():
@@ -80,10 +81,11 @@ def test_its_backward_runs_once():
         smoothed.sum().backward()
 
 
+
 def test_the_scratch_gives_the_same_floats_and_is_reused():
-    """ProbabilityScratch: the loss, NLL and gradient bit for bit as without it; one
-    buffer across batches, grown only for a larger one."""
-    scratch = ProbabilityScratch()
+    """With an UpdateScratch: the loss, NLL and gradient bit for bit as without it;
+    one buffer across batches, grown only for a larger one."""
+    scratch = UpdateScratch()
     torch.manual_seed(1)
     for rows in (40, 25, 60):
         logits = (torch.randn(rows, 97) * 5).requires_grad_()
@@ -100,11 +102,16 @@ def test_the_scratch_gives_the_same_floats_and_is_reused():
     assert scratch.buffer.numel() == 60 * 97
 
 
-def test_a_backward_after_the_scratch_was_written_again_raises():
-    scratch = ProbabilityScratch()
+def test_two_losses_before_one_backward_do_not_share_the_scratch():
+    """The first loss's probabilities are still saved for its backward: the second
+    loss gets fresh memory, and both gradients are right."""
+    scratch = UpdateScratch()
+    torch.manual_seed(2)
     logits = torch.randn(8, 13, requires_grad=True)
     labels = torch.randint(0, 13, (8,))
     first, _ = LabelSmoothedNLL.apply(logits, labels, 0.1, scratch)
-    LabelSmoothedNLL.apply(logits * 2, labels, 0.1, scratch)        # writes the same memory
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        first.sum().backward()
+    second, _ = LabelSmoothedNLL.apply(logits * 2, labels, 0.1, scratch)
+    (got,) = torch.autograd.grad(first.sum() + second.sum(), logits)
+    plain = LabelSmoothedNLL.apply(logits, labels, 0.1)[0].sum() + LabelSmoothedNLL.apply(logits * 2, labels, 0.1)[0].sum()
+    (expected,) = torch.autograd.grad(plain, logits)
+    assert torch.equal(got, expected)

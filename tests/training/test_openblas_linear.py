@@ -18,6 +18,7 @@ from nmt.training.openblas_linear import (
     torch_products,
     use_openblas,
 )
+from nmt.training.scratch import UpdateScratch
 from tests.helpers import one_thread, run_cli, train  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -80,6 +81,24 @@ def test_float32_matches_f_linear_on_strided_inputs_and_gradients():
     assert torch.allclose(x.grad, x_ref.grad, atol=1e-5)
     assert torch.allclose(layer.weight.grad, reference.weight.grad, atol=1e-5)
     assert torch.allclose(layer.bias.grad, reference.bias.grad, atol=1e-5)
+
+
+def test_an_output_written_into_kept_memory_is_the_same_and_reused():
+    reference, layer = twins(16, 40, seed=3)
+    layer.scratch = UpdateScratch()
+    addresses = set()
+    for rows in (7, 5):
+        x = torch.randn(rows, 16, requires_grad=True)
+        out = layer(x)
+        addresses.add(out.data_ptr())
+        assert torch.allclose(out, reference(x), atol=1e-6)
+        out.square().sum().backward()
+        expected = torch.autograd.grad(reference(x).square().sum(), (x, reference.weight))
+        assert torch.allclose(x.grad, expected[0], atol=1e-5)
+        assert torch.allclose(layer.weight.grad, expected[1], atol=1e-5)
+        layer.weight.grad = None
+        del out
+    assert addresses == {layer.scratch.buffer.data_ptr()}                       # one memory, both batches
 
 
 def test_frozen_weights_and_inputs_without_gradients():
@@ -175,6 +194,10 @@ def _losses(run_dir):
 def test_a_run_on_openblas_learns_as_torch_does_and_resumes_exactly(tmp_path, cache_dir):
     blas = train(tmp_path / "blas", *TINY, "trainer.max_steps=40", "trainer.matmul=openblas", cache_dir=cache_dir)
     assert sum(type(m) is OpenBLASLinear for m in blas.model.modules()) > 10   # every projection
+    vocab = blas.tokenizer.tgt_vocab_size
+    kept = [m for m in blas.model.modules() if getattr(m, "scratch", None) is not None]
+    assert kept == [blas.model.decoder.out] and kept[0].out_features == vocab   # the output layer alone
+    assert kept[0].scratch.buffer.numel() >= vocab                              # its logits' memory, kept
     theirs = train(tmp_path / "torch", *TINY, "trainer.max_steps=40", cache_dir=cache_dir)
     assert not any(type(m) is OpenBLASLinear for m in theirs.model.modules())   # trainer.matmul=torch: the default
     ours, reference = _losses(tmp_path / "blas"), _losses(tmp_path / "torch")
