@@ -29,6 +29,7 @@ from nmt.training.openblas_linear import resolve_matmul, start_openblas
 from nmt.training.precision import resolve_precision
 from nmt.training.progress import seed_everything
 from nmt.training.reporting import Reporter
+from nmt.training.scratch import keep_freed_heap
 from nmt.training.settings import TrainSettings
 from nmt.training.trainer import Trainer
 from nmt.training.validation import ValidationSet
@@ -52,6 +53,8 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         data = prepare_data(cfg.data, Path(cfg.cache_dir), settings.seed)
     tokenizer = data.tokenizer
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size).to(dist.device)
+    if dist.device.type == "cpu":
+        keep_freed_heap()  # no page faults for the memory every update frees and takes again
     if resolve_matmul(str(tc.matmul), dist.device, precision, settings.compile) == "openblas":
         start_openblas(model, tokenizer.tgt_vocab_size)  # training updates' nn.Linear products through OpenBLAS
     parallel = dist.wrap(model)  # DistributedDataParallel under torchrun

@@ -1,5 +1,4 @@
-"""Memory that a CPU training update writes one large tensor into, kept from
-update to update.
+"""Memory that CPU training updates keep from one update to the next.
 
 A fresh tensor pays a page fault for every 4 KiB it touches: glibc maps each
 allocation over 32 MiB anew and returns it when it is freed. The (N, V)
@@ -18,12 +17,47 @@ nothing written is ever written over. In the trainer the batch before is done
 with by the next forward, and the memory is reused. The count of references
 is torch's own (`torch._C._storage_Use_Count`); a torch without it gets fresh
 memory every time.
+
+The rest of an update's tensors come from glibc's heap, which by default
+gives freed memory back to the system once more than 64 MiB lies free at its
+top, and an update frees most of its memory at the end of its backward: the
+next update faults it all in again (25,000-37,000 page faults an update of
+transformer_small). `keep_freed_heap` keeps it instead, with allocations
+over 32 MiB mapped apart as glibc does at most: 10,500-11,900 faults, 1.024x
+and 1.029x the target tokens a second in two alternating rounds, the same
+peak memory (benchmarks/openblas_linear.md).
 """
 
+import ctypes
+import logging
 import math
+import platform
 
 import torch
 from torch import Tensor
+
+log = logging.getLogger(__name__)
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+MMAP_THRESHOLD = 32 << 20  # glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
+TRIM_THRESHOLD = (1 << 31) - 1  # a C int: freed memory at the heap's top is kept up to 2 GiB
+
+
+def keep_freed_heap() -> bool:
+    """glibc: keep freed heap memory for the next update (the process's setting,
+    from now on); allocations over 32 MiB mapped apart. False where the C library
+    is not glibc (nothing changed)."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    kept = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+    if kept:
+        log.info("glibc keeps freed heap memory between updates (allocations over 32 MiB mapped apart)")
+    return kept
 
 
 def storage_references(tensor: Tensor) -> int:
