@@ -33,6 +33,11 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
              products, fp32 weights and loss)
   attention_dropout  transformer_small's forward and backward, dropout 0.1 on the attention
              weights (SDPA's math path) against none (its fused CPU kernel)
+  dropout_noise  nmt's dropout noise m / q from its random words: the comparison written
+             as float (now) against the bool mask cast to float and scaled, (4096, 256)
+             and (4096, 1024)
+  loss_scratch  LabelSmoothedNLL's forward and backward on (3700, 8000) logits, the
+             softmax into a fresh tensor against into an UpdateScratch kept between calls
   compile    a whole forward and backward of each preset, eager against
              trainer.compile=true's torch.compile(model, dynamic=True) (compiled in
              the warm-up call)
@@ -163,6 +168,47 @@ def bench_dropout(rounds: int) -> None:
             "64-bit words, 16-bit slices": lambda: torch.empty(
                 (x.numel() + 3) // 4, dtype=torch.int64).random_(-2 ** 63, 2 ** 63 - 1),
         }, rounds, reps=3)
+
+
+def noise_cast_from_bool(words, shape, p: float):
+    """nmt.models.dropout's m / q as it was to 410dd26: the bool mask, cast to float, scaled."""
+    from nmt.models.dropout import LEVELS
+
+    cut = round(p * LEVELS)
+    keep = words.view(torch.int16)[:shape[0] * shape[1]].view(shape) >= cut - LEVELS // 2
+    return keep.to(torch.float32).mul_(LEVELS / (LEVELS - cut))
+
+
+def bench_dropout_noise(rounds: int) -> None:
+    from nmt.models.dropout import noise_from_words
+
+    for shape in ((4096, 256), (4096, 1024)):
+        words = torch.empty((shape[0] * shape[1] + 3) // 4, dtype=torch.int64).random_(-2 ** 63, 2 ** 63 - 1)
+        assert torch.equal(noise_from_words(words, shape, 0.1), noise_cast_from_bool(words, shape, 0.1))
+        ab(f"dropout noise p=0.1 {shape}", {
+            "bool mask, cast, scaled": lambda: noise_cast_from_bool(words, shape, 0.1),
+            "comparison written as float, scaled": lambda: noise_from_words(words, shape, 0.1),
+        }, rounds, reps=3)
+
+
+def bench_loss_scratch(rounds: int) -> None:
+    from nmt.training.label_smoothing import LabelSmoothedNLL
+    from nmt.training.scratch import UpdateScratch
+
+    logits = torch.randn(3700, VOCAB, requires_grad=True)
+    labels = torch.randint(0, VOCAB, (3700,))
+    scratch = UpdateScratch()
+
+    def run(kept):
+        def once():
+            smoothed, _ = LabelSmoothedNLL.apply(logits, labels, 0.1, kept)
+            torch.autograd.grad(smoothed.sum(), logits)
+        return once
+
+    ab("label-smoothed loss forward+backward (3700, 8000)", {
+        "softmax into a fresh tensor": run(None),
+        "softmax into an UpdateScratch": run(scratch),
+    }, rounds)
 
 
 class LogProbsSaved(torch.autograd.Function):
@@ -446,7 +492,8 @@ BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_upda
            "loss": bench_loss, "loss_update": bench_loss_update, "rnn_step": bench_rnn_step,
            "encoder_pack": bench_encoder_pack, "kv_fused": bench_kv_fused,
            "dropout_bool": bench_dropout_bool, "precision": bench_precision, "compile": bench_compile,
-           "attention_dropout": bench_attention_dropout}
+           "attention_dropout": bench_attention_dropout, "dropout_noise": bench_dropout_noise,
+           "loss_scratch": bench_loss_scratch}
 
 
 def main(argv=None) -> None:
