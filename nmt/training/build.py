@@ -36,6 +36,15 @@ from nmt.training.validation import ValidationSet
 from nmt.translator import Translator, length_limits
 
 
+def prepare_cpu_updates(model, matmul: str, device, precision: str, compiled: bool, vocab_size: int) -> None:
+    """On a CPU, the heap memory an update frees is kept for the next; trainer.matmul=openblas
+    (or auto, where it pays) moves the nn.Linear products of training updates to OpenBLAS."""
+    if device.type == "cpu":
+        keep_freed_heap()  # no page faults for the memory every update frees and takes again
+    if resolve_matmul(matmul, device, precision, compiled) == "openblas":
+        start_openblas(model, vocab_size)  # the output layer's logits into kept memory too
+
+
 def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     tc = cfg.trainer
     device = resolve_device(tc.device)
@@ -53,10 +62,7 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
         data = prepare_data(cfg.data, Path(cfg.cache_dir), settings.seed)
     tokenizer = data.tokenizer
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size).to(dist.device)
-    if dist.device.type == "cpu":
-        keep_freed_heap()  # no page faults for the memory every update frees and takes again
-    if resolve_matmul(str(tc.matmul), dist.device, precision, settings.compile) == "openblas":
-        start_openblas(model, tokenizer.tgt_vocab_size)  # training updates' nn.Linear products through OpenBLAS
+    prepare_cpu_updates(model, str(tc.matmul), dist.device, precision, settings.compile, tokenizer.tgt_vocab_size)
     parallel = dist.wrap(model)  # DistributedDataParallel under torchrun
     # Token-budget batches vary in both B and T: shapes are dynamic from the first step, so one
     # compile instead of three (static, then T dynamic, then B too); same kernels in the end.
