@@ -3,9 +3,10 @@
 A fresh tensor pays a page fault for every 4 KiB it touches: glibc maps each
 allocation over 32 MiB anew and returns it when it is freed. The (N, V)
 tensors of a transformer_small update, the output layer's logits and the
-loss's probabilities, are 3,700 x 8,000 floats (118 MB) each: a softmax took
-74 ms into a fresh tensor and 38 ms into kept memory on one Zen 2 core, the
-same floats.
+loss's probabilities, are 3,700 x 8,000 floats (118 MB) each. With its
+softmax written into kept memory, the loss's forward and backward took 0.63x
+the time on one Zen 2 core (scripts/profile_ab.py loss_scratch), the same
+floats.
 
     scratch = UpdateScratch()
     probs = torch.ops.aten._softmax.out(z, -1, False, out=scratch.take(z.shape))
@@ -19,13 +20,15 @@ is torch's own (`torch._C._storage_Use_Count`); a torch without it gets fresh
 memory every time.
 
 The rest of an update's tensors come from glibc's heap, which by default
-gives freed memory back to the system once more than 64 MiB lies free at its
-top, and an update frees most of its memory at the end of its backward: the
-next update faults it all in again (25,000-37,000 page faults an update of
-transformer_small). `keep_freed_heap` keeps it instead, with allocations
-over 32 MiB mapped apart as glibc does at most: 10,500-11,900 faults, 1.024x
-and 1.029x the target tokens a second in two alternating rounds, the same
-peak memory (benchmarks/openblas_linear.md).
+gives freed memory back to the system once more than its trim threshold (up
+to 64 MiB) lies free at its top, and an update frees most of its memory at
+the end of its backward: the
+next update faults it all in again. `keep_freed_heap` keeps it instead, with
+allocations over 32 MiB mapped apart as glibc does at most. A transformer_small
+update (trainer.matmul=openblas, data.sort_by=target, one Zen 2 core) then
+took 9,600-10,400 page faults instead of 32,800-39,900 and ran at 1.04x the
+target tokens a second (median of 3 alternating rounds), with the same peak
+memory (benchmarks/kept_memory.md).
 """
 
 import ctypes
