@@ -75,6 +75,11 @@ class UpdateScratch:
     def __init__(self):
         self._keep(torch.empty(0))
 
+    def __deepcopy__(self, memo) -> "UpdateScratch":
+        """A copy of a model (averaged weights, the test set's scorer) gets its own empty scratch:
+        the contents are an old update's, not worth 118 MB of copying."""
+        return UpdateScratch()
+
     def _keep(self, buffer: Tensor) -> None:
         self.buffer = buffer  # (capacity,)
         self.idle_references = storage_references(buffer)  # the count when nothing else refers to it

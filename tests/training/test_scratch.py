@@ -1,5 +1,6 @@
 """UpdateScratch: kept memory handed out only while nothing else refers to it."""
 
+import copy
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,16 @@ def test_a_tensor_saved_for_backward_keeps_the_memory_busy():
     assert torch.equal(x.grad, torch.full((4, 5), 3.0))
     del y
     assert not scratch.in_use()
+
+
+def test_a_copied_model_gets_an_empty_scratch_of_its_own():
+    layer = torch.nn.Linear(3, 4)
+    layer.scratch = UpdateScratch()
+    layer.scratch.take((100, 4))
+    copied = copy.deepcopy(layer)
+    assert copied.scratch is not layer.scratch and copied.scratch.buffer.numel() == 0
+    assert layer.scratch.buffer.numel() == 400
+    assert torch.equal(copied.weight, layer.weight)
 
 
 def test_without_a_reference_count_every_take_is_fresh(monkeypatch):
