@@ -88,6 +88,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "default: 'torch:' alone, nmt as configured)")
     args = parser.parse_args(argv)
     args.side = args.side or [side("torch:")]
+    labels = [label for label, _ in args.side]
+    if len(set(labels)) < len(labels):
+        parser.error(f"--side labels must differ (each names one nmt side): {', '.join(labels)}")
     return args
 
 

@@ -207,6 +207,8 @@ def test_eole_sides_are_a_label_and_overrides():
     for bad in ("no-colon", ":trainer.matmul=openblas", "x:not-an-override"):
         with pytest.raises(SystemExit):
             compare.parse_args(["--side", bad])
+    with pytest.raises(SystemExit):        # one label twice would keep only one of the two sides
+        compare.parse_args(["--side", "a:trainer.matmul=openblas", "--side", "a:data.sort_by=target"])
 
 
 def test_eole_figures_by_hand():
