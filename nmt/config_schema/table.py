@@ -134,6 +134,7 @@ RULES: dict[str, Rule] = {
     "model.attention.coverage_loss_weight": Float(low=0, hint="0 turns it off"),
     "model.attention.max_len": POSITIVE,
     "model.attention.heads": POSITIVE,
+    "model.attention.scaled": Bool(hint="luong_general: true divides the score by sqrt(d)"),
 
     # model/bridge
     "model.bridge.hidden_dim": POSITIVE,

@@ -46,6 +46,7 @@ from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_li
                               valid_references)
 from nmt.study.options import absolute_paths, parse_args as parse_options
 from nmt.study.planning import collect_records, plan, report_configs
+from nmt.study.preregistration import plan_runs, require_committed
 from nmt.study.provenance import rerun_done
 from nmt.study.runner import read_record, record_done, record_path_of
 from nmt.study.second_test import confirm_links, confirm_pairs
@@ -212,6 +213,8 @@ def main(argv=None) -> int:
         confirm = (confirm, confirm_links(args, confirm)) if confirm else None
         if args.git_commit:
             work_tree_of(args.records_out)      # before any folder or training: outside git is one line
+        if args.plan is not None:               # a pre-registration is a committed, unchanged plan
+            require_committed(args.plan)
         with StudyLock({"--runs-dir": args.runs_dir, "--out": args.records_out}), stop_children_on_signals():
             failed, ran = train_all(args, argv, settings, configs, seeds, (valid, test, gallery, confirm))
     if not args.records_only:
@@ -228,6 +231,8 @@ def chosen_runs(args) -> tuple[list, dict[str, list[int]]]:
     plan's, or --reproduce's."""
     if args.reproduce:
         return select(study_configs(args.data), ",".join(args.reproduce)), dict(args.reproduce)
+    if args.plan is not None:
+        return plan_runs(args.plan, args.data)
     if args.lr_sweep:
         configs = lr_sweep_configs(args.data)
         return configs, {c.name: list(range(1, args.seeds + 1)) for c in configs}
@@ -343,9 +348,12 @@ def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) ->
     (report_configs), so that studies split over processes by --only keep
     each other's rows; the AER baselines read the test pairs' reference links
     (--links, else the study's own, where its file is still there)."""
+    from nmt.study.index import rewrite_preregistered
     from nmt.study.report import write_report
     from nmt.study.tables import collect
 
+    if args.plan is not None:
+        return rewrite_preregistered(args.out, args.plan, settings)
     if is_lr_sweep_folder(args.out):
         from nmt.study.index import write_index
         from nmt.study.lr_sweep_report import write_lr_sweep_report

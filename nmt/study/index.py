@@ -155,13 +155,29 @@ def confirmation_item(root: Path) -> str:
             "is read at the grid's budget on test_2016_flickr only.")
 
 
+def preregistered_item(root: Path) -> list[str]:
+    """The index's first reading: the pre-registered confirmation, where its plan is."""
+    from nmt.study.preregistration import PREREGISTERED_FOLDER, load_plan
+    from nmt.study.preregistered_report import summary
+
+    folder = root / PREREGISTERED_FOLDER
+    if not (folder / "plan.json").is_file():
+        return []
+    plan = load_plan(folder)
+    return [f"**The pre-registered confirmation** ([plan and page](preregistered/README.md); plan committed "
+            f"before its runs, {len(plan.seeds)} fresh seeds a row, decided on {plan.primary} only): "
+            f"{summary(folder, plan)}. Until its runs are finished, no score finding below is confirmed: "
+            "each is a reading of the grid or of the first confirmation, with the limits their pages state.", ""]
+
+
 def write_index(root: Path) -> None:
     root = Path(root)
     out = ["# The attention study", "",
            "Which attention mechanism translates best, and which aligns best? `python -m nmt.study` trains "
            "every mechanism nmt offers (8 scores, 4 scopes, the LSTMN encoder, 6 bridges, 6 positional "
            "encodings, one family at a time on a fixed base), several seeds each, and writes these pages "
-           "from the run records. This page is rewritten by the command.", ""]
+           "from the run records. This page is rewritten by the command.", "",
+           *preregistered_item(root)]
     parts = {data: part_table(root / data, data) for data in PARTS}
     for data, title in PARTS.items():
         table, _, settings = parts[data]
@@ -191,3 +207,11 @@ def write_index(root: Path) -> None:
             f"monotonicity, not alignment. It is kept for the record in [{SUPERSEDED}/]({SUPERSEDED}/README.md) "
             "and is not part of any table above.", ""]
     (root / "README.md").write_text("\n".join(out), encoding="utf-8")
+
+
+def rewrite_preregistered(out: Path, plan, settings: dict) -> None:
+    """The pre-registered confirmation's page and this index, rewritten from the records."""
+    from nmt.study.preregistered_report import write_preregistered_report
+
+    write_preregistered_report(out, plan, settings)
+    write_index(Path(out).parent)

@@ -9,6 +9,7 @@ from nmt.cli_checks import ArgumentParser, finite_float
 from nmt.errors import NmtError
 from nmt.study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
                                LR_SWEEP, LR_SWEEP_FOLDER, PROFILES)
+from nmt.study.preregistration import PREREGISTERED_FOLDER
 from nmt.study.provenance import REPRODUCE
 
 OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
@@ -21,11 +22,13 @@ OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "o
 def parse_args(argv, description: str = "") -> argparse.Namespace:
     parser = build_parser(description)
     args = parser.parse_args(argv)
+    args.plan = None          # --preregistered: its Plan (nmt.study.preregistration)
     apply_overrides(args, parser)
     apply_defaults(args, parser)
     own = {CONVERGENCE_FOLDER: ("--convergence", args.convergence, "the convergence check"),
            CONFIRMATION_FOLDER: ("--confirm", args.confirm, "the confirmation runs"),
-           LR_SWEEP_FOLDER: ("--lr-sweep", args.lr_sweep, "the learning-rate sweep")}
+           LR_SWEEP_FOLDER: ("--lr-sweep", args.lr_sweep, "the learning-rate sweep"),
+           PREREGISTERED_FOLDER: ("--preregistered", args.preregistered, "the pre-registered confirmation")}
     part = next((folder for folder, (_, chosen, _) in own.items() if chosen), args.data)
     args.runs_dir = args.runs_dir or Path("runs/attention_study") / part
     args.out = args.out or Path("benchmarks/attention_study") / part
@@ -36,6 +39,8 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
         parser.error(f"--out {args.out}: a folder named {Path(args.out).name} holds {what}; add {flag}, or "
                      "name another folder")
     args.reproduce = parse_reproduce(args.reproduce, parser)
+    if args.preregistered:
+        apply_preregistered(args, parser)
     if args.reproduce and args.lr_sweep:
         parser.error("--reproduce reruns runs of the grid; --lr-sweep trains its own rows: give one of the two")
     # where the records of the runs trained now go: the part's, or its reproduce/ folder
@@ -128,6 +133,10 @@ def add_check_options(parser: ArgumentParser) -> None:
                         help="the learning-rate sweep (nmt.study.configs.LR_SWEEP): luong_general, luong_dot and "
                         "bahdanau at Adam rates 0.001, 0.002 and 0.004, the grid's update budget, 1 seed, each "
                         "rate chosen by validation BLEU, into OUT/../learning_rate")
+    parser.add_argument("--preregistered", action="store_true",
+                        help="the pre-registered confirmation: the rows, seeds, training rule and comparisons of "
+                        "OUT/../preregistered/plan.json, which must be committed before its runs; each run "
+                        "scored on test_2016 and test_2017")
     parser.add_argument("--confirm-links", help="reference word links of the confirmation set (test_2017_flickr), "
                         "one line per sentence (nmt.study.eflomal_links --split test_2017_flickr)")
 
@@ -161,9 +170,11 @@ def apply_defaults(args, parser) -> None:
         parser.error(f"--data {args.data!r} unknown; choose one of {sorted(PROFILES)}")
     defaults = BUDGETS[args.data]
     chosen = [flag for flag, on in (("--convergence", args.convergence), ("--confirm", args.confirm),
-                                    ("--lr-sweep", args.lr_sweep)) if on]
+                                    ("--lr-sweep", args.lr_sweep), ("--preregistered", args.preregistered)) if on]
     if len(chosen) > 1:
         parser.error(f"give one of {', '.join(chosen)}, not several: each is its own set of runs")
+    if args.preregistered:
+        refuse_beside_plan(args, parser)
     if args.convergence:
         apply_convergence(args, parser, defaults)
     if args.confirm:
@@ -226,6 +237,30 @@ def apply_lr_sweep(args, parser) -> None:
         parser.error("--lr-sweep sets the Multi30k rows and the grid's budget itself: give it without --data toy, "
                      "--budget-*, --transformer-budget-steps and --only")
     args.seeds = LR_SWEEP.seeds if args.seeds is None else args.seeds
+
+
+def refuse_beside_plan(args, parser) -> None:
+    """--preregistered with an option its plan fixes: one line, before any default is filled."""
+    if args.data != "multi30k" or args.only or args.only_seeds or args.spread or args.reproduce or any(
+            getattr(args, name) is not None for name in ("budget_minutes", "budget_steps", "seeds", "patience",
+                                                          "val_every", "val_sentences", "transformer_budget_steps")):
+        parser.error("--preregistered takes its rows, seeds and training rule from its plan: give it without "
+                     "--data toy, --budget-*, --seeds, --patience, --val-*, --only, --only-seeds, --spread "
+                     "and --reproduce")
+
+
+def apply_preregistered(args, parser) -> None:
+    """--preregistered: the plan's rows, seeds, cap, stopping rule and validation set
+    (after the folder is known: the plan lives in it)."""
+    from nmt.study.preregistration import load_plan
+
+    plan = load_plan(args.out)
+    args.plan = plan
+    args.budget_steps = args.transformer_budget_steps = plan.cap_steps
+    args.budget_minutes = None
+    args.only = ",".join(plan.rows)
+    args.patience, args.val_every, args.val_sentences = plan.patience, plan.val_every, plan.val_sentences
+    args.seeds = len(plan.seeds)
 
 
 def apply_confirmation(args, parser) -> None:

@@ -19,7 +19,7 @@ NAMES = ["bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_locati
 OWN_KEYS = {"bahdanau": {"hidden_dim": 256}, "luong_concat": {"hidden_dim": 256},
             "coverage": {"hidden_dim": 256, "coverage_loss_weight": 0.1},
             "luong_location": {"max_len": 256}, "multihead": {"heads": 4},
-            "cosine": {"sharpness": 10.0, "learn_sharpness": True}}
+            "cosine": {"sharpness": 10.0, "learn_sharpness": True}, "luong_general": {"scaled": False}}
 
 
 def test_every_option_has_a_yaml():

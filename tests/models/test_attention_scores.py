@@ -78,6 +78,23 @@ def test_general_by_hand_with_different_sizes():
     assert m.output_size == 3
 
 
+def test_scaled_general_by_hand():
+    # model.attention.scaled=true: score = h_t . (W_a h_s) / sqrt(d), d = query_dim = 4
+    m = GeneralAttention(query_dim=4, key_dim=2, scaled=True)
+    with torch.no_grad():
+        m.w_a.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]))  # (Dq, Dk)
+    q = torch.tensor([[[1.0, 1.0, 1.0, 0.0]]])
+    k = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+    # W h_1 = [1, 0, 1, 0], W h_2 = [0, 1, 0, 1]; s . W h = [2, 1]; / sqrt(4) -> [1, 0.5]
+    assert close(m.score(q, m.prepare(k)), [[[1.0, 0.5]]])
+    out = run(m, q, k)
+    # softmax([1, 0.5]) = [e^0.5 / (e^0.5 + 1), 1 / (e^0.5 + 1)] = [0.622459, 0.377541]
+    assert close(out.weights, [[[0.622459, 0.377541]]])
+    unscaled = GeneralAttention(query_dim=4, key_dim=2)
+    unscaled.load_state_dict(m.state_dict())          # the same W_a: the unscaled score is twice as large
+    assert close(unscaled.score(q, unscaled.prepare(k)), [[[2.0, 1.0]]])
+
+
 def test_bahdanau_by_hand():
     m = AdditiveAttention(2, 2, hidden_dim=2)
     with torch.no_grad():
