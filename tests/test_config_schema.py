@@ -79,6 +79,17 @@ def test_every_leaf_of_every_option_has_a_rule(tree):
     assert not missing, f"add a rule to nmt/config_schema/table.py RULES for: {missing}"
 
 
+def test_every_key_has_a_meaning(tree):
+    # the one-line meaning beside the allowed values (table.py) is what --help and the
+    # configuration reference show; "the max_len setting" or a bare name says nothing
+    empty = sorted(key for key in tree if len(RULES[key].meaning.split()) < 4)
+    assert not empty, f"give these keys a meaning in nmt/config_schema/table.py RULES: {empty}"
+    for key, rule in RULES.items():
+        name = key.rsplit(".", 1)[-1]
+        assert rule.meaning.strip() == rule.meaning and "{" not in rule.meaning, key
+        assert rule.meaning.lower().strip(" .") not in (name, f"the {name}", f"the {name} setting"), key
+
+
 def test_no_rule_without_a_key(tree):
     # a rule for a key no YAML has is a leftover (or a typo that checks nothing)
     stale = sorted(key for key in RULES if key not in tree)

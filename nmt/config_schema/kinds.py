@@ -2,7 +2,7 @@
 with a value in one line, e.g. Float(low=0) -> "must be >= 0"."""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 def show(value) -> str:
     """A value as the user typed it on the command line."""
@@ -25,6 +25,11 @@ def _bound(x) -> str:
 class Rule:
     null: bool = False      # null is allowed (it means "none" or "off")
     hint: str = ""          # said after the problem, in parentheses
+    meaning: str = ""       # what the key does, in one line (the reference and --help show it)
+
+    def means(self, meaning: str) -> "Rule":
+        """This rule with the key's one-line meaning, e.g. POSITIVE.means("optimiser updates")."""
+        return replace(self, meaning=meaning)
 
     def problem(self, value) -> str | None:
         """None when `value` is allowed, else what is wrong, e.g. "must be >= 0"."""
