@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 from nmt.cli import runnable
 from nmt.cli_checks import write_stdout
 from nmt.config_files import CONFIGS, group_options
+from nmt.config_schema.table import RULES
 from nmt.errors import NmtError
 
 LIST_KEYS = "python -m nmt.train --cfg job lists every key"
@@ -166,15 +167,20 @@ EXAMPLES = (   # from the README and the docs
 )
 
 
-def _header(path: Path) -> str:
-    """The comment lines a YAML file starts with, joined (`# @package` left out)."""
+def yaml_header_lines(path: Path) -> list[str]:
+    """The comment lines a YAML file starts with (`# @package` left out), unprefixed."""
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.startswith("#"):
             break
         if not line.startswith("# @package"):
             lines.append(line.lstrip("#").strip())
-    return " ".join(lines)
+    return lines
+
+
+def yaml_header(path: Path) -> str:
+    """The comment lines a YAML file starts with, joined: what the option is."""
+    return " ".join(yaml_header_lines(path))
 
 
 def yaml_keys(path: Path, prefix: str = "") -> list[tuple[str, str, str]]:
@@ -205,7 +211,7 @@ def yaml_keys(path: Path, prefix: str = "") -> list[tuple[str, str, str]]:
     return rows
 
 
-def _defaults() -> dict[str, str]:
+def default_options() -> dict[str, str]:
     """group -> its default option, from config.yaml's defaults list."""
     chosen = {}
     for line in (CONFIGS / "config.yaml").read_text(encoding="utf-8").splitlines():
@@ -216,13 +222,21 @@ def _defaults() -> dict[str, str]:
     return chosen
 
 
+def _key_lines(setting: str, meaning: str, width: int) -> list[str]:
+    """`    key=value    meaning`, the meaning wrapped in its column."""
+    lines = textwrap.wrap(meaning, width - 41, break_on_hyphens=False, break_long_words=False) or [""]
+    first = f"    {setting:<36} {lines[0]}" if len(setting) <= 36 else f"    {setting}\n{'':<41}{lines[0]}"
+    return [first.rstrip()] + [f"{'':<41}{line}" for line in lines[1:]]
+
+
 def help_page(width: int = 100) -> str:
     """nmt's own --help: what the command does, presets, examples, the groups
-    and their options, every key with its default and its YAML comment."""
+    and their options, every key of the default options with its default (the
+    YAML) and its meaning (RULES)."""
     groups = sorted(str(p.parent.relative_to(CONFIGS)) for p in CONFIGS.rglob("*.yaml")
                     if p.parent != CONFIGS and not str(p.parent.relative_to(CONFIGS)).startswith("hydra"))
     groups = sorted(set(groups) - {"experiment"})
-    chosen = _defaults()
+    chosen = default_options()
     out = ["usage: python -m nmt.train [group=option ...] [key=value ...]   (also: nmt-train)",
            "",
            "Train a translation model. Choose parts with group=option, set any key with key=value;",
@@ -231,14 +245,14 @@ def help_page(width: int = 100) -> str:
            "",
            "presets (experiment=NAME):"]
     for name in group_options("experiment"):
-        about = _header(CONFIGS / "experiment" / f"{name}.yaml")
+        about = yaml_header(CONFIGS / "experiment" / f"{name}.yaml")
         out += textwrap.wrap(about, width, initial_indent=f"  {name:<20} ", subsequent_indent=" " * 23)
     out += ["", "examples:"] + [f"  {line}" for line in EXAMPLES]
     out += ["", "groups (group=option; * marks the default):"]
     for group in groups:
         options = [("*" if chosen.get(group) == o else "") + o for o in group_options(group)]
         out.append(f"  {group:<20} {', '.join(options)}")
-    out += ["", "keys (key=value; the default, then what the config file says of it):"]
+    out += ["", "keys (key=value; the default, then what the key does: nmt/config_schema/table.py):"]
     files = [(CONFIGS / "config.yaml", ""), (CONFIGS / "trainer" / f"{chosen.get('trainer', 'default')}.yaml",
                                              "trainer.")]
     files += [(CONFIGS / group / f"{chosen[group]}.yaml", group.replace("/", ".") + ".")
@@ -249,10 +263,8 @@ def help_page(width: int = 100) -> str:
         rows = yaml_keys(path, prefix)
         if not rows:
             out.append("    (no keys)")
-        for key, value, comment in rows:
-            setting = f"{key}={value}"
-            out.append(f"    {setting:<36} {comment}".rstrip() if len(setting) <= 36 else
-                       f"    {setting}\n    {'':<36} {comment}".rstrip())
+        for key, value, _ in rows:
+            out += _key_lines(f"{key}={value}", RULES[key].meaning, width)
     out += ["", "more:",
             "  python -m nmt.train --cfg job [overrides]   the composed config, every key and value",
             "  python -m nmt.train --multirun a=1,2 ...   a sweep; then python -m nmt.compare multirun/DATE/TIME",

@@ -1,67 +1,64 @@
-"""The generated pages of the docs site's Reference, built from the code so they cannot drift:
+"""The docs' Reference pages, generated from the code and committed as Markdown that
+GitHub and the docs site render alike, so they cannot drift from it:
 
-    config_reference()    every config group, option and key: default (from nmt/configs),
-                          allowed values (nmt/config_schema/table.py) and meaning (the YAML comment)
-    commands_reference()  every command's options, read from its argparse parser, and
-                          `python -m nmt.train --help` (nmt/train_cli.py's help page)
+    docs/reference/configuration.md  every config group, option and key: its default
+                                     (nmt/configs), allowed values and meaning
+                                     (nmt/config_schema/table.py)
+    docs/reference/commands.md       every command's options, read from its argparse
+                                     parser (scripts/docs_commands.py)
+    docs/reference/python-api.md     the public API's signatures and docstrings
+                                     (scripts/docs_api.py)
 
-scripts/mkdocs_hooks.py puts them into docs/reference/*.md at build time (`mkdocs build`);
-`python -m scripts.docs_reference config|commands` prints one.
+    python -m scripts.docs_reference          writes the three pages
+    python -m scripts.docs_reference --check  exit status 1 naming each page that is stale
+
+tests/test_docs_reference.py runs the check, so a key, an option or a docstring changed
+without the pages fails the suite.
 """
 
 import argparse
-import importlib
 import sys
-from unittest import mock
+from pathlib import Path
 
-from nmt.cli_checks import ArgumentParser
+from hydra import compose, initialize_config_dir
+
 from nmt.config_files import CONFIGS, group_options
+from nmt.config_schema.kinds import Choice, show
 from nmt.config_schema.table import RULES
-from nmt.train_cli import _defaults, _header, help_page, yaml_keys
+from nmt.config_schema.values import as_plain, leaves
+from nmt.train_cli import default_options, yaml_header_lines, yaml_keys
+from scripts.docs_api import api_reference
+from scripts.docs_commands import commands_reference
+from scripts.docs_markdown import cell, code, generated_note, prose
 
-# module -> the function that builds its parser and parses argv (called with ["--help"])
-COMMANDS = {
-    "nmt.translate": "parse_args",
-    "nmt.average": "main",
-    "nmt.explore": "parse_args",
-    "nmt.compare": "main",
-    "nmt.export": "parse_args",
-    "nmt.study.__main__": "parse_args",
-    "nmt.study.eflomal_links": "main",
-    "nmt.data.alignments": "main",
-}
-CONSOLE = {
-    "nmt.translate": "nmt-translate",
-    "nmt.average": "nmt-average",
-    "nmt.explore": "nmt-explore",
-    "nmt.compare": "nmt-compare",
-    "nmt.export": "nmt-export",
-    "nmt.study": "nmt-study",
-}
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "docs" / "reference"
 
+CONFIG_INTRO = """\
+`python -m nmt.train` is configured with Hydra: `group=option` chooses a part
+(`model/attention=bahdanau`), `key=value` sets a key (`trainer.max_steps=500`),
+`--cfg job` prints the composed config of a command line. A key belongs to the
+options that set it: `model.attention.window` exists with every `model/attention`
+option, `model.positional.base` only with `model/positional=rotary` and `sinusoidal`;
+each group's table lists a key once, with the options it comes with.
 
-def command_name(module: str) -> str:
-    """How a user types the command: nmt.study.__main__ is `python -m nmt.study`."""
-    return module.removesuffix(".__main__")
-
-
-def _code(text) -> str:
-    """Text safe inside a code span of a Markdown table cell."""
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
-
-
-def _cell(text) -> str:
-    """Prose safe inside a Markdown table cell: no pipe, no [link] syntax."""
-    return _code(text).replace("[", "\\[")
+Values are checked before any data is read; a value outside its range is one
+line, `nmt: error: trainer.grad_clip=-1: must be >= 0 (0 turns clipping off)`.
+Paths with spaces or non-ASCII characters are quoted as in
+[Troubleshooting](../troubleshooting.md#a-path-with-spaces-or-non-ascii-characters).
+"""
 
 
 def allowed(key: str) -> str:
-    """What RULES lets `key` hold, e.g. "a number >= 0 (0 turns clipping off)"; "" without a rule."""
-    rule = RULES.get(key)
-    if rule is None:
-        return ""
-    text = rule.expected() + (", or null" if rule.null else "")
-    return text + (f" ({rule.hint})" if rule.hint else "")
+    """What RULES lets `key` hold, as Markdown, e.g. "a number >= 0 (0 turns clipping off)"."""
+    rule = RULES[key]
+    if isinstance(rule, Choice):
+        words = [code(o) for o in rule.options] + [code(p + "N") for p in rule.prefixes]
+        text = "one of " + ", ".join(words)
+    else:
+        text = prose(rule.expected())
+    text += ", or null" if rule.null else ""
+    return text + (f" ({cell(rule.hint)})" if rule.hint else "")
 
 
 def config_groups() -> list[str]:
@@ -70,146 +67,137 @@ def config_groups() -> list[str]:
     return sorted(f for f in folders if not f.startswith("hydra"))
 
 
-def _key_table(rows: list[tuple[str, str, str]]) -> list[str]:
-    lines = ["| key | default | allowed | meaning |", "| --- | --- | --- | --- |"]
-    for key, value, comment in rows:
-        lines.append(f"| `{key}` | `{_code(value)}` | {_cell(allowed(key))} | {_cell(comment)} |")
+def option_keys(group: str) -> dict[str, dict[str, object]]:
+    """option -> {dotted key: default} of the group's node, each option composed
+    (its own keys and those it inherits, interpolations resolved)."""
+    found = {}
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
+        for option in group_options(group):
+            node = as_plain(compose("config", overrides=[f"{group}={option}"]))
+            for part in group.split("/"):
+                node = node[part]
+            found[option] = dict(leaves(node, group.replace("/", ".") + "."))
+    return found
+
+
+def _defaults_cell(values: dict[str, object]) -> str:
+    """`5` when every option has the same default, else `256` (bahdanau, coverage), `128` (...)."""
+    by_value: dict[str, list[str]] = {}
+    for option, value in values.items():
+        by_value.setdefault(show(value), []).append(option)
+    if len(by_value) == 1:
+        return code(next(iter(by_value)))
+    return ", ".join(f"{code(value)} ({', '.join(options)})" for value, options in by_value.items())
+
+
+def _key_rows(per_option: dict[str, dict[str, object]]) -> list[str]:
+    options = list(per_option)
+    keys = list(dict.fromkeys(key for found in per_option.values() for key in found))
+    several = len(options) > 1
+    head = ["key"] + (["options"] if several else []) + ["default", "allowed", "meaning"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for key in keys:
+        values = {o: found[key] for o, found in per_option.items() if key in found}
+        where = ["all" if len(values) == len(options) else ", ".join(values)] if several else []
+        row = [code(key)] + where + [_defaults_cell(values), allowed(key), cell(RULES[key].meaning)]
+        lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
-def _group_section(group: str, chosen: dict[str, str]) -> list[str]:
-    prefix = group.replace("/", ".") + "."
-    default = chosen.get(group)
-    out = [
-        f"## {group}",
-        "",
-        f"Choose with `{group}=OPTION`; the default is `{default}`."
-        if default
-        else f"Choose with `{group}=OPTION` (none by default).",
-        "",
+def _options_table(group: str) -> list[str]:
+    """The options of a group and what each is (its file's first comment lines); a line
+    that most options' files start with is said once, above the table."""
+    headers = {o: yaml_header_lines(CONFIGS / group / f"{o}.yaml") for o in group_options(group)}
+    shared = [
+        line
+        for line in dict.fromkeys(sum(headers.values(), []))
+        if len(headers) > 2 and sum(line in h for h in headers.values()) > len(headers) / 2
     ]
-    for option in group_options(group):
-        path = CONFIGS / group / f"{option}.yaml"
-        out += [f"### {group}={option}", ""]
-        about = _header(path)
-        if about:
-            out += [about, ""]
-        if group == "experiment":  # a preset sets keys of several groups: its file says it best
-            out += [
-                f"`nmt/configs/{group}/{option}.yaml`:",
-                "",
-                "```yaml",
-                path.read_text(encoding="utf-8").strip(),
-                "```",
-                "",
-            ]
-            continue
-        rows = yaml_keys(path, prefix)
-        out += (_key_table(rows) if rows else ["(no keys of its own)"]) + [""]
+    out = []
+    for line in shared:
+        without = [code(o) for o, h in headers.items() if line not in h]
+        out += [(f"Every option but {', '.join(without)}: " if without else "Every option: ") + cell(line), ""]
+    out += ["| option | what it is |", "| --- | --- |"]
+    for option, lines in headers.items():
+        out.append(f"| {code(option)} | {cell(' '.join(line for line in lines if line not in shared))} |")
+    return out + [""]
+
+
+def _experiment_section() -> list[str]:
+    """A preset sets keys of several groups: its file says it best."""
+    out = []
+    for option in group_options("experiment"):
+        path = CONFIGS / "experiment" / f"{option}.yaml"
+        out += [f"### experiment={option}", "", f"`nmt/configs/experiment/{option}.yaml`:", "", "```yaml"]
+        out += [path.read_text(encoding="utf-8").strip(), "```", ""]
     return out
 
 
+def _group_section(group: str, chosen: dict[str, str]) -> list[str]:
+    default = chosen.get(group)
+    out = [f"## {group}", ""]
+    out.append(
+        f"Choose with `{group}=OPTION`; the default is `{default}`."
+        if default
+        else f"Choose with `{group}=OPTION` (none by default)."
+    )
+    out += [""] + _options_table(group)
+    if group == "experiment":
+        return out + _experiment_section()
+    per_option = option_keys(group)
+    if not any(per_option.values()):
+        return out + ["(no keys)", ""]
+    return out + _key_rows(per_option) + [""]
+
+
 def config_reference() -> str:
-    """Markdown: the top-level keys, then each group with each option and its keys."""
-    chosen = _defaults()
+    """Markdown: the top-level keys, then each group with its options and its keys."""
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
+        plain = dict(leaves({k: v for k, v in as_plain(compose("config")).items() if k != "hydra"}))
+    top = {key: plain[key] for key, _, _ in yaml_keys(CONFIGS / "config.yaml")}
+    sources = "`nmt/configs/` (defaults) and `nmt/config_schema/table.py` (allowed values, meanings)"
     out = [
-        "Every group, option and key of `python -m nmt.train`, read from `nmt/configs/` (defaults and",
-        "comments) and `nmt/config_schema/table.py` (allowed values) when the site is built.",
+        "# Configuration reference",
         "",
+        generated_note(sources),
+        "",
+        CONFIG_INTRO,
         "## Top level",
         "",
         "Keys of `nmt/configs/config.yaml`:",
         "",
     ]
-    out += _key_table(yaml_keys(CONFIGS / "config.yaml")) + [""]
+    out += _key_rows({"config": top}) + [""]
+    chosen = default_options()
     for group in config_groups():
         out += _group_section(group, chosen)
-    return "\n".join(out) + "\n"
+    return "\n".join(out).rstrip() + "\n"
 
 
-class _Captured(Exception):
-    def __init__(self, parser):
-        super().__init__("parser captured")
-        self.parser = parser
+PAGES = {"configuration.md": config_reference, "commands.md": commands_reference, "python-api.md": api_reference}
 
 
-def command_parser(module: str) -> argparse.ArgumentParser:
-    """The argparse parser `module` builds, caught when it parses, before it runs anything."""
-
-    def capture(parser, *args, **kwargs):
-        raise _Captured(parser)
-
-    entry = getattr(importlib.import_module(module), COMMANDS[module])
-    with mock.patch.object(ArgumentParser, "parse_known_args", capture):
-        try:
-            entry(["--help"])
-        except _Captured as captured:
-            return captured.parser
-    raise RuntimeError(f"{module}.{COMMANDS[module]} parsed no arguments")
-
-
-def _default(action) -> str:
-    if action.required or action.default in (None, argparse.SUPPRESS) or action.nargs == 0:
-        return ""
-    return f"`{_code(action.default)}`"
-
-
-def option_rows(parser: argparse.ArgumentParser) -> list[str]:
-    lines = ["| option | default | meaning |", "| --- | --- | --- |"]
-    for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
-        names = ", ".join(action.option_strings) or action.dest
-        if action.option_strings and action.nargs != 0:
-            names += f" {action.metavar or action.dest.upper()}"
-        meaning = (action.help or "").replace("%(default)s", str(action.default))
-        if action.choices:
-            meaning += f" (one of {', '.join(map(str, action.choices))})"
-        if action.required and action.option_strings:
-            meaning += " (required)"
-        lines.append(f"| `{_code(names)}` | {_default(action)} | {_cell(meaning)} |")
-    return lines
-
-
-def commands_reference() -> str:
-    """Markdown: nmt.train's help page, then each other command's usage and options."""
-    out = [
-        "Every command's options, read from the commands' own parsers when the site is built.",
-        "",
-        "## nmt.train",
-        "",
-        "`python -m nmt.train` (also `nmt-train`) takes Hydra overrides: `group=option` and",
-        "`key=value` ([configuration reference](configuration.md)), and Hydra's flags (`--multirun`, `--cfg job`,",
-        "`--info`, `--hydra-help`). Its `--help`:",
-        "",
-        "```text",
-        help_page().rstrip(),
-        "```",
-        "",
+def stale_pages(folder: Path = REFERENCE) -> list[str]:
+    """The pages in `folder` whose text is not what the code generates now."""
+    return [
+        name
+        for name, make in PAGES.items()
+        if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != make()
     ]
-    for module in COMMANDS:
-        parser = command_parser(module)
-        name = command_name(module)
-        console = f" (also `{CONSOLE[name]}`)" if name in CONSOLE else ""
-        out += [
-            f"## {name}",
-            "",
-            f"`python -m {name}`{console}: {_cell(parser.description or '')}",
-            "",
-            "```text",
-            parser.format_usage().strip(),
-            "```",
-            "",
-        ]
-        out += option_rows(parser) + [""]
-    return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="print a generated reference page as Markdown")
-    parser.add_argument("page", choices=["config", "commands"])
+    parser = argparse.ArgumentParser(description="write (or --check) the generated pages of docs/reference/")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale page")
     args = parser.parse_args(argv)
-    sys.stdout.write(config_reference() if args.page == "config" else commands_reference())
+    if args.check:
+        stale = stale_pages()
+        for name in stale:
+            print(f"docs/reference/{name} is stale: run python -m scripts.docs_reference", file=sys.stderr)
+        return 1 if stale else 0
+    for name, make in PAGES.items():
+        (REFERENCE / name).write_text(make(), encoding="utf-8")
+        print(f"wrote docs/reference/{name}")
     return 0
 
 

@@ -1,13 +1,14 @@
 """--help of every command: nmt.train's is nmt's own page (presets, examples,
-groups and options, every key with its YAML comment), not Hydra's stock text;
-every other command shows its defaults and has a help text for every option
-and argument."""
+groups and options, every key with its meaning from nmt/config_schema/table.py),
+not Hydra's stock text; every other command shows its defaults and has a help
+text for every option and argument."""
 
 import importlib
 
 import pytest
 
 import nmt.cli_checks
+from nmt.config_schema.table import RULES
 from tests.helpers import run_cli
 
 
@@ -20,10 +21,12 @@ def test_train_help_is_nmts_page():
     assert "  quickstart           A tiny GRU model with attention on the built-in toy task" in page
     assert "  python -m nmt.train experiment=quickstart\n" in page                    # an example
     assert "  model/attention      bahdanau, cosine, coverage, luong_concat, luong_dot, *luong_general," in page
-    # keys with their defaults and the comments of the YAML files
-    assert "    trainer.max_steps=20000              optimiser updates\n" in page
-    assert "    model.encoder.hidden_size=256        state size; bidirectional: hidden_size // 2" in page
-    assert "    data.src_lang=de                     de | en | fr | cs\n" in page
+    # keys with their defaults (the YAML) and their meanings (nmt/config_schema/table.py)
+    assert "    trainer.max_steps=20000              the most optimiser updates a run makes (the first of\n" in page
+    assert "    data.src_lang=de                     the language translated from\n" in page
+    unwrapped = " ".join(page.split())
+    for key in ("model.encoder.hidden_size", "trainer.grad_clip", "model.attention.scaled"):
+        assert " ".join(RULES[key].meaning.split()) in unwrapped, key
 
 
 class _Parsed(Exception):
