@@ -14,6 +14,8 @@ KEY_IN_PROSE = re.compile(
 def code(text) -> str:
     """`text` as a code span that a Markdown table cell keeps whole."""
     text = str(text).replace("\n", " ").strip().replace("|", "\\|")
+    if not text:
+        return '`""`'  # an empty string, as Python and the shell write it
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
