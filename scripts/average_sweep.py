@@ -71,8 +71,9 @@ def main(argv=None) -> dict:
         for kind, sizes in (("last", args.last), ("best", args.best)):
             for n in sizes:
                 try:
-                    paths = run_checkpoints(args.run, n if kind == "best" else None,
-                                            n if kind == "last" else None, None)
+                    paths = run_checkpoints(
+                        args.run, n if kind == "best" else None, n if kind == "last" else None, None
+                    )
                 except NmtError as error:
                     sys.exit(f"average_sweep: {error}")
                 path = Path(scratch) / f"{kind}{n}.pt"
@@ -80,8 +81,9 @@ def main(argv=None) -> dict:
                 bleu, signature = score_checkpoint(path, valid)
                 choice = {"kind": kind, "n": n, "steps": [step_of(p) for p in paths], "valid_bleu": bleu}
                 choices.append(choice)
-                print(f"{kind} {n} (steps {', '.join(map(str, choice['steps']))}): validation BLEU {bleu:.2f}",
-                      flush=True)
+                print(
+                    f"{kind} {n} (steps {', '.join(map(str, choice['steps']))}): validation BLEU {bleu:.2f}", flush=True
+                )
         chosen = max(choices, key=lambda c: c["valid_bleu"])
         path = Path(scratch) / f"{chosen['kind']}{chosen['n']}.pt"
         tests = {"chosen": test_scores(path, test, args.beam_size)}
@@ -91,10 +93,19 @@ def main(argv=None) -> dict:
     tests["chosen"]["steps"] = chosen["steps"]
     for name, scores in tests.items():
         print(f"{name}: test BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f} (beam {args.beam_size})", flush=True)
-    record = {"command": command, "date": datetime.now().isoformat(timespec="seconds"), "commit": git_commit(),
-              "run": str(args.run), "valid_sentences": len(valid), "valid_signature": signature,
-              "test_sentences": len(test), "beam_size": args.beam_size, "choices": choices,
-              "chosen": {"kind": chosen["kind"], "n": chosen["n"]}, "test": tests}
+    record = {
+        "command": command,
+        "date": datetime.now().isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "run": str(args.run),
+        "valid_sentences": len(valid),
+        "valid_signature": signature,
+        "test_sentences": len(test),
+        "beam_size": args.beam_size,
+        "choices": choices,
+        "chosen": {"kind": chosen["kind"], "n": chosen["n"]},
+        "test": tests,
+    }
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"written {args.out}", flush=True)
     return record
@@ -105,5 +116,5 @@ if __name__ == "__main__":
 
     try:
         main()
-    except (NmtError, OSError) as error:     # a broken checkpoint, an unknown --core: one line
+    except (NmtError, OSError) as error:  # a broken checkpoint, an unknown --core: one line
         sys.exit(f"average_sweep: {error}")

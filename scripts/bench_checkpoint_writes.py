@@ -76,7 +76,7 @@ def main(argv=None) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     three, linked = [], []
     try:
-        write_linked(state, folder)                   # untimed: the folder's first files
+        write_linked(state, folder)  # untimed: the folder's first files
         for _ in range(args.rounds):
             three.append(write_three(state, folder))
             linked.append(write_linked(state, folder))
@@ -84,14 +84,23 @@ def main(argv=None) -> dict:
     finally:
         shutil.rmtree(folder)
     command = "python -m scripts.bench_checkpoint_writes " + shlex.join(sys.argv[1:] if argv is None else argv)
-    result = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "commit": git_commit(), "cpu": cpu_fingerprint(), "checkpoint_bytes": size,
-              "three_files_s": three, "linked_s": linked, "three_files_median_s": statistics.median(three),
-              "linked_median_s": statistics.median(linked),
-              "ratio": statistics.median(linked) / statistics.median(three)}
-    print(f"{size / 2**20:.1f} MiB checkpoint, {args.rounds} rounds alternated: three files "
-          f"{result['three_files_median_s']:.3f} s, one file and two links {result['linked_median_s']:.3f} s "
-          f"(median); ratio {result['ratio']:.2f}\n{command}")
+    result = {
+        "command": command,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": git_commit(),
+        "cpu": cpu_fingerprint(),
+        "checkpoint_bytes": size,
+        "three_files_s": three,
+        "linked_s": linked,
+        "three_files_median_s": statistics.median(three),
+        "linked_median_s": statistics.median(linked),
+        "ratio": statistics.median(linked) / statistics.median(three),
+    }
+    print(
+        f"{size / 2**20:.1f} MiB checkpoint, {args.rounds} rounds alternated: three files "
+        f"{result['three_files_median_s']:.3f} s, one file and two links {result['linked_median_s']:.3f} s "
+        f"(median); ratio {result['ratio']:.2f}\n{command}"
+    )
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result

@@ -58,7 +58,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--engines", default="nmt,ct2_float32,ct2_int8")
     parser.add_argument("--out", default=None, help="JSON file (default benchmarks/bench_ctranslate2_<N>t.json)")
     args = parser.parse_args(argv)
-    args.out = ready_file(args.out or ROOT / "benchmarks" / f"bench_ctranslate2_{args.threads}t.json", "bench_ctranslate2")
+    args.out = ready_file(
+        args.out or ROOT / "benchmarks" / f"bench_ctranslate2_{args.threads}t.json", "bench_ctranslate2"
+    )
     return args
 
 
@@ -69,8 +71,12 @@ def machine() -> dict:
         model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("Model name")), "")
     except (OSError, subprocess.CalledProcessError):
         model = platform.processor()
-    return {"cpu": model, "cores_allowed": sorted(os.sched_getaffinity(0)), "cpus": os.cpu_count(),
-            "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "cpu": model,
+        "cores_allowed": sorted(os.sched_getaffinity(0)),
+        "cpus": os.cpu_count(),
+        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def engines(args, folder: Path) -> dict:
@@ -99,55 +105,96 @@ def main(argv=None) -> list[dict]:
     sources = read_lines(folder, f"{args.split}.{args.src_lang}")[: args.limit]
     references = read_lines(folder, f"{args.split}.{args.tgt_lang}")[: args.limit]
     import ctranslate2
+
     before = machine()
-    print(f"{command}\ncommit {git_commit()}, torch {torch.__version__}, ctranslate2 {ctranslate2.__version__}, "
-          f"{args.threads} thread(s), cpu {before['cpu']}, cores {before['cores_allowed']}, "
-          f"load {before['load_average_1_5_15']}")
+    print(
+        f"{command}\ncommit {git_commit()}, torch {torch.__version__}, ctranslate2 {ctranslate2.__version__}, "
+        f"{args.threads} thread(s), cpu {before['cpu']}, cores {before['cores_allowed']}, "
+        f"load {before['load_average_1_5_15']}"
+    )
     rows, raw, reference_tokens = [], {}, []
     with tempfile.TemporaryDirectory() as tmp:
         translators = engines(args, Path(tmp))
-        print(f"{'engine':<12} {'beam':>4} {'batch':>5} {'sents':>5} {'sent/s':>8} {'tok/s':>8} "
-              f"{'seconds':>8} {'BLEU':>6}")
+        print(
+            f"{'engine':<12} {'beam':>4} {'batch':>5} {'sents':>5} {'sent/s':>8} {'tok/s':>8} "
+            f"{'seconds':>8} {'BLEU':>6}"
+        )
         for beam in (int(b) for b in args.beams.split(",")):
             for batch_size in (int(b) for b in args.batch_sizes.split(",")):
                 n = args.batch1_limit if batch_size == 1 else len(sources)
                 for name, translator in translators.items():
-                    translator.translate(sources[:min(batch_size, 8)], beam_size=beam, batch_size=batch_size,
-                                         length_penalty=args.length_penalty)        # warm-up
+                    translator.translate(
+                        sources[: min(batch_size, 8)],
+                        beam_size=beam,
+                        batch_size=batch_size,
+                        length_penalty=args.length_penalty,
+                    )  # warm-up
                     start = time.perf_counter()
-                    outputs = translator.translate(sources[:n], beam_size=beam, batch_size=batch_size,
-                                                   length_penalty=args.length_penalty)
+                    outputs = translator.translate(
+                        sources[:n], beam_size=beam, batch_size=batch_size, length_penalty=args.length_penalty
+                    )
                     seconds = time.perf_counter() - start
                     tokens = sum(len(o.tokens) + 1 for o in outputs)
                     bleu = score_translations([o.text for o in outputs], references[:n])[0]
-                    row = {"engine": name, "beam": beam, "batch_size": batch_size, "sentences": n,
-                           "sentences_per_s": round(n / seconds, 2), "tokens_per_s": round(tokens / seconds, 1),
-                           "seconds": round(seconds, 3), "bleu": round(bleu, 2), "tokens": tokens,
-                           "load_average_1": round(os.getloadavg()[0], 2),
-                           "outputs_sha1": hashlib.sha1("\n".join(o.text for o in outputs).encode()).hexdigest()[:12]}
+                    row = {
+                        "engine": name,
+                        "beam": beam,
+                        "batch_size": batch_size,
+                        "sentences": n,
+                        "sentences_per_s": round(n / seconds, 2),
+                        "tokens_per_s": round(tokens / seconds, 1),
+                        "seconds": round(seconds, 3),
+                        "bleu": round(bleu, 2),
+                        "tokens": tokens,
+                        "load_average_1": round(os.getloadavg()[0], 2),
+                        "outputs_sha1": hashlib.sha1("\n".join(o.text for o in outputs).encode()).hexdigest()[:12],
+                    }
                     if name == "nmt":
                         reference_tokens = [o.tokens for o in outputs]
-                    elif "nmt" in translators:      # sentences translated token for token as nmt does
+                    elif "nmt" in translators:  # sentences translated token for token as nmt does
                         row["same_as_nmt"] = sum(o.tokens == t for o, t in zip(outputs, reference_tokens))
                     rows.append(row)
                     raw[(name, beam, batch_size)] = seconds
-                    print(f"{name:<12} {beam:>4} {batch_size:>5} {n:>5} {row['sentences_per_s']:>8.1f} "
-                          f"{row['tokens_per_s']:>8.0f} {seconds:>8.1f} {bleu:>6.2f}", flush=True)
+                    print(
+                        f"{name:<12} {beam:>4} {batch_size:>5} {n:>5} {row['sentences_per_s']:>8.1f} "
+                        f"{row['tokens_per_s']:>8.0f} {seconds:>8.1f} {bleu:>6.2f}",
+                        flush=True,
+                    )
     ratios = []
     for (name, beam, batch_size), seconds in raw.items():
         if name != "nmt" and ("nmt", beam, batch_size) in raw:
-            ratios.append({"engine": name, "beam": beam, "batch_size": batch_size,
-                           "speedup_over_nmt": round(raw[("nmt", beam, batch_size)] / seconds, 2)})
+            ratios.append(
+                {
+                    "engine": name,
+                    "beam": beam,
+                    "batch_size": batch_size,
+                    "speedup_over_nmt": round(raw[("nmt", beam, batch_size)] / seconds, 2),
+                }
+            )
     print("CTranslate2 / nmt, sentences a second (same sentences, same run):")
     for r in ratios:
         print(f"  {r['engine']:<12} beam {r['beam']} batch {r['batch_size']:>3}: {r['speedup_over_nmt']:.2f}x")
     out = args.out
-    out.write_text(json.dumps({"command": command, "commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-                               "checkpoint": args.checkpoint, "threads": args.threads, "machine": before,
-                               "load_average_after": [round(x, 2) for x in os.getloadavg()],
-                               "torch": torch.__version__, "ctranslate2": ctranslate2.__version__,
-                               "length_penalty": args.length_penalty, "rows": rows, "ratios": ratios},
-                              indent=1) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "command": command,
+                "commit": git_commit(),
+                "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+                "checkpoint": args.checkpoint,
+                "threads": args.threads,
+                "machine": before,
+                "load_average_after": [round(x, 2) for x in os.getloadavg()],
+                "torch": torch.__version__,
+                "ctranslate2": ctranslate2.__version__,
+                "length_penalty": args.length_penalty,
+                "rows": rows,
+                "ratios": ratios,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"(figures in {out})")
     return rows
 

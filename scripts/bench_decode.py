@@ -66,8 +66,10 @@ def main(argv=None) -> list[dict]:
     if devices == ["auto"]:
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     rows = []
-    print(f"{command}\ncommit {git_commit()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"{len(sources)} sentences of {args.split}")
+    print(
+        f"{command}\ncommit {git_commit()}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"{len(sources)} sentences of {args.split}"
+    )
     print(f"{'device':<6} {'beam':>4} {'batch':>5} {'sent/s':>8} {'tok/s':>8} {'seconds':>8} {'BLEU':>6}")
     for device in devices:
         translator = Translator.from_checkpoint(args.checkpoint, device=device)
@@ -83,17 +85,36 @@ def main(argv=None) -> list[dict]:
                 seconds = time.perf_counter() - start
                 tokens = sum(len(o.tokens) + 1 for o in outputs)
                 bleu = score_translations([o.text for o in outputs], references)[0]
-                row = {"device": device, "beam": beam, "batch_size": batch_size,
-                       "sentences_per_s": round(len(sources) / seconds, 2),
-                       "tokens_per_s": round(tokens / seconds, 1), "seconds": round(seconds, 2),
-                       "bleu": round(bleu, 2)}
+                row = {
+                    "device": device,
+                    "beam": beam,
+                    "batch_size": batch_size,
+                    "sentences_per_s": round(len(sources) / seconds, 2),
+                    "tokens_per_s": round(tokens / seconds, 1),
+                    "seconds": round(seconds, 2),
+                    "bleu": round(bleu, 2),
+                }
                 rows.append(row)
-                print(f"{device:<6} {beam:>4} {batch_size:>5} {row['sentences_per_s']:>8.1f} "
-                      f"{row['tokens_per_s']:>8.0f} {seconds:>8.1f} {bleu:>6.2f}", flush=True)
-    Path(args.out).write_text(json.dumps({"command": command, "commit": git_commit(),
-                                          "date": time.strftime("%Y-%m-%d %H:%M"),
-                                          "checkpoint": args.checkpoint, "sentences": len(sources),
-                                          "threads": torch.get_num_threads(), "rows": rows}, indent=1) + "\n")
+                print(
+                    f"{device:<6} {beam:>4} {batch_size:>5} {row['sentences_per_s']:>8.1f} "
+                    f"{row['tokens_per_s']:>8.0f} {seconds:>8.1f} {bleu:>6.2f}",
+                    flush=True,
+                )
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "command": command,
+                "commit": git_commit(),
+                "date": time.strftime("%Y-%m-%d %H:%M"),
+                "checkpoint": args.checkpoint,
+                "sentences": len(sources),
+                "threads": torch.get_num_threads(),
+                "rows": rows,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"(figures in {args.out})")
     return rows
 

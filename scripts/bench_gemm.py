@@ -38,8 +38,12 @@ from scripts.out_path import ready_file
 
 # transformer_small's nn.Linear layers: (in, out) and how many an update runs (3 encoder layers with
 # 4 attention projections, 3 decoder layers with 8; a feed-forward's two in each of the 6; one output)
-SHAPES = {"attention projection": (256, 256, 36), "feed-forward in": (256, 1024, 6),
-          "feed-forward out": (1024, 256, 6), "output layer": (256, 8000, 1)}
+SHAPES = {
+    "attention projection": (256, 256, 36),
+    "feed-forward in": (256, 1024, 6),
+    "feed-forward out": (1024, 256, 6),
+    "output layer": (256, 8000, 1),
+}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -93,26 +97,43 @@ def main(argv=None) -> dict:
     rows, total = [], {"torch": 0.0, "numpy": 0.0}
     for layer, (fan_in, fan_out, count) in SHAPES.items():
         for name, (by_torch, by_numpy, flops) in products(args.rows, fan_in, fan_out).items():
-            by_torch(), by_numpy()                                       # warm
+            by_torch(), by_numpy()  # warm
             rates = {"torch": [], "numpy": []}
             for _ in range(args.repeats):
                 rates["torch"].append(best_rate(by_torch, flops, args.window))
                 rates["numpy"].append(best_rate(by_numpy, flops, args.window))
-            row = {"layer": layer, "product": name, "shape": [args.rows, fan_in, fan_out], "count": count,
-                   "torch_gflops": round(max(rates["torch"]), 1), "numpy_gflops": round(max(rates["numpy"]), 1)}
+            row = {
+                "layer": layer,
+                "product": name,
+                "shape": [args.rows, fan_in, fan_out],
+                "count": count,
+                "torch_gflops": round(max(rates["torch"]), 1),
+                "numpy_gflops": round(max(rates["numpy"]), 1),
+            }
             row["ratio"] = round(row["numpy_gflops"] / row["torch_gflops"], 3)
             rows.append(row)
-            total["torch"] += count * flops / row["torch_gflops"]         # seconds x 1e9
+            total["torch"] += count * flops / row["torch_gflops"]  # seconds x 1e9
             total["numpy"] += count * flops / row["numpy_gflops"]
-            print(f"{layer:<21} {name:<8} torch {row['torch_gflops']:>6.1f}  numpy {row['numpy_gflops']:>6.1f} "
-                  f"GFLOPS  ({row['ratio']:.2f}x)", flush=True)
+            print(
+                f"{layer:<21} {name:<8} torch {row['torch_gflops']:>6.1f}  numpy {row['numpy_gflops']:>6.1f} "
+                f"GFLOPS  ({row['ratio']:.2f}x)",
+                flush=True,
+            )
     overall = round(total["torch"] / total["numpy"], 3)
     print(f"an update's products, torch's time / numpy's: {overall:.2f}x\n{command}")
-    figures = {"command": command, "commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M"),
-               "cpu_vendor": cpuinfo_fields(read_cpuinfo()).get("vendor_id", ""),
-               "torch": torch.__version__, "numpy": np.__version__,
-               "openblas": [lib["version"] for lib in blas.info()], "threads": args.threads,
-               "torch_uses_mkl": torch.backends.mkl.is_available(), "products": rows, "overall_ratio": overall}
+    figures = {
+        "command": command,
+        "commit": git_commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "cpu_vendor": cpuinfo_fields(read_cpuinfo()).get("vendor_id", ""),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "openblas": [lib["version"] for lib in blas.info()],
+        "threads": args.threads,
+        "torch_uses_mkl": torch.backends.mkl.is_available(),
+        "products": rows,
+        "overall_ratio": overall,
+    }
     if out:
         out.write_text(json.dumps(figures, indent=1) + "\n")
         print(f"(figures in {out})")

@@ -31,8 +31,11 @@ from hydra import compose, initialize_config_dir
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = [f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
-        for key, value in (("d_model", 64), ("layers", 3), ("heads", 4), ("ff_size", 128), ("dropout", 0.0))]
+TINY = [
+    f"model.{part}.{key}={value}"
+    for part in ("encoder", "decoder")
+    for key, value in (("d_model", 64), ("layers", 3), ("heads", 4), ("ff_size", 128), ("dropout", 0.0))
+]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -46,10 +49,20 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def config(sentences: int, cache_dir: str):
-    overrides = ["data=toy", "model/encoder=transformer", "model/decoder=transformer",
-                 "model/bridge=zero", "model/positional=sinusoidal", "model/attention=scaled_dot", *TINY,
-                 "optimizer.lr=0.002", "trainer.val_max_sentences=50", "trainer.device=cpu",
-                 f"trainer.heatmap_sentences={sentences}", f"cache_dir={cache_dir}"]
+    overrides = [
+        "data=toy",
+        "model/encoder=transformer",
+        "model/decoder=transformer",
+        "model/bridge=zero",
+        "model/positional=sinusoidal",
+        "model/attention=scaled_dot",
+        *TINY,
+        "optimizer.lr=0.002",
+        "trainer.val_max_sentences=50",
+        "trainer.device=cpu",
+        f"trainer.heatmap_sentences={sentences}",
+        f"cache_dir={cache_dir}",
+    ]
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         return compose(config_name="config", overrides=overrides)
 
@@ -72,7 +85,7 @@ def measure(args, work: Path) -> dict:
     trainer.model.train()
     epoch = 0
     while trainer.progress.step < args.steps:
-        for batch in trainer.data.train.batches(epoch)[:args.steps - trainer.progress.step]:
+        for batch in trainer.data.train.batches(epoch)[: args.steps - trainer.progress.step]:
             trainer.train_update([batch])
             trainer.progress.step += 1
         epoch += 1
@@ -83,14 +96,19 @@ def measure(args, work: Path) -> dict:
         started = time.perf_counter()
         result = validation.score(trainer.model, trainer.translator, trainer.device)
         times["validate_s"].append(time.perf_counter() - started)
-        record = {"step": step, "loss": result.loss, "perplexity": result.perplexity,
-                  "bleu": result.bleu, "chrf": result.chrf}
+        record = {
+            "step": step,
+            "loss": result.loss,
+            "perplexity": result.perplexity,
+            "bleu": result.bleu,
+            "chrf": result.chrf,
+        }
         started = time.perf_counter()
         reporter.validation(record, trainer.translator, validation.heatmap_pairs)
         times["blocking_s"].append(time.perf_counter() - started)
-        drawer = getattr(reporter, "drawer", None)    # the drawing thread, where the Reporter has one:
-        if drawer is not None:                        # the next validation finds it idle, as after
-            drawer.wait()                             # training between two validations
+        drawer = getattr(reporter, "drawer", None)  # the drawing thread, where the Reporter has one:
+        if drawer is not None:  # the next validation finds it idle, as after
+            drawer.wait()  # training between two validations
         times["drained_s"].append(time.perf_counter() - started)
     reporter.close()
     figures = {key: statistics.median(values) for key, values in times.items()}
@@ -108,9 +126,11 @@ def main(argv=None) -> dict:
         figures = measure(args, Path(work))
     figures["command"] = "python -m scripts.bench_heatmaps " + shlex.join(argv if argv is not None else sys.argv[1:])
     figures["threads"] = torch.get_num_threads()
-    print(f"validation {figures['validate_s']:.2f} s | heatmaps on the training thread "
-          f"{figures['blocking_s']:.2f} s, until written {figures['drained_s']:.2f} s | "
-          f"{figures['cards_per_validation']} cards | pause with heatmaps / without: {figures['pause_ratio']:.2f}x")
+    print(
+        f"validation {figures['validate_s']:.2f} s | heatmaps on the training thread "
+        f"{figures['blocking_s']:.2f} s, until written {figures['drained_s']:.2f} s | "
+        f"{figures['cards_per_validation']} cards | pause with heatmaps / without: {figures['pause_ratio']:.2f}x"
+    )
     print(f"command: {figures['command']}")
     if args.out:
         Path(args.out).write_text(json.dumps(figures, indent=1) + "\n")

@@ -45,7 +45,7 @@ def write_corpus(folder: Path, n_pairs: int, seed: int = 0) -> tuple[Path, Path]
             chunk = min(10_000, n_pairs - _)
             words = rng.choices(lexicon, weights, k=chunk * 40)
             for i in range(chunk):
-                sentence = words[i * 40: i * 40 + rng.randint(3, 40)]
+                sentence = words[i * 40 : i * 40 + rng.randint(3, 40)]
                 src.write(" ".join(sentence) + "\n")
                 tgt.write(" ".join(w[::-1] for w in reversed(sentence)) + "\n")
     return src_path, tgt_path
@@ -68,33 +68,63 @@ def child(args) -> None:
     src, tgt = folder / "train.src", folder / "train.tgt"
     after_imports = rss_kib()
     started = time.perf_counter()
-    tokenizer = Tokenizer.train_sampled(lambda: iter_lines(src), lambda: iter_lines(tgt),
-                                        fingerprint(src, tgt), args.vocab_size, "unigram", True,
-                                        folder / "cache", args.spm_sentences)
+    tokenizer = Tokenizer.train_sampled(
+        lambda: iter_lines(src),
+        lambda: iter_lines(tgt),
+        fingerprint(src, tgt),
+        args.vocab_size,
+        "unigram",
+        True,
+        folder / "cache",
+        args.spm_sentences,
+    )
     batches = tokens = pairs = 0
     if args.phase == "epoch":
-        batcher = StreamingBatcher(src, tgt, tokenizer, args.batch_tokens, args.max_len,
-                                   args.buffer_pairs, seed=1)
+        batcher = StreamingBatcher(src, tgt, tokenizer, args.batch_tokens, args.max_len, args.buffer_pairs, seed=1)
         for batch in batcher.batches(0):
             batches, tokens, pairs = batches + 1, tokens + batch.n_tgt_tokens, pairs + len(batch)
     elif args.phase == "in_memory":
         encoded = encode_train(read_parallel(src, tgt), tokenizer, args.max_len)
         for batch in TokenBatcher(encoded.examples, args.batch_tokens, shuffle=True, seed=1).batches(0):
             batches, tokens, pairs = batches + 1, tokens + batch.n_tgt_tokens, pairs + len(batch)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss          # KiB on Linux
-    print(json.dumps({"phase": args.phase, "after_imports_mib": after_imports / 1024,
-                      "peak_rss_mib": peak / 1024, "seconds": time.perf_counter() - started,
-                      "batches": batches, "pairs": pairs, "tgt_tokens": tokens,
-                      "vocab_reused": tokenizer.reused}))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    print(
+        json.dumps(
+            {
+                "phase": args.phase,
+                "after_imports_mib": after_imports / 1024,
+                "peak_rss_mib": peak / 1024,
+                "seconds": time.perf_counter() - started,
+                "batches": batches,
+                "pairs": pairs,
+                "tgt_tokens": tokens,
+                "vocab_reused": tokenizer.reused,
+            }
+        )
+    )
 
 
 def measure(folder: Path, phase: str, args) -> dict:
-    command = [sys.executable, "-m", "scripts.bench_streaming_memory", "--child", str(folder), "--phase", phase,
-               "--buffer-pairs", str(args.buffer_pairs), "--batch-tokens", str(args.batch_tokens),
-               "--vocab-size", str(args.vocab_size), "--spm-sentences", str(args.spm_sentences),
-               "--max-len", str(args.max_len)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    command = [
+        sys.executable,
+        "-m",
+        "scripts.bench_streaming_memory",
+        "--child",
+        str(folder),
+        "--phase",
+        phase,
+        "--buffer-pairs",
+        str(args.buffer_pairs),
+        "--batch-tokens",
+        str(args.batch_tokens),
+        "--vocab-size",
+        str(args.vocab_size),
+        "--spm-sentences",
+        str(args.spm_sentences),
+        "--max-len",
+        str(args.max_len),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS="1"))
     if done.returncode:
         raise SystemExit(f"{phase} on {folder} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -103,8 +133,13 @@ def measure(folder: Path, phase: str, args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200_000, 2_000_000])
-    parser.add_argument("--in-memory-sizes", type=int, nargs="*", default=[200_000],
-                        help="also load these sizes fully in memory, as data=files does")
+    parser.add_argument(
+        "--in-memory-sizes",
+        type=int,
+        nargs="*",
+        default=[200_000],
+        help="also load these sizes fully in memory, as data=files does",
+    )
     parser.add_argument("--buffer-pairs", type=int, default=100_000)
     parser.add_argument("--batch-tokens", type=int, default=4096)
     parser.add_argument("--vocab-size", type=int, default=8000)
@@ -118,8 +153,10 @@ def main() -> None:
         return child(args)
 
     print(f"command: python -m scripts.bench_streaming_memory {' '.join(sys.argv[1:])}".rstrip())
-    print(f"buffer_pairs={args.buffer_pairs} batch_tokens={args.batch_tokens} "
-          f"vocab_size={args.vocab_size} spm_sentences={args.spm_sentences}")
+    print(
+        f"buffer_pairs={args.buffer_pairs} batch_tokens={args.batch_tokens} "
+        f"vocab_size={args.vocab_size} spm_sentences={args.spm_sentences}"
+    )
     print("| pairs | corpus MiB | phase | peak RSS MiB | RSS after imports MiB | seconds | batches |")
     print("|---:|---:|---|---:|---:|---:|---:|")
     results = []
@@ -132,8 +169,11 @@ def main() -> None:
             for phase in phases:
                 r = dict(measure(folder, phase, args), pairs_in_corpus=size, corpus_mib=corpus_mib)
                 results.append(r)
-                print(f"| {size:,} | {corpus_mib:.0f} | {phase} | {r['peak_rss_mib']:.0f} | "
-                      f"{r['after_imports_mib']:.0f} | {r['seconds']:.0f} | {r['batches']:,} |", flush=True)
+                print(
+                    f"| {size:,} | {corpus_mib:.0f} | {phase} | {r['peak_rss_mib']:.0f} | "
+                    f"{r['after_imports_mib']:.0f} | {r['seconds']:.0f} | {r['batches']:,} |",
+                    flush=True,
+                )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
 

@@ -51,10 +51,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--preset", default="transformer_small", help="a configs/experiment/*.yaml name")
     parser.add_argument("--steps", type=int, default=30, help="timed updates")
     parser.add_argument("--warmup", type=int, default=5, help="untimed updates first")
-    parser.add_argument("--flop-batches", type=int, default=4,
-                        help="batches the FLOPs are counted over (0: skip the FLOP count)")
-    parser.add_argument("--ceiling-seconds", type=finite_float, default=2.0,
-                        help="time for each matmul-ceiling measurement (0: skip it)")
+    parser.add_argument(
+        "--flop-batches", type=int, default=4, help="batches the FLOPs are counted over (0: skip the FLOP count)"
+    )
+    parser.add_argument(
+        "--ceiling-seconds",
+        type=finite_float,
+        default=2.0,
+        help="time for each matmul-ceiling measurement (0: skip it)",
+    )
     parser.add_argument("--profile-steps", type=int, default=3, help="updates under torch.profiler (0: none)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks"), help="folder for the JSON and profile")
     parser.add_argument("--tag", default="", help="suffix for the output file names")
@@ -68,8 +73,13 @@ def compose_config(preset: str, overrides: list[str]):
         return compose(config_name="config", overrides=[f"experiment={preset}", *overrides])
 
 
-def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torch.float32,
-                  device: torch.device | str = "cpu", openblas: bool = False) -> float:
+def matmul_gflops(
+    seconds: float = 2.0,
+    n: int = 1024,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+    openblas: bool = False,
+) -> float:
     """Best GFLOPS of an n x n product (fp32, or bf16 for trainer.precision=bf16)
     over repeated 0.25 s windows; on a GPU each product is waited for.
 
@@ -84,10 +94,10 @@ def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torc
         return 0.0
     a, b = (torch.randn(n, n, dtype=dtype, device=device) for _ in range(2))
     wait = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
-    product = (lambda: F.linear(a, b))
+    product = lambda: F.linear(a, b)
     if openblas:
         out = torch.empty(n, n, dtype=dtype)
-        product = (lambda: np.matmul(a.numpy(), b.numpy().T, out=out.numpy()))
+        product = lambda: np.matmul(a.numpy(), b.numpy().T, out=out.numpy())
     product()
     wait()
     best, end = 0.0, time.perf_counter() + seconds
@@ -97,7 +107,7 @@ def matmul_gflops(seconds: float = 2.0, n: int = 1024, dtype: torch.dtype = torc
             product()
             wait()
             reps += 1
-        best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - start) / 1e9)
+        best = max(best, 2 * n**3 * reps / (time.perf_counter() - start) / 1e9)
     return best
 
 
@@ -107,10 +117,10 @@ def count_flops(trainer, batches) -> tuple[float, int]:
     for batch in batches:
         trainer.optimizer.zero_grad(set_to_none=True)
         counter = FlopCounterMode(display=False)
-        with counter, torch_products(trainer.model):     # OpenBLAS's products are not aten's: count torch's
+        with counter, torch_products(trainer.model):  # OpenBLAS's products are not aten's: count torch's
             src, tgt = to_device(batch.src, trainer.device), to_device(batch.tgt, trainer.device)
-            out, penalty = trainer.parallel(src, tgt[:, :-1])   # eager: same FLOPs, countable
-            loss = out.logits.float().log_softmax(-1).sum() + penalty   # any scalar: backward FLOPs
+            out, penalty = trainer.parallel(src, tgt[:, :-1])  # eager: same FLOPs, countable
+            loss = out.logits.float().log_softmax(-1).sum() + penalty  # any scalar: backward FLOPs
             loss.backward()
         flops += counter.get_total_flops()
         tokens += int((batch.tgt[:, 1:] != PAD).sum())
@@ -135,8 +145,8 @@ def main(argv=None) -> dict:
     from nmt.training.config_checks import check_config
 
     cfg = compose_config(args.preset, args.overrides)
-    check_config(cfg)                   # every rule, as nmt.train checks it, before any data is read
-    with tempfile.TemporaryDirectory(prefix="bench_train_") as run_folder:     # the Trainer's; removed after
+    check_config(cfg)  # every rule, as nmt.train checks it, before any data is read
+    with tempfile.TemporaryDirectory(prefix="bench_train_") as run_folder:  # the Trainer's; removed after
         return measure(args, command, cfg, build_trainer(cfg, Path(run_folder)))
 
 
@@ -153,14 +163,14 @@ def measure(args, command: str, cfg, trainer) -> dict:
     while len(batches) < needed:
         batches += trainer.data.train.batches(epoch)
         epoch += 1
-    groups = [batches[i:i + accumulate] for i in range(0, needed, accumulate)]
-    warm, timed = groups[:args.warmup], groups[args.warmup:args.warmup + args.steps]
-    profiled = groups[args.warmup + args.steps:]
+    groups = [batches[i : i + accumulate] for i in range(0, needed, accumulate)]
+    warm, timed = groups[: args.warmup], groups[args.warmup : args.warmup + args.steps]
+    profiled = groups[args.warmup + args.steps :]
 
     # Under bf16 (trainer.precision=bf16, or auto resolved to it) the matrix products run in
     # bf16: a bf16 ceiling too.
     low = torch.bfloat16 if trainer.precision == "bf16" else None
-    openblas = any(type(m) is OpenBLASLinear for m in trainer.model.modules())   # trainer.matmul=openblas
+    openblas = any(type(m) is OpenBLASLinear for m in trainer.model.modules())  # trainer.matmul=openblas
     ceiling_before = matmul_gflops(args.ceiling_seconds, openblas=openblas)
     low_before = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
     for group in warm:
@@ -178,7 +188,7 @@ def measure(args, command: str, cfg, trainer) -> dict:
     low_after = matmul_gflops(args.ceiling_seconds, dtype=low) if low else 0.0
 
     timed_batches = [b for g in timed for b in g]
-    sample = timed_batches[:: max(1, len(timed_batches) // max(1, args.flop_batches))][:args.flop_batches]
+    sample = timed_batches[:: max(1, len(timed_batches) // max(1, args.flop_batches))][: args.flop_batches]
     flops, flop_tokens = count_flops(trainer, sample) if sample else (0, 1)
     flops_per_token = flops / flop_tokens
     ceiling = max(ceiling_before, ceiling_after)
@@ -192,14 +202,22 @@ def measure(args, command: str, cfg, trainer) -> dict:
             for group in profiled:
                 trainer.train_update(group)
         table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30)
-        profile_path.write_text(f"{command}\n{len(profiled)} updates under torch.profiler, top ops by "
-                                f"self CPU time\n\n{table}\n")
+        profile_path.write_text(
+            f"{command}\n{len(profiled)} updates under torch.profiler, top ops by self CPU time\n\n{table}\n"
+        )
 
     figures = {
-        "preset": args.preset, "overrides": args.overrides, "command": command, "commit": git_commit(),
-        "date": time.strftime("%Y-%m-%d %H:%M"), "torch": torch.__version__,
-        "threads": torch.get_num_threads(), "parameters": count_parameters(trainer.model),
-        "warmup_steps": args.warmup, "steps": args.steps, "accumulate": accumulate,
+        "preset": args.preset,
+        "overrides": args.overrides,
+        "command": command,
+        "commit": git_commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "parameters": count_parameters(trainer.model),
+        "warmup_steps": args.warmup,
+        "steps": args.steps,
+        "accumulate": accumulate,
         "seconds": round(elapsed, 3),
         "tgt_tokens_per_s": round(tgt / elapsed, 1),
         "src_tgt_tokens_per_s": round((src + tgt) / elapsed, 1),
@@ -217,10 +235,17 @@ def measure(args, command: str, cfg, trainer) -> dict:
         "share_of_ceiling": round(achieved / ceiling, 4) if ceiling and flops else None,
         "precision": trainer.precision,
         "matmul": "openblas" if openblas else "torch",
-        **({"matmul_ceiling_bf16_gflops": round(max(low_before, low_after), 2),
-            "matmul_ceiling_bf16_before_after": [round(low_before, 2), round(low_after, 2)],
-            "share_of_bf16_ceiling": round(achieved / max(low_before, low_after), 4)
-            if flops and max(low_before, low_after) else None} if low else {}),
+        **(
+            {
+                "matmul_ceiling_bf16_gflops": round(max(low_before, low_after), 2),
+                "matmul_ceiling_bf16_before_after": [round(low_before, 2), round(low_after, 2)],
+                "share_of_bf16_ceiling": round(achieved / max(low_before, low_after), 4)
+                if flops and max(low_before, low_after)
+                else None,
+            }
+            if low
+            else {}
+        ),
         "profile": str(profile_path) if profiled else None,
     }
     (out / f"{stem}.json").write_text(json.dumps(figures, indent=1) + "\n")

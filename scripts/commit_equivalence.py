@@ -42,11 +42,11 @@ from nmt.study.machine import cpu_fingerprint
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURES = ("step", "loss", "perplexity", "bleu", "chrf", "lr")   # what the computation gives (not timings,
-                                                                  # nor fields a later commit logs too)
-RUNNING: set[subprocess.Popen] = set()     # the training runs under way, stopped with this script
-STOPPING = threading.Event()                # set once: no training run starts after it
-STARTING = threading.Lock()                 # a run starts, or the runs are stopped, never both at once
+FIGURES = ("step", "loss", "perplexity", "bleu", "chrf", "lr")  # what the computation gives (not timings,
+# nor fields a later commit logs too)
+RUNNING: set[subprocess.Popen] = set()  # the training runs under way, stopped with this script
+STOPPING = threading.Event()  # set once: no training run starts after it
+STARTING = threading.Lock()  # a run starts, or the runs are stopped, never both at once
 REPLACED = ("trainer.max_steps=", "trainer.val_every=", "cache_dir=", "hydra.run.dir=")
 
 
@@ -79,8 +79,15 @@ def train_overrides(record: dict, steps: int, run_dir: Path, cache: Path, data_p
     common = [o for o in record["common"] if not o.startswith(REPLACED)]
     if data_path:
         common = [o for o in common if not o.startswith("data.path=")] + [f"data.path={data_path}"]
-    return [*common, *record["overrides"], f"trainer.seed={record['seed']}", f"trainer.max_steps={steps}",
-            f"trainer.val_every={steps}", f"cache_dir={cache}", f"hydra.run.dir={run_dir}"]
+    return [
+        *common,
+        *record["overrides"],
+        f"trainer.seed={record['seed']}",
+        f"trainer.max_steps={steps}",
+        f"trainer.val_every={steps}",
+        f"cache_dir={cache}",
+        f"hydra.run.dir={run_dir}",
+    ]
 
 
 def train_at(number: int, commit: str, core: int, record: dict, args, work: Path) -> dict:
@@ -90,14 +97,24 @@ def train_at(number: int, commit: str, core: int, record: dict, args, work: Path
     tree, run_dir = work / f"tree-{number}-{full[:12]}", work / f"run-{number}-{full[:12]}"
     git("worktree", "add", "--detach", str(tree), full)
     try:
-        command = [sys.executable, "-m", "nmt.train",
-                   *train_overrides(record, args.steps, run_dir, work / f"cache-{number}", args.data_path)]
+        command = [
+            sys.executable,
+            "-m",
+            "nmt.train",
+            *train_overrides(record, args.steps, run_dir, work / f"cache-{number}", args.data_path),
+        ]
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
         with STARTING:
-            if STOPPING.is_set():           # stopped while this worktree was being made
+            if STOPPING.is_set():  # stopped while this worktree was being made
                 sys.exit("stopped")
-            child = subprocess.Popen(["taskset", "-c", str(core), *command], cwd=tree, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            child = subprocess.Popen(
+                ["taskset", "-c", str(core), *command],
+                cwd=tree,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             RUNNING.add(child)
         try:
             _, stderr = child.communicate()
@@ -109,14 +126,20 @@ def train_at(number: int, commit: str, core: int, record: dict, args, work: Path
         git("worktree", "remove", "--force", str(tree))
     lines = (run_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
     validation = next(json.loads(line) for line in reversed(lines) if "bleu" in json.loads(line))
-    return {"commit": commit, "resolved": full[:12], "run_dir": run_dir,
-            "validation": {k: validation.get(k) for k in FIGURES},
-            "command": shlex.join(["python", *command[1:]])}
+    return {
+        "commit": commit,
+        "resolved": full[:12],
+        "run_dir": run_dir,
+        "validation": {k: validation.get(k) for k in FIGURES},
+        "command": shlex.join(["python", *command[1:]]),
+    }
 
 
 def stopped(signum: int, frame) -> None:
-    sys.exit(f"commit_equivalence: stopped by {signal.Signals(signum).name}; its training runs were stopped "
-             "and its worktrees removed")
+    sys.exit(
+        f"commit_equivalence: stopped by {signal.Signals(signum).name}; its training runs were stopped "
+        "and its worktrees removed"
+    )
 
 
 def same_weights(a: Path, b: Path) -> bool:
@@ -133,7 +156,7 @@ def main(argv=None) -> dict:
     except (ValueError, KeyError, TypeError) as error:
         sys.exit(f"--record {args.record} is not a study record ({type(error).__name__}: {error})")
     free = queue.Queue()
-    for core in sorted(os.sched_getaffinity(0))[:args.jobs]:
+    for core in sorted(os.sched_getaffinity(0))[: args.jobs]:
         free.put(core)
 
     def on_a_free_core(number: int, commit: str) -> dict:
@@ -143,36 +166,46 @@ def main(argv=None) -> dict:
         finally:
             free.put(core)
 
-    for signum in (signal.SIGTERM, signal.SIGHUP):      # as Ctrl-C: the runs stopped, the worktrees removed
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # as Ctrl-C: the runs stopped, the worktrees removed
         signal.signal(signum, stopped)
-    with tempfile.TemporaryDirectory(prefix="commit_equivalence_") as folder, \
-            ThreadPoolExecutor(free.qsize()) as pool:
+    with tempfile.TemporaryDirectory(prefix="commit_equivalence_") as folder, ThreadPoolExecutor(free.qsize()) as pool:
         work = Path(args.work or folder)
         work.mkdir(parents=True, exist_ok=True)
         try:
             runs = list(pool.map(on_a_free_core, range(len(args.commit)), args.commit))
-        except BaseException:                           # the runs not started are cancelled by map
+        except BaseException:  # the runs not started are cancelled by map
             with STARTING:
                 STOPPING.set()
-                for child in list(RUNNING):             # each thread then removes its worktree
+                for child in list(RUNNING):  # each thread then removes its worktree
                     child.terminate()
             raise
         first = runs[0]
         for run in runs:
-            run["same_weights_as_first"] = same_weights(first["run_dir"] / "checkpoints" / "best.pt",
-                                                        run["run_dir"] / "checkpoints" / "best.pt")
+            run["same_weights_as_first"] = same_weights(
+                first["run_dir"] / "checkpoints" / "best.pt", run["run_dir"] / "checkpoints" / "best.pt"
+            )
             run["same_validation_as_first"] = run["validation"] == first["validation"]
         for run in runs:
-            del run["run_dir"]                      # a temporary folder
+            del run["run_dir"]  # a temporary folder
     for run in runs:
-        print(f"{run['commit']} ({run['resolved']}): weights {'equal' if run['same_weights_as_first'] else 'DIFFER'}"
-              f", validation {'equal' if run['same_validation_as_first'] else 'DIFFERS'} "
-              f"(BLEU {run['validation']['bleu']:.4f}, loss {run['validation']['loss']:.6f})", flush=True)
-    result = {"command": "python -m scripts.commit_equivalence " + shlex.join(sys.argv[1:] if argv is None else argv),
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": cpu_fingerprint(),
-              "record": record["name"], "seed": record["seed"], "record_commit": record.get("commit"),
-              "record_cpu": record.get("cpu"), "steps": args.steps, "runs": runs,
-              "all_equal": all(r["same_weights_as_first"] and r["same_validation_as_first"] for r in runs)}
+        print(
+            f"{run['commit']} ({run['resolved']}): weights {'equal' if run['same_weights_as_first'] else 'DIFFER'}"
+            f", validation {'equal' if run['same_validation_as_first'] else 'DIFFERS'} "
+            f"(BLEU {run['validation']['bleu']:.4f}, loss {run['validation']['loss']:.6f})",
+            flush=True,
+        )
+    result = {
+        "command": "python -m scripts.commit_equivalence " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": cpu_fingerprint(),
+        "record": record["name"],
+        "seed": record["seed"],
+        "record_commit": record.get("commit"),
+        "record_cpu": record.get("cpu"),
+        "steps": args.steps,
+        "runs": runs,
+        "all_equal": all(r["same_weights_as_first"] and r["same_validation_as_first"] for r in runs),
+    }
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{result['command']}\n(all equal: {result['all_equal']})")

@@ -43,7 +43,7 @@ EOLE_VERSION = "0.6.4"
 PRESET = "transformer_small"
 
 # Runs inside eole's venv: times eole's own training step and records each batch's shapes.
-SHIM = r'''
+SHIM = r"""
 import atexit, json, sys, time
 import eole.trainer
 from eole.bin.main import main
@@ -69,23 +69,30 @@ eole.trainer.Trainer._train_step = timed_step
 atexit.register(lambda: open(OUT, "w").write(json.dumps(steps)))
 sys.argv = ["eole", *sys.argv[1:]]
 main()
-'''
+"""
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "multi30k"),
-                        help="Multi30k folder (data.path)")
+    parser.add_argument(
+        "--data", default=str(ROOT.parent / "shared" / "data" / "multi30k"), help="Multi30k folder (data.path)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternations of the two sides")
     parser.add_argument("--steps", type=int, default=25, help="timed updates per run")
     parser.add_argument("--warmup", type=int, default=5, help="untimed updates first")
     parser.add_argument("--venv", default=str(ROOT / ".bench" / "eole-venv"))
     parser.add_argument("--work", default="/tmp/nmt-eole", help="eole's data, configs and models")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "compare_eole.json"))
-    parser.add_argument("--side", action="append", type=side, default=None, metavar="LABEL:OVERRIDES",
-                        help="one nmt run a round, named nmt/LABEL, with these space-separated overrides, e.g. "
-                             "'openblas:trainer.matmul=openblas data.sort_by=target' (repeat it for more; "
-                             "default: 'torch:' alone, nmt as configured)")
+    parser.add_argument(
+        "--side",
+        action="append",
+        type=side,
+        default=None,
+        metavar="LABEL:OVERRIDES",
+        help="one nmt run a round, named nmt/LABEL, with these space-separated overrides, e.g. "
+        "'openblas:trainer.matmul=openblas data.sort_by=target' (repeat it for more; "
+        "default: 'torch:' alone, nmt as configured)",
+    )
     args = parser.parse_args(argv)
     args.side = args.side or [side("torch:")]
     labels = [label for label, _ in args.side]
@@ -129,11 +136,13 @@ def piece_files(work: Path, spm_path: Path, vocab_path: Path) -> dict[str, Path]
             if not target.is_file():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 lines = (work / "data" / f"{split}.{lang}").read_text(encoding="utf-8").splitlines()
-                target.write_text("".join(" ".join(sp.encode(line, out_type=str)) + "\n" for line in lines),
-                                  encoding="utf-8")
+                target.write_text(
+                    "".join(" ".join(sp.encode(line, out_type=str)) + "\n" for line in lines), encoding="utf-8"
+                )
     files["vocab"] = work / "eole_vocab.txt"
-    files["vocab"].write_text("".join(f"{p}\t1\n" for p in vocab_path.read_text(encoding="utf-8").split("\n") if p),
-                              encoding="utf-8")
+    files["vocab"].write_text(
+        "".join(f"{p}\t1\n" for p in vocab_path.read_text(encoding="utf-8").split("\n") if p), encoding="utf-8"
+    )
     return files
 
 
@@ -147,29 +156,68 @@ def eole_config(work: Path, files: dict[str, Path], updates: int) -> dict:
     train, valid = (work / "pieces" / "train", work / "pieces" / "val")
     src, tgt = cfg.data.src_lang, cfg.data.tgt_lang
     return {
-        "seed": int(cfg.trainer.seed), "overwrite": True, "report_every": 1,
-        "src_vocab": str(files["vocab"]), "tgt_vocab": str(files["vocab"]), "share_vocab": True,
-        "src_vocab_size": int(cfg.data.vocab_size), "tgt_vocab_size": int(cfg.data.vocab_size),
-        "vocab_size_multiple": 1, "src_words_min_frequency": 0, "tgt_words_min_frequency": 0,
-        "data": {"corpus_1": {"path_src": f"{train}.{src}", "path_tgt": f"{train}.{tgt}", "transforms": []},
-                 "valid": {"path_src": f"{valid}.{src}", "path_tgt": f"{valid}.{tgt}", "transforms": []}},
+        "seed": int(cfg.trainer.seed),
+        "overwrite": True,
+        "report_every": 1,
+        "src_vocab": str(files["vocab"]),
+        "tgt_vocab": str(files["vocab"]),
+        "share_vocab": True,
+        "src_vocab_size": int(cfg.data.vocab_size),
+        "tgt_vocab_size": int(cfg.data.vocab_size),
+        "vocab_size_multiple": 1,
+        "src_words_min_frequency": 0,
+        "tgt_words_min_frequency": 0,
+        "data": {
+            "corpus_1": {"path_src": f"{train}.{src}", "path_tgt": f"{train}.{tgt}", "transforms": []},
+            "valid": {"path_src": f"{valid}.{src}", "path_tgt": f"{valid}.{tgt}", "transforms": []},
+        },
         "training": {
-            "model_path": str(work / "model"), "train_steps": updates, "valid_steps": 10 ** 9,
-            "save_checkpoint_steps": 10 ** 9, "world_size": 1, "gpu_ranks": [], "num_workers": 0,
-            "batch_type": "tokens", "batch_size": int(cfg.data.batch_tokens), "batch_size_multiple": 1,
-            "normalization": "tokens", "accum_count": [1], "accum_steps": [0], "compute_dtype": "fp32",
-            "optim": "adam", "adam_beta1": float(cfg.optimizer.betas[0]), "adam_beta2": float(cfg.optimizer.betas[1]),
-            "learning_rate": float(cfg.optimizer.lr), "decay_method": "none", "warmup_steps": 0,
-            "max_grad_norm": float(cfg.trainer.grad_clip), "label_smoothing": float(cfg.trainer.label_smoothing),
-            "dropout": [float(enc.dropout)], "attention_dropout": [float(enc.dropout)], "dropout_steps": [0],
-            "param_init_method": "xavier_uniform"},
+            "model_path": str(work / "model"),
+            "train_steps": updates,
+            "valid_steps": 10**9,
+            "save_checkpoint_steps": 10**9,
+            "world_size": 1,
+            "gpu_ranks": [],
+            "num_workers": 0,
+            "batch_type": "tokens",
+            "batch_size": int(cfg.data.batch_tokens),
+            "batch_size_multiple": 1,
+            "normalization": "tokens",
+            "accum_count": [1],
+            "accum_steps": [0],
+            "compute_dtype": "fp32",
+            "optim": "adam",
+            "adam_beta1": float(cfg.optimizer.betas[0]),
+            "adam_beta2": float(cfg.optimizer.betas[1]),
+            "learning_rate": float(cfg.optimizer.lr),
+            "decay_method": "none",
+            "warmup_steps": 0,
+            "max_grad_norm": float(cfg.trainer.grad_clip),
+            "label_smoothing": float(cfg.trainer.label_smoothing),
+            "dropout": [float(enc.dropout)],
+            "attention_dropout": [float(enc.dropout)],
+            "dropout_steps": [0],
+            "param_init_method": "xavier_uniform",
+        },
         "model": {
-            "architecture": "transformer", "hidden_size": int(enc.d_model), "layers": int(enc.layers),
-            "heads": int(enc.heads), "transformer_ff": int(enc.ff_size), "layer_norm": "standard",
-            "add_qkvbias": True, "add_final_linear_bias": True, "add_ffnbias": True,
-            "share_embeddings": False, "share_decoder_embeddings": True, "generator_bias": False,
-            "embeddings": {"word_vec_size": int(enc.d_model), "position_encoding": True,
-                           "position_encoding_type": "SinusoidalInterleaved"}},
+            "architecture": "transformer",
+            "hidden_size": int(enc.d_model),
+            "layers": int(enc.layers),
+            "heads": int(enc.heads),
+            "transformer_ff": int(enc.ff_size),
+            "layer_norm": "standard",
+            "add_qkvbias": True,
+            "add_final_linear_bias": True,
+            "add_ffnbias": True,
+            "share_embeddings": False,
+            "share_decoder_embeddings": True,
+            "generator_bias": False,
+            "embeddings": {
+                "word_vec_size": int(enc.d_model),
+                "position_encoding": True,
+                "position_encoding_type": "SinusoidalInterleaved",
+            },
+        },
     }
 
 
@@ -185,7 +233,7 @@ def train_eole(python: Path, work: Path, files: dict[str, Path], warmup: int, st
     log = run(command, env=env, cwd=work)
     text = log.stdout + log.stderr
     parameters = [int(line.rsplit(":", 1)[1]) for line in text.splitlines() if "* number of parameters:" in line]
-    timed = json.loads(timings.read_text())[warmup:warmup + steps]
+    timed = json.loads(timings.read_text())[warmup : warmup + steps]
     if len(timed) < steps:
         sys.exit(f"eole made {len(timed) + warmup} updates, fewer than {warmup + steps}:\n{text[-3000:]}")
     return figures(timed, parameters[0] if parameters else None, shlex.join(command))
@@ -196,23 +244,57 @@ def figures(timed: list[dict], parameters: int | None, command: str) -> dict:
     positions = sum(s["positions"] for s in timed)
     real = sum(s["real_positions"] for s in timed)
     tgt = sum(s["tgt_tokens"] for s in timed)
-    return {"tgt_tokens_per_s": round(tgt / seconds, 1), "padded_positions_per_s": round(positions / seconds, 1),
-            "padding": round(1 - real / positions, 4), "seconds": round(seconds, 3),
-            "tgt_tokens_per_step": round(tgt / len(timed), 1), "parameters": parameters, "command": command}
+    return {
+        "tgt_tokens_per_s": round(tgt / seconds, 1),
+        "padded_positions_per_s": round(positions / seconds, 1),
+        "padding": round(1 - real / positions, 4),
+        "seconds": round(seconds, 3),
+        "tgt_tokens_per_step": round(tgt / len(timed), 1),
+        "parameters": parameters,
+        "command": command,
+    }
 
 
 def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path, overrides: list[str] = ()) -> dict:
     out = work / "ours"
-    command = [sys.executable, "-m", "scripts.bench_train", "--preset", PRESET, "--threads", "1",
-               "--steps", str(steps), "--warmup", str(warmup), "--flop-batches", "0",
-               "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(out), "--tag", tag,
-               f"data.path={data}", "trainer.precision=fp32", *overrides]
+    command = [
+        sys.executable,
+        "-m",
+        "scripts.bench_train",
+        "--preset",
+        PRESET,
+        "--threads",
+        "1",
+        "--steps",
+        str(steps),
+        "--warmup",
+        str(warmup),
+        "--flop-batches",
+        "0",
+        "--ceiling-seconds",
+        "0",
+        "--profile-steps",
+        "0",
+        "--out",
+        str(out),
+        "--tag",
+        tag,
+        f"data.path={data}",
+        "trainer.precision=fp32",
+        *overrides,
+    ]
     run(command, cwd=ROOT)
     ours = json.loads((out / f"bench_train_{PRESET}_{tag}.json").read_text())
-    return {"tgt_tokens_per_s": ours["tgt_tokens_per_s"], "padded_positions_per_s": ours["padded_positions_per_s"],
-            "padding": ours["padding_measured_batches"], "seconds": ours["seconds"],
-            "tgt_tokens_per_step": ours["tgt_tokens_per_step"], "parameters": ours["parameters"],
-            "command": ours["command"], "commit": ours["commit"]}
+    return {
+        "tgt_tokens_per_s": ours["tgt_tokens_per_s"],
+        "padded_positions_per_s": ours["padded_positions_per_s"],
+        "padding": ours["padding_measured_batches"],
+        "seconds": ours["seconds"],
+        "tgt_tokens_per_step": ours["tgt_tokens_per_step"],
+        "parameters": ours["parameters"],
+        "command": ours["command"],
+        "commit": ours["commit"],
+    }
 
 
 def summarise(rounds: list[dict]) -> dict:
@@ -225,7 +307,9 @@ def summarise(rounds: list[dict]) -> dict:
             table[f"{side} {key}"] = {
                 "nmt": statistics.median(r[side][key] for r in rounds),
                 "eole": statistics.median(r["eole"][key] for r in rounds),
-                "ratios": [round(x, 3) for x in ratios], "median_ratio": round(statistics.median(ratios), 3)}
+                "ratios": [round(x, 3) for x in ratios],
+                "median_ratio": round(statistics.median(ratios), 3),
+            }
     table["padding"] = {side: statistics.median(r[side]["padding"] for r in rounds) for side in rounds[0]}
     return table
 
@@ -239,8 +323,10 @@ def print_table(table: dict, command: str) -> None:
             continue
         side, figure = key.split(" ")
         name = {"tgt_tokens_per_s": "target tokens/s", "padded_positions_per_s": "padded positions/s"}[figure]
-        print(f"| {name}, {side} | {row['nmt']:.0f} | {row['eole']:.0f} | "
-              f"{', '.join(f'{r:.2f}' for r in row['ratios'])} | {row['median_ratio']:.2f}x |")
+        print(
+            f"| {name}, {side} | {row['nmt']:.0f} | {row['eole']:.0f} | "
+            f"{', '.join(f'{r:.2f}' for r in row['ratios'])} | {row['median_ratio']:.2f}x |"
+        )
     for side, share in table["padding"].items():
         print(f"| padding (src + tgt positions), {side} | {share:.1%} | | | |")
 
@@ -256,22 +342,35 @@ def main(argv=None) -> dict:
     files = piece_files(work, spm_path, vocab_path)
     rounds = []
     for number in range(args.rounds):
-        sides = {f"nmt/{label}": train_ours(data, args.warmup, args.steps, f"eole_r{number}_{label}", work, overrides)
-                 for label, overrides in args.side}
+        sides = {
+            f"nmt/{label}": train_ours(data, args.warmup, args.steps, f"eole_r{number}_{label}", work, overrides)
+            for label, overrides in args.side
+        }
         sides["eole"] = train_eole(python, work, files, args.warmup, args.steps)
         ours = sides[f"nmt/{args.side[0][0]}"]
         if ours["parameters"] != sides["eole"]["parameters"]:
-            sys.exit(f"the two models differ: nmt {ours['parameters']:,} parameters, "
-                     f"eole {sides['eole']['parameters']} (see {work}/eole_transformer_small.yaml)")
+            sys.exit(
+                f"the two models differ: nmt {ours['parameters']:,} parameters, "
+                f"eole {sides['eole']['parameters']} (see {work}/eole_transformer_small.yaml)"
+            )
         rounds.append(sides)
         for name, row in sides.items():
-            print(f"round {number + 1} {name:<16} {row['tgt_tokens_per_s']:>8.1f} target tokens/s "
-                  f"{row['padded_positions_per_s']:>8.1f} padded positions/s, padding {row['padding']:.1%} "
-                  f"({row['seconds']:.1f} s for {args.steps} updates, {row['parameters']:,} parameters)", flush=True)
+            print(
+                f"round {number + 1} {name:<16} {row['tgt_tokens_per_s']:>8.1f} target tokens/s "
+                f"{row['padded_positions_per_s']:>8.1f} padded positions/s, padding {row['padding']:.1%} "
+                f"({row['seconds']:.1f} s for {args.steps} updates, {row['parameters']:,} parameters)",
+                flush=True,
+            )
     table = summarise(rounds)
     print_table(table, command)
-    result = {"command": command, "warmup": args.warmup, "steps": args.steps,
-              "sides": {f"nmt/{label}": overrides for label, overrides in args.side}, "table": table, "rounds": rounds}
+    result = {
+        "command": command,
+        "warmup": args.warmup,
+        "steps": args.steps,
+        "sides": {f"nmt/{label}": overrides for label, overrides in args.side},
+        "table": table,
+        "rounds": rounds,
+    }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(f"(figures in {args.out})")
     return result

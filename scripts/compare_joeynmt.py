@@ -34,7 +34,7 @@ from pathlib import Path
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parent.parent
-MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"   # the shared data beside the checkout (README)
+MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"  # the shared data beside the checkout (README)
 PRESETS = ("transformer_small", "rnn_bahdanau")
 SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
 
@@ -54,17 +54,23 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--steps", type=int, default=30, help="timed updates per run")
     parser.add_argument("--warmup", type=int, default=5, help="untimed updates first")
-    parser.add_argument("--variant", action="append", default=[], metavar="OVERRIDES",
-                        help="also time nmt with these Hydra overrides (space-separated), as one more "
-                             "side of every round, e.g. --variant trainer.precision=bf16")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="OVERRIDES",
+        help="also time nmt with these Hydra overrides (space-separated), as one more "
+        "side of every round, e.g. --variant trainer.precision=bf16",
+    )
     return parser.parse_args(argv)
 
 
 def run(command: list[str], env=None, cwd=None) -> subprocess.CompletedProcess:
     result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
     if result.returncode:
-        sys.exit(f"failed ({result.returncode}): {shlex.join(command)}\n{result.stdout[-3000:]}\n"
-                 f"{result.stderr[-3000:]}")
+        sys.exit(
+            f"failed ({result.returncode}): {shlex.join(command)}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
     return result
 
 
@@ -76,8 +82,7 @@ def ensure_venv(venv: Path) -> Path:
     print(f"installing JoeyNMT 2.3.0 into {venv}", flush=True)
     run([sys.executable, "-m", "venv", str(venv)])
     run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0"])
-    run([str(python), "-m", "pip", "install", "-q", "joeynmt==2.3.0", "importlib_metadata",
-         "sentencepiece==0.2.0"])
+    run([str(python), "-m", "pip", "install", "-q", "joeynmt==2.3.0", "importlib_metadata", "sentencepiece==0.2.0"])
     return python
 
 
@@ -107,8 +112,9 @@ def prepare_data(data: Path, work: Path) -> tuple[Path, Path]:
     cfg = compose_config("transformer_small", [f"data.path={data}"])
     corpus = load_corpus(config_dict(cfg.data), "data")
     train = [(s, t) for s, t in corpus.train if s.strip() and t.strip()]
-    tokenizer = Tokenizer.train(train, int(cfg.data.vocab_size), str(cfg.data.spm_model_type),
-                                bool(cfg.data.joint_vocab), ROOT / "data")
+    tokenizer = Tokenizer.train(
+        train, int(cfg.data.vocab_size), str(cfg.data.spm_model_type), bool(cfg.data.joint_vocab), ROOT / "data"
+    )
     spm_path = work / "spm.model"
     spm_path.write_bytes(tokenizer.to_bytes()["src"])
     # JoeyNMT puts <unk> <pad> <s> </s> first itself; the other 7996 pieces follow in nmt's order.
@@ -118,8 +124,16 @@ def prepare_data(data: Path, work: Path) -> tuple[Path, Path]:
     return spm_path, vocab_path
 
 
-def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updates: int,
-                validation_freq: int = 10 ** 9, same_schedule: bool = False, dev: Path | None = None) -> dict:
+def joey_config(
+    preset: str,
+    work: Path,
+    spm_path: Path,
+    vocab_path: Path,
+    updates: int,
+    validation_freq: int = 10**9,
+    same_schedule: bool = False,
+    dev: Path | None = None,
+) -> dict:
     """The JoeyNMT 2.3.0 config equivalent to configs/experiment/PRESET.yaml.
 
     validation_freq: updates between validations (default: never, for the speed runs).
@@ -130,52 +144,117 @@ def joey_config(preset: str, work: Path, spm_path: Path, vocab_path: Path, updat
     from scripts.bench_train import compose_config
 
     cfg = compose_config(preset, [])
-    side = {"level": "bpe", "lowercase": False, "max_length": int(cfg.data.max_len),
-            "voc_file": str(vocab_path), "tokenizer_type": "sentencepiece",
-            "tokenizer_cfg": {"model_file": str(spm_path)}}
+    side = {
+        "level": "bpe",
+        "lowercase": False,
+        "max_length": int(cfg.data.max_len),
+        "voc_file": str(vocab_path),
+        "tokenizer_type": "sentencepiece",
+        "tokenizer_cfg": {"model_file": str(spm_path)},
+    }
     enc, dec = cfg.model.encoder, cfg.model.decoder
     if preset == "transformer_small":
-        layer = lambda c: {"type": "transformer", "num_layers": int(c.layers), "num_heads": int(c.heads),
-                           "hidden_size": int(c.d_model), "ff_size": int(c.ff_size),
-                           "dropout": float(c.dropout),
-                           "embeddings": {"embedding_dim": int(c.d_model), "scale": True,
-                                          "dropout": float(c.dropout)}}
-        model = {"initializer": "xavier_uniform", "embed_initializer": "xavier_uniform",
-                 "bias_initializer": "zeros", "tied_embeddings": True, "tied_softmax": True,
-                 "encoder": layer(enc), "decoder": layer(dec)}
+        layer = lambda c: {
+            "type": "transformer",
+            "num_layers": int(c.layers),
+            "num_heads": int(c.heads),
+            "hidden_size": int(c.d_model),
+            "ff_size": int(c.ff_size),
+            "dropout": float(c.dropout),
+            "embeddings": {"embedding_dim": int(c.d_model), "scale": True, "dropout": float(c.dropout)},
+        }
+        model = {
+            "initializer": "xavier_uniform",
+            "embed_initializer": "xavier_uniform",
+            "bias_initializer": "zeros",
+            "tied_embeddings": True,
+            "tied_softmax": True,
+            "encoder": layer(enc),
+            "decoder": layer(dec),
+        }
     elif preset == "rnn_bahdanau":
-        model = {"tied_embeddings": True, "tied_softmax": False,
-                 "encoder": {"type": "recurrent", "rnn_type": "gru",
-                             # JoeyNMT's hidden_size is per direction; ours is the state size
-                             "hidden_size": int(enc.hidden_size) // (2 if enc.bidirectional else 1),
-                             "num_layers": int(enc.layers), "bidirectional": bool(enc.bidirectional),
-                             "dropout": float(enc.dropout),
-                             "embeddings": {"embedding_dim": int(enc.embed_dim), "dropout": float(enc.dropout)}},
-                 "decoder": {"type": "recurrent", "rnn_type": "gru", "hidden_size": int(dec.hidden_size),
-                             "num_layers": int(dec.layers), "attention": "bahdanau", "input_feeding": True,
-                             "init_hidden": "bridge", "dropout": float(dec.dropout),
-                             "embeddings": {"embedding_dim": int(dec.embed_dim), "dropout": float(dec.dropout)}}}
+        model = {
+            "tied_embeddings": True,
+            "tied_softmax": False,
+            "encoder": {
+                "type": "recurrent",
+                "rnn_type": "gru",
+                # JoeyNMT's hidden_size is per direction; ours is the state size
+                "hidden_size": int(enc.hidden_size) // (2 if enc.bidirectional else 1),
+                "num_layers": int(enc.layers),
+                "bidirectional": bool(enc.bidirectional),
+                "dropout": float(enc.dropout),
+                "embeddings": {"embedding_dim": int(enc.embed_dim), "dropout": float(enc.dropout)},
+            },
+            "decoder": {
+                "type": "recurrent",
+                "rnn_type": "gru",
+                "hidden_size": int(dec.hidden_size),
+                "num_layers": int(dec.layers),
+                "attention": "bahdanau",
+                "input_feeding": True,
+                "init_hidden": "bridge",
+                "dropout": float(dec.dropout),
+                "embeddings": {"embedding_dim": int(dec.embed_dim), "dropout": float(dec.dropout)},
+            },
+        }
     else:
         sys.exit(f"--presets: {preset!r} has no JoeyNMT equivalent here; choose from {PRESETS}")
     return {
-        "name": f"joey_{preset}", "joeynmt_version": "2.3.0", "model_dir": str(work / f"model_{preset}"),
-        "use_cuda": False, "fp16": False, "random_seed": int(cfg.trainer.seed),
-        "data": {"train": str(work / "data" / "train"), "dev": str(dev or work / "data" / "val"),
-                 "test": str(work / "data" / "test_2016_flickr"), "dataset_type": "plain",
-                 "src": {"lang": cfg.data.src_lang, **side}, "trg": {"lang": cfg.data.tgt_lang, **side},
-                 "special_symbols": {"unk_token": "<unk>", "unk_id": 0, "pad_token": "<pad>", "pad_id": 1,
-                                     "bos_token": "<s>", "bos_id": 2, "eos_token": "</s>", "eos_id": 3}},
-        "training": {"optimizer": "adam", "adam_betas": [float(b) for b in cfg.optimizer.betas],
-                     "learning_rate": float(cfg.optimizer.lr),
-                     **joey_schedule(cfg, same_schedule),
-                     "batch_size": int(cfg.data.batch_tokens), "batch_type": "token",
-                     "normalization": "tokens", "label_smoothing": float(cfg.trainer.label_smoothing),
-                     "clip_grad_norm": float(cfg.trainer.grad_clip), "updates": updates, "epochs": 100,
-                     "validation_freq": validation_freq, "logging_freq": 1, "shuffle": True, "overwrite": True,
-                     "eval_metrics": ["bleu"], "early_stopping_metric": "bleu", "keep_best_ckpts": 1,
-                     "num_workers": 0},
-        "testing": {"beam_size": 5, "beam_alpha": 1.0, "batch_size": 64, "batch_type": "sentence",
-                    "max_output_length": 100, "eval_metrics": ["bleu"], "sacrebleu_cfg": {"tokenize": "13a"}},
+        "name": f"joey_{preset}",
+        "joeynmt_version": "2.3.0",
+        "model_dir": str(work / f"model_{preset}"),
+        "use_cuda": False,
+        "fp16": False,
+        "random_seed": int(cfg.trainer.seed),
+        "data": {
+            "train": str(work / "data" / "train"),
+            "dev": str(dev or work / "data" / "val"),
+            "test": str(work / "data" / "test_2016_flickr"),
+            "dataset_type": "plain",
+            "src": {"lang": cfg.data.src_lang, **side},
+            "trg": {"lang": cfg.data.tgt_lang, **side},
+            "special_symbols": {
+                "unk_token": "<unk>",
+                "unk_id": 0,
+                "pad_token": "<pad>",
+                "pad_id": 1,
+                "bos_token": "<s>",
+                "bos_id": 2,
+                "eos_token": "</s>",
+                "eos_id": 3,
+            },
+        },
+        "training": {
+            "optimizer": "adam",
+            "adam_betas": [float(b) for b in cfg.optimizer.betas],
+            "learning_rate": float(cfg.optimizer.lr),
+            **joey_schedule(cfg, same_schedule),
+            "batch_size": int(cfg.data.batch_tokens),
+            "batch_type": "token",
+            "normalization": "tokens",
+            "label_smoothing": float(cfg.trainer.label_smoothing),
+            "clip_grad_norm": float(cfg.trainer.grad_clip),
+            "updates": updates,
+            "epochs": 100,
+            "validation_freq": validation_freq,
+            "logging_freq": 1,
+            "shuffle": True,
+            "overwrite": True,
+            "eval_metrics": ["bleu"],
+            "early_stopping_metric": "bleu",
+            "keep_best_ckpts": 1,
+            "num_workers": 0,
+        },
+        "testing": {
+            "beam_size": 5,
+            "beam_alpha": 1.0,
+            "batch_size": 64,
+            "batch_type": "sentence",
+            "max_output_length": 100,
+            "eval_metrics": ["bleu"],
+            "sacrebleu_cfg": {"tokenize": "13a"},
+        },
         "model": model,
     }
 
@@ -189,8 +268,11 @@ def joey_schedule(cfg, same_schedule: bool) -> dict:
         return constant
     if kind == "InverseSqrtSchedule":
         # lr0 * min(step / warmup, sqrt(warmup / step)), as nmt.training.schedules.InverseSqrtSchedule
-        return {"scheduling": "warmupinversesquareroot", "learning_rate_warmup": int(cfg.schedule.warmup_steps),
-                "learning_rate_min": 1.0e-8}
+        return {
+            "scheduling": "warmupinversesquareroot",
+            "learning_rate_warmup": int(cfg.schedule.warmup_steps),
+            "learning_rate_min": 1.0e-8,
+        }
     sys.exit(f"schedule {kind} has no JoeyNMT equivalent here; use a constant or inverse_sqrt preset")
 
 
@@ -217,8 +299,9 @@ def joey_speed(log: str, warmup: int, steps: int) -> tuple[float, float, int | N
     return tokens / seconds, seconds, int(params[1].replace(",", "")) if params else None
 
 
-def train_joey(python: Path, preset: str, work: Path, spm_path: Path, vocab_path: Path,
-               warmup: int, steps: int) -> dict:
+def train_joey(
+    python: Path, preset: str, work: Path, spm_path: Path, vocab_path: Path, warmup: int, steps: int
+) -> dict:
     import yaml
 
     config = joey_config(preset, work, spm_path, vocab_path, warmup + steps)
@@ -229,22 +312,52 @@ def train_joey(python: Path, preset: str, work: Path, spm_path: Path, vocab_path
     run(command, env=env, cwd=work)
     log = (Path(config["model_dir"]) / "train.log").read_text()
     speed, seconds, params = joey_speed(log, warmup, steps)
-    return {"tgt_tokens_per_s": round(speed, 1), "seconds": round(seconds, 2), "parameters": params,
-            "tgt_tokens_per_step": round(speed * seconds / steps, 1),
-            "command": shlex.join(command), "config": str(path), "model_dir": config["model_dir"]}
+    return {
+        "tgt_tokens_per_s": round(speed, 1),
+        "seconds": round(seconds, 2),
+        "parameters": params,
+        "tgt_tokens_per_step": round(speed * seconds / steps, 1),
+        "command": shlex.join(command),
+        "config": str(path),
+        "model_dir": config["model_dir"],
+    }
 
 
-def train_ours(preset: str, data: Path, warmup: int, steps: int, tag: str, work: Path,
-               overrides: tuple[str, ...] = ()) -> dict:
+def train_ours(
+    preset: str, data: Path, warmup: int, steps: int, tag: str, work: Path, overrides: tuple[str, ...] = ()
+) -> dict:
     out = work / "ours"
-    command = [sys.executable, "-m", "scripts.bench_train", "--preset", preset,
-               "--steps", str(steps), "--warmup", str(warmup), "--flop-batches", "0",
-               "--ceiling-seconds", "0", "--profile-steps", "0", "--out", str(out), "--tag", tag]
+    command = [
+        sys.executable,
+        "-m",
+        "scripts.bench_train",
+        "--preset",
+        preset,
+        "--steps",
+        str(steps),
+        "--warmup",
+        str(warmup),
+        "--flop-batches",
+        "0",
+        "--ceiling-seconds",
+        "0",
+        "--profile-steps",
+        "0",
+        "--out",
+        str(out),
+        "--tag",
+        tag,
+    ]
     run(command + [f"data.path={data}", *overrides], cwd=ROOT)
     figures = json.loads((out / f"bench_train_{preset}_{tag}.json").read_text())
-    return {"tgt_tokens_per_s": figures["tgt_tokens_per_s"], "seconds": figures["seconds"],
-            "parameters": figures["parameters"], "tgt_tokens_per_step": figures["tgt_tokens_per_step"],
-            "precision": figures["precision"], "command": figures["command"]}
+    return {
+        "tgt_tokens_per_s": figures["tgt_tokens_per_s"],
+        "seconds": figures["seconds"],
+        "parameters": figures["parameters"],
+        "tgt_tokens_per_step": figures["tgt_tokens_per_step"],
+        "precision": figures["precision"],
+        "command": figures["command"],
+    }
 
 
 def summarise(runs: dict, steps: int) -> dict:
@@ -263,10 +376,12 @@ def summarise(runs: dict, steps: int) -> dict:
             table[preset][side] = {
                 "ours": mean([r["tgt_tokens_per_s"] for r in ours]),
                 "joeynmt": mean([r["tgt_tokens_per_s"] for r in theirs]),
-                "ratio": mean(ratios), "ratios_per_round": [round(r, 3) for r in ratios],
+                "ratio": mean(ratios),
+                "ratios_per_round": [round(r, 3) for r in ratios],
                 "tokens_per_update": [mean([r["tgt_tokens_per_step"] for r in group]) for group in (ours, theirs)],
                 "seconds_per_update": [mean([r["seconds"] for r in group]) / steps for group in (ours, theirs)],
-                "parameters": [ours[0]["parameters"], theirs[0]["parameters"]]}
+                "parameters": [ours[0]["parameters"], theirs[0]["parameters"]],
+            }
     return table
 
 
@@ -279,7 +394,7 @@ def main(argv=None) -> None:
     python = ensure_venv(Path(args.venv))
     spm_path, vocab_path = prepare_data(data, work)
     presets = [p for p in args.presets.split(",") if p]
-    variants = {" ".join(["ours", *v.split()]): tuple(v.split()) for v in args.variant}   # side -> overrides
+    variants = {" ".join(["ours", *v.split()]): tuple(v.split()) for v in args.variant}  # side -> overrides
     sides = ["ours", *variants, "joeynmt"]
     runs = {p: {side: [] for side in sides} for p in presets}
     for round_ in range(args.rounds):
@@ -288,29 +403,49 @@ def main(argv=None) -> None:
                 if side == "joeynmt":
                     figures = train_joey(python, preset, work, spm_path, vocab_path, args.warmup, args.steps)
                 else:
-                    figures = train_ours(preset, data, args.warmup, args.steps, f"r{round_}s{number}", work,
-                                         variants.get(side, ()))
+                    figures = train_ours(
+                        preset, data, args.warmup, args.steps, f"r{round_}s{number}", work, variants.get(side, ())
+                    )
                 runs[preset][side].append(figures)
-                print(f"round {round_ + 1} {preset:<18} {side:<8} {figures['tgt_tokens_per_s']:>8.1f} "
-                      f"target tokens/s ({figures['seconds']:.1f} s for {args.steps} updates of "
-                      f"{figures['tgt_tokens_per_step']:.0f} target tokens, "
-                      f"{figures['parameters']} parameters)", flush=True)
+                print(
+                    f"round {round_ + 1} {preset:<18} {side:<8} {figures['tgt_tokens_per_s']:>8.1f} "
+                    f"target tokens/s ({figures['seconds']:.1f} s for {args.steps} updates of "
+                    f"{figures['tgt_tokens_per_step']:.0f} target tokens, "
+                    f"{figures['parameters']} parameters)",
+                    flush=True,
+                )
 
     print(f"\n{command}\n")
     table = summarise(runs, args.steps)
-    print("| preset | nmt | nmt tgt tok/s | JoeyNMT tgt tok/s | ratio | tgt tokens per update (nmt / JoeyNMT) "
-          "| s per update (nmt / JoeyNMT) | parameters (nmt / JoeyNMT) |")
+    print(
+        "| preset | nmt | nmt tgt tok/s | JoeyNMT tgt tok/s | ratio | tgt tokens per update (nmt / JoeyNMT) "
+        "| s per update (nmt / JoeyNMT) | parameters (nmt / JoeyNMT) |"
+    )
     print("| --- | --- | ---: | ---: | ---: | --- | --- | --- |")
     for preset, rows in table.items():
         for side, row in rows.items():
-            print(f"| {preset} | {side} | {row['ours']:.0f} | {row['joeynmt']:.0f} | {row['ratio']:.2f}x "
-                  f"(rounds: {', '.join(f'{r:.2f}' for r in row['ratios_per_round'])}) | "
-                  f"{row['tokens_per_update'][0]:.0f} / {row['tokens_per_update'][1]:.0f} | "
-                  f"{row['seconds_per_update'][0]:.2f} / {row['seconds_per_update'][1]:.2f} | "
-                  f"{row['parameters'][0]:,} / {row['parameters'][1] or 0:,} |")
-    Path(args.out).write_text(json.dumps({"command": command, "warmup": args.warmup, "steps": args.steps,
-                                          "rounds": args.rounds, "variants": args.variant, "table": table,
-                                          "runs": runs}, indent=1) + "\n")
+            print(
+                f"| {preset} | {side} | {row['ours']:.0f} | {row['joeynmt']:.0f} | {row['ratio']:.2f}x "
+                f"(rounds: {', '.join(f'{r:.2f}' for r in row['ratios_per_round'])}) | "
+                f"{row['tokens_per_update'][0]:.0f} / {row['tokens_per_update'][1]:.0f} | "
+                f"{row['seconds_per_update'][0]:.2f} / {row['seconds_per_update'][1]:.2f} | "
+                f"{row['parameters'][0]:,} / {row['parameters'][1] or 0:,} |"
+            )
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "command": command,
+                "warmup": args.warmup,
+                "steps": args.steps,
+                "rounds": args.rounds,
+                "variants": args.variant,
+                "table": table,
+                "runs": runs,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"(figures in {args.out})")
 
 

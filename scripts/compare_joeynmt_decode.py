@@ -52,13 +52,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def timed(command: list[str], stdin_path: Path | None = None, stdout_path: Path | None = None,
-          env=None) -> float:
+def timed(command: list[str], stdin_path: Path | None = None, stdout_path: Path | None = None, env=None) -> float:
     """Wall-clock seconds of a command that must succeed."""
     start = time.perf_counter()
     with open(stdin_path or os.devnull, "rb") as stdin, open(stdout_path or os.devnull, "wb") as stdout:
-        result = subprocess.run(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True,
-                                env=env, cwd=ROOT)
+        result = subprocess.run(
+            command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
+        )
     seconds = time.perf_counter() - start
     if result.returncode:
         sys.exit(f"failed ({result.returncode}): {shlex.join(command)}\n{result.stderr[-3000:]}")
@@ -69,24 +69,42 @@ def train_ours(data: Path, work: Path, updates: int) -> Path:
     run_dir = work / f"ours_decode_model_{updates}"
     checkpoint = run_dir / "checkpoints" / "last.pt"
     if not checkpoint.is_file():
-        joey.run([sys.executable, "-m", "nmt.train", f"experiment={PRESET}", f"data.path={data}",
-                  f"trainer.max_steps={updates}", f"trainer.val_every={updates}",
-                  "trainer.val_max_sentences=8", "trainer.heatmap_sentences=0", "trainer.keep_last=0",
-                  f"hydra.run.dir={run_dir}"], cwd=ROOT)
+        joey.run(
+            [
+                sys.executable,
+                "-m",
+                "nmt.train",
+                f"experiment={PRESET}",
+                f"data.path={data}",
+                f"trainer.max_steps={updates}",
+                f"trainer.val_every={updates}",
+                "trainer.val_max_sentences=8",
+                "trainer.heatmap_sentences=0",
+                "trainer.keep_last=0",
+                f"hydra.run.dir={run_dir}",
+            ],
+            cwd=ROOT,
+        )
     return checkpoint
 
 
-def train_theirs(python: Path, work: Path, spm_path: Path, vocab_path: Path, updates: int,
-                 args) -> Path:
+def train_theirs(python: Path, work: Path, spm_path: Path, vocab_path: Path, updates: int, args) -> Path:
     """JoeyNMT's model, trained `updates` steps: the translate config that loads it."""
     import yaml
 
     joey.train_joey(python, PRESET, work, spm_path, vocab_path, 1, updates - 1)
     config = joey.joey_config(PRESET, work, spm_path, vocab_path, updates)
-    config["testing"].update({"beam_size": args.beam_size, "batch_size": args.batch_size,
-                              "batch_type": "sentence", "max_output_length": args.max_length,
-                              "min_output_length": args.max_length, "n_best": 1,
-                              "load_model": str(Path(config["model_dir"]) / "latest.ckpt")})
+    config["testing"].update(
+        {
+            "beam_size": args.beam_size,
+            "batch_size": args.batch_size,
+            "batch_type": "sentence",
+            "max_output_length": args.max_length,
+            "min_output_length": args.max_length,
+            "n_best": 1,
+            "load_model": str(Path(config["model_dir"]) / "latest.ckpt"),
+        }
+    )
     path = work / f"joey_{PRESET}_decode.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -117,16 +135,38 @@ def main(argv=None) -> None:
     joey_env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
 
     def ours(source: Path, output: Path) -> float:
-        return timed([sys.executable, "-m", "nmt.translate", "--checkpoint", str(ours_ckpt),
-                      "--beam-size", str(args.beam_size), "--batch-size", str(args.batch_size),
-                      "--max-length-ratio", "0", "--max-length-extra", str(args.max_length),
-                      "--min-length", str(args.max_length - 1),
-                      "--input", str(source), "--output", str(output)])
+        return timed(
+            [
+                sys.executable,
+                "-m",
+                "nmt.translate",
+                "--checkpoint",
+                str(ours_ckpt),
+                "--beam-size",
+                str(args.beam_size),
+                "--batch-size",
+                str(args.batch_size),
+                "--max-length-ratio",
+                "0",
+                "--max-length-extra",
+                str(args.max_length),
+                "--min-length",
+                str(args.max_length - 1),
+                "--input",
+                str(source),
+                "--output",
+                str(output),
+            ]
+        )
 
     def theirs(source: Path, output: Path) -> float:
         # (its -o option fails in 2.3.0: 'BaseConfig' object has no attribute 'n_best'; stdout works)
-        return timed([str(python), "-m", "joeynmt", "translate", str(theirs_cfg)],
-                     stdin_path=source, stdout_path=output, env=joey_env)
+        return timed(
+            [str(python), "-m", "joeynmt", "translate", str(theirs_cfg)],
+            stdin_path=source,
+            stdout_path=output,
+            env=joey_env,
+        )
 
     rows = []
     for round_ in range(args.rounds):
@@ -136,23 +176,43 @@ def main(argv=None) -> None:
             total = translate(test_in, output)
             lengths = subwords(output, spm_path)
             seconds = max(1e-9, total - startup)
-            row = {"round": round_ + 1, "side": side, "sentences": len(lengths),
-                   "seconds": round(seconds, 2), "startup_seconds": round(startup, 2),
-                   "sentences_per_s": round(len(lengths) / seconds, 2),
-                   "output_subwords_per_s": round(sum(lengths) / seconds, 1),
-                   "mean_output_subwords": round(sum(lengths) / max(1, len(lengths)), 2)}
+            row = {
+                "round": round_ + 1,
+                "side": side,
+                "sentences": len(lengths),
+                "seconds": round(seconds, 2),
+                "startup_seconds": round(startup, 2),
+                "sentences_per_s": round(len(lengths) / seconds, 2),
+                "output_subwords_per_s": round(sum(lengths) / seconds, 1),
+                "mean_output_subwords": round(sum(lengths) / max(1, len(lengths)), 2),
+            }
             rows.append(row)
-            print(f"round {row['round']} {side:<8} {row['sentences_per_s']:>7.2f} sentences/s "
-                  f"{row['output_subwords_per_s']:>8.1f} output subwords/s ({row['seconds']:.1f} s "
-                  f"after {row['startup_seconds']:.1f} s start-up; mean output "
-                  f"{row['mean_output_subwords']} subwords)", flush=True)
+            print(
+                f"round {row['round']} {side:<8} {row['sentences_per_s']:>7.2f} sentences/s "
+                f"{row['output_subwords_per_s']:>8.1f} output subwords/s ({row['seconds']:.1f} s "
+                f"after {row['startup_seconds']:.1f} s start-up; mean output "
+                f"{row['mean_output_subwords']} subwords)",
+                flush=True,
+            )
     ratios = [a["sentences_per_s"] / b["sentences_per_s"] for a, b in zip(rows[::2], rows[1::2])]
     print(f"\n{command}\nnmt / JoeyNMT sentences/s per round: {', '.join(f'{r:.2f}x' for r in ratios)}")
-    Path(args.out).write_text(json.dumps({
-        "command": command, "commit": git_commit(),
-        "date": time.strftime("%Y-%m-%d %H:%M"), "updates": args.updates, "beam_size": args.beam_size,
-        "batch_size": args.batch_size, "max_length": args.max_length, "rows": rows,
-        "ratios": [round(r, 3) for r in ratios]}, indent=1) + "\n")
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "command": command,
+                "commit": git_commit(),
+                "date": time.strftime("%Y-%m-%d %H:%M"),
+                "updates": args.updates,
+                "beam_size": args.beam_size,
+                "batch_size": args.batch_size,
+                "max_length": args.max_length,
+                "rows": rows,
+                "ratios": [round(r, 3) for r in ratios],
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"(figures in {args.out})")
 
 

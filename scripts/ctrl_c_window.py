@@ -53,8 +53,9 @@ def one_run(command: list[str], delay: float) -> tuple[str, int, str]:
     # must start as from a terminal.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env
+    )
     started = time.perf_counter()
     time.sleep(max(0.0, delay - (time.perf_counter() - started)))
     process.send_signal(signal.SIGINT)
@@ -64,8 +65,11 @@ def one_run(command: list[str], delay: float) -> tuple[str, int, str]:
         process.kill()
         _, stderr = process.communicate()
         return "hung", process.returncode, stderr.decode(errors="replace")
-    return outcome(process.returncode, stderr.decode(errors="replace")), process.returncode, \
-        stderr.decode(errors="replace")
+    return (
+        outcome(process.returncode, stderr.decode(errors="replace")),
+        process.returncode,
+        stderr.decode(errors="replace"),
+    )
 
 
 def main() -> None:
@@ -73,11 +77,15 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=None, help="a .pt file (default: the newest under outputs/)")
     parser.add_argument("--command", help="the command instead of nmt.translate, one string (shell words)")
     parser.add_argument("--runs", type=int, default=10, help="runs per delay")
-    parser.add_argument("--delays", type=finite_float, nargs="+",
-                        default=[0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6])
+    parser.add_argument(
+        "--delays", type=finite_float, nargs="+", default=[0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6]
+    )
     args = parser.parse_args()
-    command = shlex.split(args.command) if args.command else [sys.executable, "-m", "nmt.translate", "--checkpoint",
-                               args.checkpoint or "missing.pt"]
+    command = (
+        shlex.split(args.command)
+        if args.command
+        else [sys.executable, "-m", "nmt.translate", "--checkpoint", args.checkpoint or "missing.pt"]
+    )
     kinds = ["silent", "fatal", "traceback", "nmt", "other", "hung"]
     print(f"{'delay s':>8} " + " ".join(f"{k:>9}" for k in kinds))
     shown = set()

@@ -35,7 +35,7 @@ SECTIONS = {
     "Errors": ["nmt.errors.NmtError"],
     "Training": ["nmt.train.fit", "nmt.train.TrainResult"],
 }
-WIDTH = 88
+WIDTH = 76  # a signature longer than this: one parameter a line (fits the site's column at 1280 px)
 
 
 def resolve(path: str):

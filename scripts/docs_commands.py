@@ -75,6 +75,26 @@ def command_parser(module: str) -> argparse.ArgumentParser:
     raise RuntimeError(f"{module}.{COMMANDS[module]} parsed no arguments")
 
 
+def usage_lines(parser: argparse.ArgumentParser, width: int = 76) -> list[str]:
+    """The usage, wrapped between options at `width` (argparse wraps at the terminal's
+    width, which would make the page differ from one machine to another)."""
+    words, depth, current = [], 0, ""
+    for char in " ".join(parser.format_usage().split()).removeprefix("usage: "):
+        if char == " " and depth == 0:
+            words.append(current)
+            current = ""
+            continue
+        depth += (char in "[({") - (char in "])}")
+        current += char
+    lines = [words[0]]
+    for word in words[1:] + [current]:
+        if len(lines[-1]) + 1 + len(word) > width:
+            lines.append("    " + word)
+        else:
+            lines[-1] += " " + word
+    return lines
+
+
 def _default(action) -> str:
     if action.required or action.default in (None, argparse.SUPPRESS) or action.nargs == 0:
         return ""
@@ -150,7 +170,7 @@ def commands_reference() -> str:
             f"`python -m {name}`{console}: {cell(parser.description or '')}",
             "",
             "```text",
-            " ".join(parser.format_usage().split()).removeprefix("usage: "),
+            *usage_lines(parser),
             "```",
             "",
         ]

@@ -40,7 +40,8 @@ CONFIG_INTRO = """\
 `--cfg job` prints the composed config of a command line. A key belongs to the
 options that set it: `model.attention.window` exists with every `model/attention`
 option, `model.positional.base` only with `model/positional=rotary` and `sinusoidal`;
-each group's table lists a key once, with the options it comes with.
+each group's table lists a key once, its default followed by the options it comes
+with where not every option of the group has it.
 
 Values are checked before any data is read; a value outside its range is one
 line, `nmt: error: trainer.grad_clip=-1: must be >= 0 (0 turns clipping off)`.
@@ -80,26 +81,25 @@ def option_keys(group: str) -> dict[str, dict[str, object]]:
     return found
 
 
-def _defaults_cell(values: dict[str, object]) -> str:
-    """`5` when every option has the same default, else `256` (bahdanau, coverage), `128` (...)."""
+def _defaults_cell(values: dict[str, object], options: list[str]) -> str:
+    """The default, and the options it comes with where that is not every option of the
+    group: `5`; `256` (bahdanau, coverage, luong_concat); `1` (gru, lstm), `3` (transformer)."""
     by_value: dict[str, list[str]] = {}
     for option, value in values.items():
         by_value.setdefault(show(value), []).append(option)
-    if len(by_value) == 1:
+    if len(by_value) == 1 and len(values) == len(options):
         return code(next(iter(by_value)))
-    return ", ".join(f"{code(value)} ({', '.join(options)})" for value, options in by_value.items())
+    return ", ".join(f"{code(value)} ({', '.join(where)})" for value, where in by_value.items())
 
 
 def _key_rows(per_option: dict[str, dict[str, object]]) -> list[str]:
+    """| key | default | allowed | meaning |, a key once however many options set it."""
     options = list(per_option)
     keys = list(dict.fromkeys(key for found in per_option.values() for key in found))
-    several = len(options) > 1
-    head = ["key"] + (["options"] if several else []) + ["default", "allowed", "meaning"]
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    lines = ["| key | default | allowed | meaning |", "| --- | --- | --- | --- |"]
     for key in keys:
         values = {o: found[key] for o, found in per_option.items() if key in found}
-        where = ["all" if len(values) == len(options) else ", ".join(values)] if several else []
-        row = [code(key)] + where + [_defaults_cell(values), allowed(key), cell(RULES[key].meaning)]
+        row = [code(key), _defaults_cell(values, options), allowed(key), cell(RULES[key].meaning)]
         lines.append("| " + " | ".join(row) + " |")
     return lines
 

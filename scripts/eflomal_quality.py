@@ -27,8 +27,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def figures(counts) -> dict:
-    return {"aer": round(counts.aer, 4), "precision": round(counts.precision, 4),
-            "recall": round(counts.recall, 4), "links": counts.predicted, "reference_links": counts.sure}
+    return {
+        "aer": round(counts.aer, 4),
+        "precision": round(counts.precision, 4),
+        "recall": round(counts.recall, 4),
+        "links": counts.predicted,
+        "reference_links": counts.sure,
+    }
 
 
 def score(predicted: list[set], reference: list[set]):
@@ -41,11 +46,15 @@ def score(predicted: list[set], reference: list[set]):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "multi30k"), help="Multi30k folder")
-    parser.add_argument("--links", default=str(ROOT / "benchmarks/attention_study/multi30k/test.links"),
-                        help="the committed Multi30k test links")
+    parser.add_argument(
+        "--links",
+        default=str(ROOT / "benchmarks/attention_study/multi30k/test.links"),
+        help="the committed Multi30k test links",
+    )
     parser.add_argument("--cache-dir", default=None, help="sentencepiece cache (cache_dir)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/attention_study/eflomal_quality.json"))
     args = parser.parse_args(argv)
@@ -57,22 +66,26 @@ def main(argv=None) -> dict:
     from nmt.study.eflomal_links import eflomal_links
 
     result = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    train, test = load_pairs(Namespace(data="toy", data_path=None, cache_dir=args.cache_dir,
-                                       test_sentences=None), split="train")
+    train, test = load_pairs(
+        Namespace(data="toy", data_path=None, cache_dir=args.cache_dir, test_sentences=None), split="train"
+    )
     truth = [toy_links(s, t) for s, t in test]
     started = time.perf_counter()
-    found = eflomal_links(train + test)[len(train):]
-    result["toy"] = {"train_pairs": len(train), "test_pairs": len(test),
-                     "eflomal_vs_truth": figures(score(found, truth)),
-                     "seconds": round(time.perf_counter() - started, 1),
-                     "baselines_vs_truth": {k: figures(v) for k, v in baseline_counts(test, truth).items()}}
+    found = eflomal_links(train + test)[len(train) :]
+    result["toy"] = {
+        "train_pairs": len(train),
+        "test_pairs": len(test),
+        "eflomal_vs_truth": figures(score(found, truth)),
+        "seconds": round(time.perf_counter() - started, 1),
+        "baselines_vs_truth": {k: figures(v) for k, v in baseline_counts(test, truth).items()},
+    }
     print(f"toy: eflomal's recipe against the true links: {result['toy']['eflomal_vs_truth']}", flush=True)
 
     study = Namespace(data="multi30k", data_path=args.data, cache_dir=args.cache_dir, test_sentences=None)
     train, test = load_pairs(study, split="train")
     train = [(s, t) for s, t in train if s.strip() and t.strip()]
     committed = [read_links(line) for line in Path(args.links).read_text(encoding="utf-8").splitlines()]
-    runs = [eflomal_links(train + test)[len(train):] for _ in range(2)]
+    runs = [eflomal_links(train + test)[len(train) :] for _ in range(2)]
     result["multi30k"] = {
         "test_pairs": len(test),
         "run2_vs_run1": figures(score(runs[1], runs[0])),

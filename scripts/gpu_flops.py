@@ -9,7 +9,7 @@ import torch
 
 from scripts.bench_train import count_flops, matmul_gflops
 
-SAMPLES = 3        # batches counted; the rest are scaled by padded positions
+SAMPLES = 3  # batches counted; the rest are scaled by padded positions
 
 
 def padded_positions(batch) -> int:

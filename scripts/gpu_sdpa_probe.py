@@ -26,17 +26,29 @@ from nmt.training.config_checks import check_config
 
 ROOT = Path(__file__).resolve().parent.parent
 B = SDPBackend
-SCRATCH = tempfile.TemporaryDirectory(prefix="gpu_sdpa_probe_")      # the trainers' run folders; removed at exit
-VARIANTS = {"cuDNN, flash, efficient, math": [B.CUDNN_ATTENTION, B.FLASH_ATTENTION, B.EFFICIENT_ATTENTION, B.MATH],
-            "flash, efficient, math (nmt's)": [B.FLASH_ATTENTION, B.EFFICIENT_ATTENTION, B.MATH],
-            "efficient": [B.EFFICIENT_ATTENTION], "cuDNN": [B.CUDNN_ATTENTION], "math": [B.MATH]}
+SCRATCH = tempfile.TemporaryDirectory(prefix="gpu_sdpa_probe_")  # the trainers' run folders; removed at exit
+VARIANTS = {
+    "cuDNN, flash, efficient, math": [B.CUDNN_ATTENTION, B.FLASH_ATTENTION, B.EFFICIENT_ATTENTION, B.MATH],
+    "flash, efficient, math (nmt's)": [B.FLASH_ATTENTION, B.EFFICIENT_ATTENTION, B.MATH],
+    "efficient": [B.EFFICIENT_ATTENTION],
+    "cuDNN": [B.CUDNN_ATTENTION],
+    "math": [B.MATH],
+}
 
 
 def build(precision: str):
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
-        cfg = compose("config", overrides=["experiment=transformer_small", f"data.path={ROOT / 'data/multi30k'}",
-                                           f"trainer.precision={precision}", "trainer.device=cuda",
-                                           "cache_dir=/tmp/gpu_sdpa_probe", "trainer.heatmap_sentences=0"])
+        cfg = compose(
+            "config",
+            overrides=[
+                "experiment=transformer_small",
+                f"data.path={ROOT / 'data/multi30k'}",
+                f"trainer.precision={precision}",
+                "trainer.device=cuda",
+                "cache_dir=/tmp/gpu_sdpa_probe",
+                "trainer.heatmap_sentences=0",
+            ],
+        )
     check_config(cfg)
     return build_trainer(cfg, Path(SCRATCH.name) / precision)
 
@@ -59,9 +71,12 @@ def main() -> None:
             transformer_attention.FUSED_BACKENDS = backends
             fresh = [next(batches) for _ in range(15)]
             try:
-                print(f"{precision} {name}: 15 updates of new shapes {seconds(trainer, fresh):.3f} s, "
-                      f"the same 15 again {seconds(trainer, fresh):.3f} s", flush=True)
-            except RuntimeError as error:        # e.g. no cuDNN kernel for fp32
+                print(
+                    f"{precision} {name}: 15 updates of new shapes {seconds(trainer, fresh):.3f} s, "
+                    f"the same 15 again {seconds(trainer, fresh):.3f} s",
+                    flush=True,
+                )
+            except RuntimeError as error:  # e.g. no cuDNN kernel for fp32
                 print(f"{precision} {name}: {error}", flush=True)
         if precision == "bf16":
             transformer_attention.FUSED_BACKENDS = VARIANTS["cuDNN, flash, efficient, math"]

@@ -47,8 +47,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=12, help="runs side by side")
     parser.add_argument("--device", default="cuda", help="the runs' trainer.device (cpu: the test of this script)")
     parser.add_argument("--machine", default=None, help="how the pages name this machine (default: the GPU's name)")
-    parser.add_argument("--folder", type=Path, default=CONFIRMATION, help="the confirmation's folder (--out of "
-                        "nmt.study)")
+    parser.add_argument(
+        "--folder", type=Path, default=CONFIRMATION, help="the confirmation's folder (--out of nmt.study)"
+    )
     parser.add_argument("--work", type=Path, default=ROOT / ".gpu_study", help="run folders and the vocabulary")
     parser.add_argument("--study-args", default="", help="more options for nmt.study, space-separated")
     args = parser.parse_args(argv)
@@ -62,11 +63,35 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def study_command(args, out: Path, work: Path, machine: str) -> list[str]:
-    return [sys.executable, "-m", "nmt.study", "--confirm", "--data-path", args.data,
-            "--links", str(LINKS / "test.links"), "--valid-links", str(LINKS / "valid.links"),
-            "--confirm-links", str(LINKS / "test_2017.links"), "--out", str(out), "--runs-dir", str(work / "runs"),
-            "--cache-dir", str(work / "cache"), "--jobs", str(args.jobs), "--threads", "1", "--records-only",
-            "--machine", machine, *args.study_args.split(), f"trainer.device={args.device}"]
+    return [
+        sys.executable,
+        "-m",
+        "nmt.study",
+        "--confirm",
+        "--data-path",
+        args.data,
+        "--links",
+        str(LINKS / "test.links"),
+        "--valid-links",
+        str(LINKS / "valid.links"),
+        "--confirm-links",
+        str(LINKS / "test_2017.links"),
+        "--out",
+        str(out),
+        "--runs-dir",
+        str(work / "runs"),
+        "--cache-dir",
+        str(work / "cache"),
+        "--jobs",
+        str(args.jobs),
+        "--threads",
+        "1",
+        "--records-only",
+        "--machine",
+        machine,
+        *args.study_args.split(),
+        f"trainer.device={args.device}",
+    ]
 
 
 def finished_records(folder: Path) -> dict[str, bytes]:
@@ -122,11 +147,16 @@ def main(argv=None) -> int:
     try:
         code = process.wait(timeout=args.minutes * 60)
     except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGTERM)      # the study stops its runs; finished records stay
+        process.send_signal(signal.SIGTERM)  # the study stops its runs; finished records stay
         code = process.wait()
     new = pack(folder, before, known, args.out / "records.tgz")
-    summary = {"command": " ".join(command), "commit": args.commit, "exit": code,
-               "seconds": round(time.perf_counter() - started, 1), "new_records": new}
+    summary = {
+        "command": " ".join(command),
+        "commit": args.commit,
+        "exit": code,
+        "seconds": round(time.perf_counter() - started, 1),
+        "new_records": new,
+    }
     (args.out / "gpu_study.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(f"gpu_study: {len(new)} new record(s) in {args.out / 'records.tgz'}: {', '.join(new) or 'none'}")
     return 0

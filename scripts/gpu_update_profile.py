@@ -36,11 +36,11 @@ def main(argv=None) -> None:
 
     overrides = args.overrides or ["experiment=transformer_small", "trainer.precision=bf16", *GRAPHS]
     device = torch.device("cuda")
-    scratch = tempfile.TemporaryDirectory(prefix="gpu_update_profile_")   # the run folder (and cache); removed at exit
+    scratch = tempfile.TemporaryDirectory(prefix="gpu_update_profile_")  # the run folder (and cache); removed at exit
     cfg = compose_row([*overrides, f"data.path={args.data}"], device, Path(args.cache or f"{scratch.name}/cache"))
     trainer = build_trainer(cfg, Path(scratch.name) / "run")
     trainer.model.train()
-    batches = trainer.data.train.batches(0)[:args.batches]
+    batches = trainer.data.train.batches(0)[: args.batches]
     lines = [f"overrides: {' '.join(overrides)}"]
     for label in ("first pass (compile, record)", "second pass (replay)"):
         started = time.perf_counter()
@@ -51,12 +51,18 @@ def main(argv=None) -> None:
         lines.append(f"{label}: {len(batches)} updates in {seconds:.3f} s, {len(batches) / seconds:.1f} updates/s")
         print(lines[-1], flush=True)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for batch in batches[:args.profiled]:
+        for batch in batches[: args.profiled]:
             trainer.train_update([batch])
         torch.cuda.synchronize()
     table = prof.key_averages()
-    lines += ["", "by self CPU time:", table.table(sort_by="self_cpu_time_total", row_limit=35),
-              "", "by GPU time:", table.table(sort_by="self_device_time_total", row_limit=20)]
+    lines += [
+        "",
+        "by self CPU time:",
+        table.table(sort_by="self_cpu_time_total", row_limit=35),
+        "",
+        "by GPU time:",
+        table.table(sort_by="self_device_time_total", row_limit=20),
+    ]
     (Path(args.out) / "update_profile.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[-4:-2])[:6000])
 

@@ -54,11 +54,13 @@ def bleu_points(run: Path) -> tuple[list[float], list[dict], str]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("runs", nargs="+", metavar="RUN",
-                        help="run folders with metrics.jsonl (and train.log); several share one plot")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run folders with metrics.jsonl (and train.log); several share one plot"
+    )
     parser.add_argument("--out", help="PNG path (default RUN/learning_curve.png of the first run)")
     args = parser.parse_args(argv)
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -78,11 +80,17 @@ def main(argv=None) -> None:
         print(f"{run}\n{'step':>6} {label:>20} {'BLEU':>6} {'chrF':>6} {'val loss':>8}")
         for x, r in zip(xs, records):
             print(f"{r['step']:>6} {x:>20.1f} {r['bleu']:>6.2f} {r['chrf']:>6.2f} {r['loss']:>8.3f}")
-        line, = ax.plot(xs, [r["bleu"] for r in records], marker="o", label=run.name)
+        (line,) = ax.plot(xs, [r["bleu"] for r in records], marker="o", label=run.name)
         last_x, last = xs[-1], records[-1]
-        ax.annotate(f"{last['bleu']:.1f} (step {last['step']})", (last_x, last["bleu"]),
-                    textcoords="offset points", xytext=(-10, 6), ha="right", fontsize=8,
-                    color=line.get_color())
+        ax.annotate(
+            f"{last['bleu']:.1f} (step {last['step']})",
+            (last_x, last["bleu"]),
+            textcoords="offset points",
+            xytext=(-10, 6),
+            ha="right",
+            fontsize=8,
+            color=line.get_color(),
+        )
     ax.set_xlabel(" / ".join(sorted(labels)))
     ax.set_ylabel("validation BLEU (greedy, sacreBLEU)")
     ax.set_title("validation BLEU against time" if len(runs) > 1 else f"{runs[0].name}: validation BLEU against time")
@@ -119,8 +127,13 @@ def plot_training_loss(run: Path, out: Path, argv, plt) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
     ax.plot([m for m, _, _ in loss], [v for _, _, v in loss], marker="o", label="training NLL per token")
     for minutes, step, value in loss:
-        ax.annotate(f"step {step}, {speed.get(step, float('nan')):.0f} tok/s", (minutes, value),
-                    textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.annotate(
+            f"step {step}, {speed.get(step, float('nan')):.0f} tok/s",
+            (minutes, value),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=7,
+        )
     ax.set_xlabel("wall-clock minutes since the first update")
     ax.set_ylabel("training NLL per target token (nats)")
     ax.set_title(f"{run.name}: no validation yet")

@@ -56,11 +56,11 @@ VOCAB = 8000
 def ab(name: str, variants: dict, rounds: int, reps: int = 1) -> dict:
     """Median over rounds of each variant's time / the first variant's time."""
     keys = list(variants)
-    for fn in variants.values():          # warm-up: allocator, lazy state
+    for fn in variants.values():  # warm-up: allocator, lazy state
         fn()
     times = {k: [] for k in keys}
     for r in range(rounds):
-        for key in (keys if r % 2 == 0 else keys[::-1]):
+        for key in keys if r % 2 == 0 else keys[::-1]:
             start = time.perf_counter()
             for _ in range(reps):
                 variants[key]()
@@ -86,7 +86,7 @@ def build(preset: str):
 
 
 PRESETS = ("transformer_small", "rnn_bahdanau")
-B, S, T = 128, 28, 26     # ~3,300 target tokens of a 4096-position batch
+B, S, T = 128, 28, 26  # ~3,300 target tokens of a 4096-position batch
 
 
 def random_batch(src_len: int = S, tgt_len: int = T) -> tuple[torch.Tensor, torch.Tensor]:
@@ -117,6 +117,7 @@ def smoothed_loss(logits, labels):
 def patched_update(model, src, tgt, owner, attribute: str, replacement, objective=mean_log_prob):
     """A run of `ab`: one forward and backward of `model` on (src, tgt) with
     owner.attribute (a method or a class) replaced for its duration."""
+
     def run():
         current = getattr(owner, attribute)
         setattr(owner, attribute, replacement)
@@ -125,6 +126,7 @@ def patched_update(model, src, tgt, owner, attribute: str, replacement, objectiv
             objective(out.logits, tgt[:, 1:]).backward()
         finally:
             setattr(owner, attribute, current)
+
     return run
 
 
@@ -139,8 +141,12 @@ def bench_optimizer(rounds: int) -> None:
             "Adam fused=True": torch.optim.Adam(params, lr=1e-4, fused=True),
             "AdamW fused=True": torch.optim.AdamW(params, lr=1e-4, fused=True),
         }
-        ab(f"optimizer step, {preset} ({sum(p.numel() for p in params):,} parameters)",
-           {k: o.step for k, o in optimizers.items()}, rounds, reps=3)
+        ab(
+            f"optimizer step, {preset} ({sum(p.numel() for p in params):,} parameters)",
+            {k: o.step for k, o in optimizers.items()},
+            rounds,
+            reps=3,
+        )
 
 
 def dropout_words(x, p: float):
@@ -158,16 +164,27 @@ def bench_dropout(rounds: int) -> None:
         def run(fn):
             return lambda: fn(x).backward(g)
 
-        ab(f"dropout p=0.1 forward+backward {shape}", {
-            "F.dropout": run(lambda t: F.dropout(t, 0.1, True)),
-            "64-bit words, 16-bit slices": run(lambda t: dropout_words(t, 0.1)),
-            "rand_like(x) >= p": run(lambda t: t.masked_fill(torch.rand_like(t) < 0.1, 0.0) / 0.9),
-        }, rounds, reps=3)
-        ab(f"dropout p=0.1 mask only {shape}", {
-            "bernoulli_": lambda: torch.empty(shape).bernoulli_(0.9),
-            "64-bit words, 16-bit slices": lambda: torch.empty(
-                (x.numel() + 3) // 4, dtype=torch.int64).random_(-2 ** 63, 2 ** 63 - 1),
-        }, rounds, reps=3)
+        ab(
+            f"dropout p=0.1 forward+backward {shape}",
+            {
+                "F.dropout": run(lambda t: F.dropout(t, 0.1, True)),
+                "64-bit words, 16-bit slices": run(lambda t: dropout_words(t, 0.1)),
+                "rand_like(x) >= p": run(lambda t: t.masked_fill(torch.rand_like(t) < 0.1, 0.0) / 0.9),
+            },
+            rounds,
+            reps=3,
+        )
+        ab(
+            f"dropout p=0.1 mask only {shape}",
+            {
+                "bernoulli_": lambda: torch.empty(shape).bernoulli_(0.9),
+                "64-bit words, 16-bit slices": lambda: torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_(
+                    -(2**63), 2**63 - 1
+                ),
+            },
+            rounds,
+            reps=3,
+        )
 
 
 def noise_cast_from_bool(words, shape, p: float):
@@ -175,7 +192,7 @@ def noise_cast_from_bool(words, shape, p: float):
     from nmt.models.dropout import LEVELS
 
     cut = round(p * LEVELS)
-    keep = words.view(torch.int16)[:shape[0] * shape[1]].view(shape) >= cut - LEVELS // 2
+    keep = words.view(torch.int16)[: shape[0] * shape[1]].view(shape) >= cut - LEVELS // 2
     return keep.to(torch.float32).mul_(LEVELS / (LEVELS - cut))
 
 
@@ -183,12 +200,17 @@ def bench_dropout_noise(rounds: int) -> None:
     from nmt.models.dropout import noise_from_words
 
     for shape in ((4096, 256), (4096, 1024)):
-        words = torch.empty((shape[0] * shape[1] + 3) // 4, dtype=torch.int64).random_(-2 ** 63, 2 ** 63 - 1)
+        words = torch.empty((shape[0] * shape[1] + 3) // 4, dtype=torch.int64).random_(-(2**63), 2**63 - 1)
         assert torch.equal(noise_from_words(words, shape, 0.1), noise_cast_from_bool(words, shape, 0.1))
-        ab(f"dropout noise p=0.1 {shape}", {
-            "bool mask, cast, scaled": lambda: noise_cast_from_bool(words, shape, 0.1),
-            "comparison written as float, scaled": lambda: noise_from_words(words, shape, 0.1),
-        }, rounds, reps=3)
+        ab(
+            f"dropout noise p=0.1 {shape}",
+            {
+                "bool mask, cast, scaled": lambda: noise_cast_from_bool(words, shape, 0.1),
+                "comparison written as float, scaled": lambda: noise_from_words(words, shape, 0.1),
+            },
+            rounds,
+            reps=3,
+        )
 
 
 def bench_loss_scratch(rounds: int) -> None:
@@ -203,12 +225,17 @@ def bench_loss_scratch(rounds: int) -> None:
         def once():
             smoothed, _ = LabelSmoothedNLL.apply(logits, labels, 0.1, kept)
             torch.autograd.grad(smoothed.sum(), logits)
+
         return once
 
-    ab("label-smoothed loss forward+backward (3700, 8000)", {
-        "softmax into a fresh tensor": run(None),
-        "softmax into an UpdateScratch": run(scratch),
-    }, rounds)
+    ab(
+        "label-smoothed loss forward+backward (3700, 8000)",
+        {
+            "softmax into a fresh tensor": run(None),
+            "softmax into an UpdateScratch": run(scratch),
+        },
+        rounds,
+    )
 
 
 class LogProbsSaved(torch.autograd.Function):
@@ -237,10 +264,10 @@ class LogProbsSaved(torch.autograd.Function):
 def bench_loss(rounds: int) -> None:
     from nmt.training.loss import token_losses
 
-    N = 3300                           # target tokens of a 4096-position batch
+    N = 3300  # target tokens of a 4096-position batch
     logits = torch.randn(1, N, VOCAB, requires_grad=True)
     labels = torch.randint(4, VOCAB, (1, N))
-    labels[0, -100:] = 0               # some padding
+    labels[0, -100:] = 0  # some padding
     real = labels != 0
 
     def autograd():
@@ -254,7 +281,7 @@ def bench_loss(rounds: int) -> None:
         flat, y = logits.view(N, VOCAB), labels.view(N)
         smoothed = F.cross_entropy(flat, y, ignore_index=0, label_smoothing=0.1, reduction="none")
         with torch.no_grad():
-            F.cross_entropy(flat, y, ignore_index=0, reduction="none")      # the logged NLL
+            F.cross_entropy(flat, y, ignore_index=0, reduction="none")  # the logged NLL
         smoothed.sum().backward()
 
     def now():
@@ -266,10 +293,16 @@ def bench_loss(rounds: int) -> None:
         smoothed, _ = LogProbsSaved.apply(logits.view(N, VOCAB), safe, 0.1)
         smoothed.masked_fill(~real.view(N), 0.0).sum().backward()
 
-    ab(f"loss forward+backward ({N} tokens, V={VOCAB})", {
-        "log-softmax, gather, mean (autograd)": autograd, "F.cross_entropy x2": cross_entropy,
-        "LabelSmoothedNLL, log-probs saved (before)": log_probs_saved,
-        "LabelSmoothedNLL, softmax saved (now)": now}, rounds)
+    ab(
+        f"loss forward+backward ({N} tokens, V={VOCAB})",
+        {
+            "log-softmax, gather, mean (autograd)": autograd,
+            "F.cross_entropy x2": cross_entropy,
+            "LabelSmoothedNLL, log-probs saved (before)": log_probs_saved,
+            "LabelSmoothedNLL, softmax saved (now)": now,
+        },
+        rounds,
+    )
 
 
 def bench_loss_update(rounds: int) -> None:
@@ -279,18 +312,24 @@ def bench_loss_update(rounds: int) -> None:
 
     for preset in PRESETS:
         model, (src, tgt) = training_model(preset), random_batch()
-        ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), label-smoothed loss", {
-            "log-probs saved, exp in backward (before)":
-                patched_update(model, src, tgt, loss, "LabelSmoothedNLL", LogProbsSaved, smoothed_loss),
-            "softmax saved, scaled in place (now)":
-                patched_update(model, src, tgt, loss, "LabelSmoothedNLL", loss.LabelSmoothedNLL, smoothed_loss)},
-           rounds)
+        ab(
+            f"{preset} forward+backward (B={B}, S={S}, T={T}), label-smoothed loss",
+            {
+                "log-probs saved, exp in backward (before)": patched_update(
+                    model, src, tgt, loss, "LabelSmoothedNLL", LogProbsSaved, smoothed_loss
+                ),
+                "softmax saved, scaled in place (now)": patched_update(
+                    model, src, tgt, loss, "LabelSmoothedNLL", loss.LabelSmoothedNLL, smoothed_loss
+                ),
+            },
+            rounds,
+        )
 
 
 def bench_rnn_step(rounds: int) -> None:
     from nmt.models.decoders import rnn
 
-    current = rnn.RNNDecoder.forward                   # emb.unbind(1) once
+    current = rnn.RNNDecoder.forward  # emb.unbind(1) once
 
     def forward_sliced(self, tgt_in, state, memory, need_weights=False):
         """The decoder as it was: emb[:, t] at each step, whose backward writes a
@@ -308,9 +347,11 @@ def bench_rnn_step(rounds: int) -> None:
     def update(forward):
         return patched_update(model, src, tgt, rnn.RNNDecoder, "forward", forward, logit_sum)
 
-    ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, T={T})",
-       {"emb[:, t] per step (before)": update(forward_sliced),
-        "emb.unbind(1) once (now)": update(current)}, rounds)
+    ab(
+        f"rnn_bahdanau forward+backward (B={B}, S={S}, T={T})",
+        {"emb[:, t] per step (before)": update(forward_sliced), "emb.unbind(1) once (now)": update(current)},
+        rounds,
+    )
 
 
 def bench_dropout_update(rounds: int) -> None:
@@ -323,10 +364,16 @@ def bench_dropout_update(rounds: int) -> None:
 
     for preset in PRESETS:
         model, (src, tgt) = training_model(preset), random_batch()
-        ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout modules", {
-            "F.dropout (bernoulli_, before)": patched_update(model, src, tgt, Dropout, "forward", torch_mask),
-            "16-bit slices of 64-bit words (now)":
-                patched_update(model, src, tgt, Dropout, "forward", Dropout.forward)}, rounds)
+        ab(
+            f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout modules",
+            {
+                "F.dropout (bernoulli_, before)": patched_update(model, src, tgt, Dropout, "forward", torch_mask),
+                "16-bit slices of 64-bit words (now)": patched_update(
+                    model, src, tgt, Dropout, "forward", Dropout.forward
+                ),
+            },
+            rounds,
+        )
 
 
 def bench_encoder_pack(rounds: int) -> None:
@@ -351,29 +398,37 @@ def bench_encoder_pack(rounds: int) -> None:
     def padded():
         run_padded(encoder.rnn, x, lengths)[0].sum().backward()
 
-    ab(f"bidirectional GRU encoder forward+backward (B={B}, S={S}, lengths {S // 2}..{S})",
-       {"packed sequences (before)": packed, "run_padded (now)": padded}, rounds)
+    ab(
+        f"bidirectional GRU encoder forward+backward (B={B}, S={S}, lengths {S // 2}..{S})",
+        {"packed sequences (before)": packed, "run_padded (now)": padded},
+        rounds,
+    )
 
     # the whole model, its encoder as it was (packed) and as it is
     from nmt.models.encoders import rnn
 
     model, (src, tgt) = training_model("rnn_bahdanau"), random_batch()
-    src[torch.arange(S)[None, :] >= lengths[:, None]] = 0          # padding
+    src[torch.arange(S)[None, :] >= lengths[:, None]] = 0  # padding
 
     def forward_packed(self, src, src_mask):
         n = src_mask[:, 0, :].sum(-1)
         x = self.dropout(self.embed(src))
-        out, final = self.rnn(pack_padded_sequence(x, n.cpu().clamp(min=1), batch_first=True,
-                                                   enforce_sorted=False))
+        out, final = self.rnn(pack_padded_sequence(x, n.cpu().clamp(min=1), batch_first=True, enforce_sorted=False))
         memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
         hidden = final[0] if isinstance(final, tuple) else final
         last = torch.cat([hidden[-2], hidden[-1]], -1) if self.bidirectional else hidden[-1]
         return rnn.EncoderOutput(self.dropout(memory), last)
 
-    ab(f"rnn_bahdanau forward+backward (B={B}, S={S}, lengths {S // 2}..{S}, T={T})", {
-        "packed encoder (before)": patched_update(model, src, tgt, rnn.RNNEncoder, "forward", forward_packed),
-        "run_padded encoder (now)":
-            patched_update(model, src, tgt, rnn.RNNEncoder, "forward", rnn.RNNEncoder.forward)}, rounds)
+    ab(
+        f"rnn_bahdanau forward+backward (B={B}, S={S}, lengths {S // 2}..{S}, T={T})",
+        {
+            "packed encoder (before)": patched_update(model, src, tgt, rnn.RNNEncoder, "forward", forward_packed),
+            "run_padded encoder (now)": patched_update(
+                model, src, tgt, rnn.RNNEncoder, "forward", rnn.RNNEncoder.forward
+            ),
+        },
+        rounds,
+    )
 
 
 class MaskedScale(torch.autograd.Function):
@@ -387,7 +442,7 @@ class MaskedScale(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        drop, = ctx.saved_tensors
+        (drop,) = ctx.saved_tensors
         return grad.mul(ctx.scale).masked_fill_(drop, 0.0), None, None
 
 
@@ -406,11 +461,16 @@ def bench_dropout_bool(rounds: int) -> None:
 
     for preset in PRESETS:
         model, (src, tgt) = training_model(preset), random_batch()
-        ab(f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout", {
-            "float noise tensor (now)":
-                patched_update(model, src, tgt, Dropout, "forward", Dropout.forward, smoothed_loss),
-            "bool mask, masked_fill":
-                patched_update(model, src, tgt, Dropout, "forward", bool_mask, smoothed_loss)}, rounds)
+        ab(
+            f"{preset} forward+backward (B={B}, S={S}, T={T}), dropout",
+            {
+                "float noise tensor (now)": patched_update(
+                    model, src, tgt, Dropout, "forward", Dropout.forward, smoothed_loss
+                ),
+                "bool mask, masked_fill": patched_update(model, src, tgt, Dropout, "forward", bool_mask, smoothed_loss),
+            },
+            rounds,
+        )
 
 
 def bench_kv_fused(rounds: int) -> None:
@@ -419,26 +479,33 @@ def bench_kv_fused(rounds: int) -> None:
     from nmt.models.transformer.attention import MultiHeadAttention as Attention
 
     def stacked(self, x, positions=None):
-        weight = torch.cat([self.w_k.weight, self.w_v.weight])             # (2D, Dkv)
+        weight = torch.cat([self.w_k.weight, self.w_v.weight])  # (2D, Dkv)
         bias = torch.cat([self.w_k.bias, self.w_v.bias])
         k, v = (self._split(part) for part in F.linear(x, weight, bias).chunk(2, dim=-1))
         return (k if positions is None else self.position.rotate(k, positions)), v
 
     model, (src, tgt) = training_model("transformer_small"), random_batch()
-    ab(f"transformer_small forward+backward (B={B}, S={S}, T={T}), keys and values", {
-        "w_k, w_v: two products (now)":
-            patched_update(model, src, tgt, Attention, "keys_values", Attention.keys_values, smoothed_loss),
-        "stacked: one product": patched_update(model, src, tgt, Attention, "keys_values", stacked, smoothed_loss)},
-       rounds)
+    ab(
+        f"transformer_small forward+backward (B={B}, S={S}, T={T}), keys and values",
+        {
+            "w_k, w_v: two products (now)": patched_update(
+                model, src, tgt, Attention, "keys_values", Attention.keys_values, smoothed_loss
+            ),
+            "stacked: one product": patched_update(model, src, tgt, Attention, "keys_values", stacked, smoothed_loss),
+        },
+        rounds,
+    )
 
 
 def whole_update(model, src, tgt, autocast: bool = False):
     """A run of `ab`: one forward and backward of `model` with the label-smoothed
     loss, under bf16 autocast as the trainer runs trainer.precision=bf16."""
+
     def run():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
             out, _ = model(src, tgt[:, :-1])
         smoothed_loss(out.logits, tgt[:, 1:]).backward()
+
     return run
 
 
@@ -446,9 +513,11 @@ def bench_precision(rounds: int) -> None:
     for preset in PRESETS:
         model = training_model(preset)
         src, tgt = random_batch()
-        ab(f"{preset}: forward+backward", {"fp32": whole_update(model, src, tgt),
-                                           "bf16 autocast": whole_update(model, src, tgt, autocast=True)},
-           rounds)
+        ab(
+            f"{preset}: forward+backward",
+            {"fp32": whole_update(model, src, tgt), "bf16 autocast": whole_update(model, src, tgt, autocast=True)},
+            rounds,
+        )
 
 
 def bench_compile(rounds: int) -> None:
@@ -457,11 +526,13 @@ def bench_compile(rounds: int) -> None:
     for preset in PRESETS:
         model = training_model(preset)
         src, tgt = random_batch()
-        keep_loop_eager()                           # as trainer.compile=true does
+        keep_loop_eager()  # as trainer.compile=true does
         compiled = torch.compile(model, dynamic=True)
-        ab(f"{preset}: forward+backward", {"eager": whole_update(model, src, tgt),
-                                           "torch.compile(dynamic=True)": whole_update(compiled, src, tgt)},
-           rounds)
+        ab(
+            f"{preset}: forward+backward",
+            {"eager": whole_update(model, src, tgt), "torch.compile(dynamic=True)": whole_update(compiled, src, tgt)},
+            rounds,
+        )
 
 
 def bench_attention_dropout(rounds: int) -> None:
@@ -481,19 +552,32 @@ def bench_attention_dropout(rounds: int) -> None:
             for attention in attentions:
                 attention.dropout = p
             run()
+
         return set_and_run
 
-    ab(f"transformer_small forward+backward (B={B}, S={S}, T={T}), attention-weight dropout",
-       {"0.1 (now; SDPA's math path)": with_dropout(0.1), "0 (SDPA's fused CPU kernel)": with_dropout(0.0)},
-       rounds)
+    ab(
+        f"transformer_small forward+backward (B={B}, S={S}, T={T}), attention-weight dropout",
+        {"0.1 (now; SDPA's math path)": with_dropout(0.1), "0 (SDPA's fused CPU kernel)": with_dropout(0.0)},
+        rounds,
+    )
 
 
-BENCHES = {"optimizer": bench_optimizer, "dropout": bench_dropout, "dropout_update": bench_dropout_update,
-           "loss": bench_loss, "loss_update": bench_loss_update, "rnn_step": bench_rnn_step,
-           "encoder_pack": bench_encoder_pack, "kv_fused": bench_kv_fused,
-           "dropout_bool": bench_dropout_bool, "precision": bench_precision, "compile": bench_compile,
-           "attention_dropout": bench_attention_dropout, "dropout_noise": bench_dropout_noise,
-           "loss_scratch": bench_loss_scratch}
+BENCHES = {
+    "optimizer": bench_optimizer,
+    "dropout": bench_dropout,
+    "dropout_update": bench_dropout_update,
+    "loss": bench_loss,
+    "loss_update": bench_loss_update,
+    "rnn_step": bench_rnn_step,
+    "encoder_pack": bench_encoder_pack,
+    "kv_fused": bench_kv_fused,
+    "dropout_bool": bench_dropout_bool,
+    "precision": bench_precision,
+    "compile": bench_compile,
+    "attention_dropout": bench_attention_dropout,
+    "dropout_noise": bench_dropout_noise,
+    "loss_scratch": bench_loss_scratch,
+}
 
 
 def main(argv=None) -> None:

@@ -54,8 +54,14 @@ from scripts.out_path import ready_folder
 ROOT = Path(__file__).resolve().parent.parent
 
 CHECKPOINTS = ("best.pt", "averaged.pt", "averaged_best.pt")
-SETTINGS = {"preset": "transformer_small", "data": str(MULTI30K), "minutes": 105.0, "val_every": 300,
-            "beam_size": 5, "overrides": []}       # the run's own, recorded in RUN/quality_in_budget.json
+SETTINGS = {
+    "preset": "transformer_small",
+    "data": str(MULTI30K),
+    "minutes": 105.0,
+    "val_every": 300,
+    "beam_size": 5,
+    "overrides": [],
+}  # the run's own, recorded in RUN/quality_in_budget.json
 STARTED = "quality_in_budget.json"
 CURVE_KEYS = ("step", "bleu", "chrf", "perplexity", "train_seconds")
 
@@ -64,8 +70,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", help=f"experiment=PRESET (default {SETTINGS['preset']})")
     parser.add_argument("--name", required=True, help="the run's name: RUN and OUT/NAME.json")
-    parser.add_argument("--data", help=f"data.path (Multi30k folder, default {SETTINGS['data']}); "
-                        "'none' leaves data.path out (a preset on the toy task)")
+    parser.add_argument(
+        "--data",
+        help=f"data.path (Multi30k folder, default {SETTINGS['data']}); "
+        "'none' leaves data.path out (a preset on the toy task)",
+    )
     parser.add_argument("--minutes", type=finite_float, help="trainer.max_minutes (default 105)")
     parser.add_argument("--val-every", type=int, help="trainer.val_every (default 300)")
     parser.add_argument("--beam-size", type=int, help="beam of the test translations (default 5)")
@@ -73,16 +82,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--run-dir", help="default runs/quality/NAME")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "quality"), help="folder of NAME.json")
     parser.add_argument("--git-commit", action="store_true", help="commit OUT/NAME.json when it is written")
-    parser.add_argument("--resume", action="store_true", help="continue the run in RUN that a stop cut short, "
-                        "with the settings it started with")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in RUN that a stop cut short, with the settings it started with",
+    )
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="more Hydra overrides of the run")
     args = parser.parse_args(argv)
     args.run_dir = Path(args.run_dir or ROOT / "runs" / "quality" / args.name)
     given = [key for key in SETTINGS if getattr(args, key) not in (None, [])]
     if args.resume:
         if given:
-            parser.error(f"--resume continues a run with the settings it started with; leave out "
-                         f"{', '.join('--' + k.replace('_', '-') if k != 'overrides' else 'the overrides' for k in given)}")
+            parser.error(
+                f"--resume continues a run with the settings it started with; leave out "
+                f"{', '.join('--' + k.replace('_', '-') if k != 'overrides' else 'the overrides' for k in given)}"
+            )
         started = args.run_dir / STARTED
         if not started.is_file():
             parser.error(f"--resume: {started} not found; no run of that name was started here")
@@ -105,11 +119,22 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def train_command(args) -> list[str]:
     data = [] if args.data == "none" else [f"data.path={args.data}"]
-    return [sys.executable, "-m", "nmt.train", f"experiment={args.preset}", *data,
-            f"trainer.max_minutes={args.minutes:g}", "trainer.max_steps=100000",
-            f"trainer.val_every={args.val_every}", "trainer.keep_last=1000", "trainer.average_last=3",
-            "trainer.average_best=3", f"hydra.run.dir={args.run_dir}", *args.overrides,
-            *(["trainer.resume=auto"] if args.started else [])]
+    return [
+        sys.executable,
+        "-m",
+        "nmt.train",
+        f"experiment={args.preset}",
+        *data,
+        f"trainer.max_minutes={args.minutes:g}",
+        "trainer.max_steps=100000",
+        f"trainer.val_every={args.val_every}",
+        "trainer.keep_last=1000",
+        "trainer.average_last=3",
+        "trainer.average_best=3",
+        f"hydra.run.dir={args.run_dir}",
+        *args.overrides,
+        *(["trainer.resume=auto"] if args.started else []),
+    ]
 
 
 def one_core_env() -> dict:
@@ -127,9 +152,14 @@ def test_scores(checkpoint: Path, pairs: list[tuple[str, str]], beam_size: int) 
     outputs = translator.translate([src for src, _ in pairs], beam_size=beam_size)
     seconds = time.perf_counter() - started
     bleu, chrf, signature, _ = score_translations([o.text for o in outputs], [tgt for _, tgt in pairs])
-    progress = load_checkpoint(checkpoint, mmap=True).get("progress") or {}   # averaged: summary.json says
-    return {"bleu": bleu, "chrf": chrf, "bleu_signature": signature, "steps": [progress.get("step")],
-            "translate_seconds": round(seconds, 1)}
+    progress = load_checkpoint(checkpoint, mmap=True).get("progress") or {}  # averaged: summary.json says
+    return {
+        "bleu": bleu,
+        "chrf": chrf,
+        "bleu_signature": signature,
+        "steps": [progress.get("step")],
+        "translate_seconds": round(seconds, 1),
+    }
 
 
 def averaged_steps(summary: dict) -> dict[str, list[int]]:
@@ -147,26 +177,35 @@ def machine() -> dict:
 def main(argv=None) -> dict:
     args = parse_args(argv)
     if args.run_dir.exists() and not args.resume:
-        sys.exit(f"{args.run_dir} exists: a run of that name was started; continue it with --resume, "
-                 "or choose another --name or --run-dir")
+        sys.exit(
+            f"{args.run_dir} exists: a run of that name was started; continue it with --resume, "
+            "or choose another --name or --run-dir"
+        )
     out = ready_folder(args.out, "quality_in_budget")
     if args.git_commit:
         from nmt.errors import NmtError
         from nmt.study.autocommit import work_tree_of
+
         try:
             work_tree_of(out)
         except NmtError as error:
             sys.exit(str(error))
     command = "python -m scripts.quality_in_budget " + shlex.join(sys.argv[1:] if argv is None else argv)
     train = ["taskset", "-c", str(args.core), *train_command(args)]
-    now, commit = datetime.now(), git_commit()      # the code that runs, before any autocommit
+    now, commit = datetime.now(), git_commit()  # the code that runs, before any autocommit
     if args.started is None:
-        started = {"command": command, "date": now.isoformat(timespec="seconds"), "commit": commit,
-                   "settings": {key: getattr(args, key) for key in SETTINGS}, "resumed": []}
+        started = {
+            "command": command,
+            "date": now.isoformat(timespec="seconds"),
+            "commit": commit,
+            "settings": {key: getattr(args, key) for key in SETTINGS},
+            "resumed": [],
+        }
     else:
         started = args.started
-        started.setdefault("resumed", []).append({"command": command, "date": now.isoformat(timespec="seconds"),
-                                   "commit": commit})
+        started.setdefault("resumed", []).append(
+            {"command": command, "date": now.isoformat(timespec="seconds"), "commit": commit}
+        )
     args.run_dir.mkdir(parents=True, exist_ok=True)
     (args.run_dir / STARTED).write_text(json.dumps(started, indent=1) + "\n")
     if (args.run_dir / "summary.json").is_file():
@@ -175,8 +214,10 @@ def main(argv=None) -> dict:
         print(f"{now:%H:%M:%S} training: {shlex.join(train)}", flush=True)
         done = subprocess.run(train, cwd=ROOT, env=one_core_env())
         if done.returncode:
-            sys.exit(f"training failed ({done.returncode}); its log: {args.run_dir / 'train.log'}"
-                     + ("" if args.resume else f"; continue it with --name {args.name} --resume"))
+            sys.exit(
+                f"training failed ({done.returncode}); its log: {args.run_dir / 'train.log'}"
+                + ("" if args.resume else f"; continue it with --name {args.name} --resume")
+            )
 
     import torch
 
@@ -198,12 +239,21 @@ def main(argv=None) -> dict:
 
     cfg = OmegaConf.load(args.run_dir / ".hydra" / "config.yaml")
     record = {
-        "command": started["command"], "train_command": shlex.join(train), "date": started["date"],
-        "machine": machine(), "commit": started["commit"], "resumed": started["resumed"],
-        "preset": args.preset, "overrides": args.overrides,
+        "command": started["command"],
+        "train_command": shlex.join(train),
+        "date": started["date"],
+        "machine": machine(),
+        "commit": started["commit"],
+        "resumed": started["resumed"],
+        "preset": args.preset,
+        "overrides": args.overrides,
         "precision": resolve_precision(str(cfg.trainer.precision), torch.device("cpu")),
-        "minutes": args.minutes, "updates": summary["step"], "train_seconds": summary["train_seconds"],
-        "wall_seconds": summary["wall_s"], "test_sentences": len(pairs), "beam_size": args.beam_size,
+        "minutes": args.minutes,
+        "updates": summary["step"],
+        "train_seconds": summary["train_seconds"],
+        "wall_seconds": summary["wall_s"],
+        "test_sentences": len(pairs),
+        "beam_size": args.beam_size,
         "validation": [{key: r.get(key) for key in CURVE_KEYS} for r in read_records(args.run_dir)],
         "best_validation_bleu": summary["best"] if summary.get("metric") == "bleu" else None,
         "test": tests,
@@ -216,9 +266,16 @@ def main(argv=None) -> dict:
         from nmt.study.autocommit import commit_record
 
         best = tests.get("best.pt", {}).get("bleu")
-        print(commit_record(out, path, f"quality_in_budget {args.name}: {args.preset} {' '.join(args.overrides)}, "
-                                       f"{args.minutes:g} min, {summary['step']} updates, test BLEU best.pt "
-                                       + (f"{best:.2f}" if best is not None else "none")), flush=True)
+        print(
+            commit_record(
+                out,
+                path,
+                f"quality_in_budget {args.name}: {args.preset} {' '.join(args.overrides)}, "
+                f"{args.minutes:g} min, {summary['step']} updates, test BLEU best.pt "
+                + (f"{best:.2f}" if best is not None else "none"),
+            ),
+            flush=True,
+        )
     return record
 
 

@@ -24,10 +24,17 @@ from pathlib import Path
 from scripts.out_path import ready_folder
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-WINDOW = {"width": 1280, "height": 800}        # the explorer's
-DESKTOP = {"width": 1920, "height": 1080}      # TensorBoard's: a full-HD browser window
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WINDOW = {"width": 1280, "height": 800}  # the explorer's
+DESKTOP = {"width": 1920, "height": 1080}  # TensorBoard's: a full-HD browser window
 
 
 def small_png(path: Path) -> None:
@@ -63,14 +70,26 @@ def serve(command: list[str], url: str, timeout: float = 120.0) -> subprocess.Po
 def tensorboard_scalars(browser, run: Path, out: Path) -> dict:
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    child = serve([sys.executable, "-m", "tensorboard.main", "--logdir", str(run / "tensorboard"),
-                   "--host", "127.0.0.1", "--port", str(port)], url + "data/runs")
+    child = serve(
+        [
+            sys.executable,
+            "-m",
+            "tensorboard.main",
+            "--logdir",
+            str(run / "tensorboard"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        url + "data/runs",
+    )
     try:
         page = browser.new_page(viewport=DESKTOP)
         page.goto(url + "#scalars")
-        title = page.get_by_text("valid/bleu", exact=True).first     # the chart's title
+        title = page.get_by_text("valid/bleu", exact=True).first  # the chart's title
         title.wait_for(timeout=60000)
-        time.sleep(3)                                   # the charts draw their lines
+        time.sleep(3)  # the charts draw their lines
         top = title.bounding_box()["y"]
         page.screenshot(path=str(out / "tensorboard_scalars.png"))
         small_png(out / "tensorboard_scalars.png")
@@ -83,16 +102,31 @@ def tensorboard_scalars(browser, run: Path, out: Path) -> dict:
 def explorer_first_view(browser, run: Path, out: Path) -> dict:
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    child = serve([sys.executable, "-m", "nmt.explore", "--checkpoint", str(run / "checkpoints" / "best.pt"),
-                   "--port", str(port), "--device", "cpu"], url)
+    child = serve(
+        [
+            sys.executable,
+            "-m",
+            "nmt.explore",
+            "--checkpoint",
+            str(run / "checkpoints" / "best.pt"),
+            "--port",
+            str(port),
+            "--device",
+            "cpu",
+        ],
+        url,
+    )
     try:
         page = browser.new_page(viewport=WINDOW)
         page.goto(url)
         page.wait_for_function("document.querySelectorAll('svg.heatmap').length >= 1", timeout=60000)
         page.screenshot(path=str(out / "explorer_first_view.png"))
         small_png(out / "explorer_first_view.png")
-        return {"example": page.input_value("#source"), "help": page.inner_text("#help")[:80],
-                "heatmaps": page.locator("svg.heatmap").count()}
+        return {
+            "example": page.input_value("#source"),
+            "help": page.inner_text("#help")[:80],
+            "heatmaps": page.locator("svg.heatmap").count(),
+        }
     finally:
         child.kill()
         child.wait()
@@ -108,8 +142,10 @@ def main(argv=None) -> dict:
     run, out = Path(args.run), ready_folder(args.out, "screenshots")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        found = {"tensorboard": tensorboard_scalars(browser, run, out),
-                 "explorer": explorer_first_view(browser, run, out)}
+        found = {
+            "tensorboard": tensorboard_scalars(browser, run, out),
+            "explorer": explorer_first_view(browser, run, out),
+        }
         browser.close()
     for what, seen in found.items():
         print(what, seen)

@@ -109,8 +109,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 PRESET = "transformer_small"
 TARGET_MINUTES = 15
-NEVER = 10 ** 6          # nmt's val_every and keep_last when its checkpoints are scored after the race
-SCORED_EVERY = 4         # nmt saves 4 checkpoints per validation cadence; every 4th is scored for the curve
+NEVER = 10**6  # nmt's val_every and keep_last when its checkpoints are scored after the race
+SCORED_EVERY = 4  # nmt saves 4 checkpoints per validation cadence; every 4th is scored for the curve
 LOG_TIME = "%Y-%m-%d %H:%M:%S,%f"
 # 2026-11-24 22:05:01,123 - INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  21.30, loss: ...
 JOEY_GENERATION = re.compile(r" - INFO - \S+ - Generation took ([\d.]+)\[sec\]")
@@ -121,6 +121,7 @@ JOEY_INTERRUPT = re.compile(r"^(\S+ \S+) - INFO - \S+ - Interrupt at epoch \d+, 
 
 class Point(NamedTuple):
     """One validation: the update it followed, minutes since the common start, BLEU."""
+
     step: int
     minutes: float
     bleu: float
@@ -130,31 +131,55 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default=str(joey.MULTI30K), help="Multi30k folder (data.path)")
     parser.add_argument("--minutes", type=finite_float, help="wall-clock budget of each side (default 45; smoke 2)")
-    parser.add_argument("--val-every-minutes", type=finite_float,
-                        help="validation cadence of both sides, in minutes of compare_joeynmt's timing at its "
-                             "thread count (default 3; smoke 0.5); at one thread each, about 1.7 times longer")
-    parser.add_argument("--nmt-save-every", type=int,
-                        help="nmt saves a checkpoint every N updates (trainer.save_every) without validating; "
-                             "they are scored after the race (default: every quarter of the validation cadence)")
-    parser.add_argument("--nmt-val-every", type=int,
-                        help="instead, nmt validates every N updates during the race, paying for each "
-                             "validation in its own minutes (its trainer.val_every)")
-    parser.add_argument("--joey-val-every", type=int,
-                        help="JoeyNMT validates every N updates during the minutes (its learning curve, at the "
-                             "cost of its validations); default: it trains without validating, is stopped by "
-                             "SIGINT at the end and its last weights are scored after the race")
+    parser.add_argument(
+        "--val-every-minutes",
+        type=finite_float,
+        help="validation cadence of both sides, in minutes of compare_joeynmt's timing at its "
+        "thread count (default 3; smoke 0.5); at one thread each, about 1.7 times longer",
+    )
+    parser.add_argument(
+        "--nmt-save-every",
+        type=int,
+        help="nmt saves a checkpoint every N updates (trainer.save_every) without validating; "
+        "they are scored after the race (default: every quarter of the validation cadence)",
+    )
+    parser.add_argument(
+        "--nmt-val-every",
+        type=int,
+        help="instead, nmt validates every N updates during the race, paying for each "
+        "validation in its own minutes (its trainer.val_every)",
+    )
+    parser.add_argument(
+        "--joey-val-every",
+        type=int,
+        help="JoeyNMT validates every N updates during the minutes (its learning curve, at the "
+        "cost of its validations); default: it trains without validating, is stopped by "
+        "SIGINT at the end and its last weights are scored after the race",
+    )
     parser.add_argument("--val-sentences", type=int, help="validate on the first N sentences (default all; smoke 50)")
-    parser.add_argument("--nmt-override", action="append", default=[], metavar="KEY=VALUE",
-                        help="one more Hydra override for nmt's run, e.g. trainer.precision=bf16 (repeatable; "
-                             "its cadence comes from compare_joeynmt.py --variant with the same overrides)")
-    parser.add_argument("--speeds", default=str(ROOT / "benchmarks" / "compare_joeynmt.json"),
-                        help="compare_joeynmt.py's JSON: seconds per update of each side")
+    parser.add_argument(
+        "--nmt-override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one more Hydra override for nmt's run, e.g. trainer.precision=bf16 (repeatable; "
+        "its cadence comes from compare_joeynmt.py --variant with the same overrides)",
+    )
+    parser.add_argument(
+        "--speeds",
+        default=str(ROOT / "benchmarks" / "compare_joeynmt.json"),
+        help="compare_joeynmt.py's JSON: seconds per update of each side",
+    )
     parser.add_argument("--venv", default=str(ROOT / ".bench" / "joeynmt-venv"))
     parser.add_argument("--work", default="/tmp/nmt-joeynmt-ttq", help="data, configs and both runs")
     parser.add_argument("--out-json", help="default benchmarks/time_to_quality.json (smoke: in --work)")
     parser.add_argument("--out-png", help="default benchmarks/time_to_quality.png (smoke: in --work)")
-    parser.add_argument("--smoke", "--dry-run", action="store_true",
-                        help="a quick check: 2 minutes each, 50 validation sentences, outputs in --work")
+    parser.add_argument(
+        "--smoke",
+        "--dry-run",
+        action="store_true",
+        help="a quick check: 2 minutes each, 50 validation sentences, outputs in --work",
+    )
     args = parser.parse_args(argv)
     smoke = args.smoke
     args.minutes = args.minutes or (2.0 if smoke else 45.0)
@@ -200,24 +225,28 @@ def seconds_per_update(speeds: Path, overrides: list[str] = (), precision: str =
     this run trains in; the side's trainer.precision override may be there or not); a side
     timed in another precision is refused (the cadence would be off by the speed-up)."""
     if not speeds.is_file():
-        sys.exit(f"{speeds} not found; run scripts/compare_joeynmt.py or pass --nmt-val-every "
-                 "and --joey-val-every")
+        sys.exit(f"{speeds} not found; run scripts/compare_joeynmt.py or pass --nmt-val-every and --joey-val-every")
     figures = json.loads(speeds.read_text())
     runs = figures["runs"][PRESET]
     # the same run, however its precision is said: as given, without trainer.precision, with it
     others = [o for o in overrides if not o.startswith("trainer.precision=")]
-    named = dict.fromkeys(" ".join(["ours", *o]) for o in (overrides, others,
-                                                           [*others, f"trainer.precision={precision}"]))
+    named = dict.fromkeys(
+        " ".join(["ours", *o]) for o in (overrides, others, [*others, f"trainer.precision={precision}"])
+    )
     present = [side for side in named if side in runs]
     if not present:
-        sys.exit(f"{speeds} has no nmt side timed with {' '.join(overrides)}; run scripts/compare_joeynmt.py "
-                 f"--variant '{' '.join(overrides)}' or pass --nmt-val-every")
+        sys.exit(
+            f"{speeds} has no nmt side timed with {' '.join(overrides)}; run scripts/compare_joeynmt.py "
+            f"--variant '{' '.join(overrides)}' or pass --nmt-val-every"
+        )
     matching = [side for side in present if timed_precision(runs[side], side) == precision]
     if not matching:
         side, timed = present[0], timed_precision(runs[present[0]], present[0])
-        sys.exit(f"{speeds}: its nmt side '{side}' was timed in {timed}, but this run trains in {precision}; "
-                 f"pass --nmt-override trainer.precision={timed} to run as timed, run scripts/compare_joeynmt.py "
-                 "again, or pass --nmt-val-every")
+        sys.exit(
+            f"{speeds}: its nmt side '{side}' was timed in {timed}, but this run trains in {precision}; "
+            f"pass --nmt-override trainer.precision={timed} to run as timed, run scripts/compare_joeynmt.py "
+            "again, or pass --nmt-val-every"
+        )
     side = matching[0]
     mean = lambda name: sum(r["seconds"] for r in runs[name]) / len(runs[name]) / figures["steps"]
     return mean(side), mean("joeynmt")
@@ -244,15 +273,33 @@ def first_lines(prefix: Path, target: Path, n: int) -> Path:
     return target
 
 
-def nmt_command(data: Path, minutes: float, val_every: int | None, run_dir: Path, val_sentences: int | None,
-                overrides: list[str] = (), save_every: int | None = None) -> list[str]:
+def nmt_command(
+    data: Path,
+    minutes: float,
+    val_every: int | None,
+    run_dir: Path,
+    val_sentences: int | None,
+    overrides: list[str] = (),
+    save_every: int | None = None,
+) -> list[str]:
     """nmt's training command: validating every `val_every` updates, or (`save_every`) not
     validating before its budget is spent and keeping a step checkpoint every `save_every`."""
-    cadence = ([f"trainer.val_every={val_every}"] if val_every else
-               [f"trainer.val_every={NEVER}", f"trainer.save_every={save_every}", f"trainer.keep_last={NEVER}"])
-    command = [sys.executable, "-m", "nmt.train", f"experiment={PRESET}", f"data.path={data}",
-               f"trainer.max_minutes={minutes}", "trainer.max_steps=100000", *cadence,
-               f"hydra.run.dir={run_dir}"]
+    cadence = (
+        [f"trainer.val_every={val_every}"]
+        if val_every
+        else [f"trainer.val_every={NEVER}", f"trainer.save_every={save_every}", f"trainer.keep_last={NEVER}"]
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "nmt.train",
+        f"experiment={PRESET}",
+        f"data.path={data}",
+        f"trainer.max_minutes={minutes}",
+        "trainer.max_steps=100000",
+        *cadence,
+        f"hydra.run.dir={run_dir}",
+    ]
     return command + ([f"trainer.val_max_sentences={val_sentences}"] if val_sentences else []) + list(overrides)
 
 
@@ -287,6 +334,7 @@ def score_checkpoint(path: Path, pairs: list[tuple[str, str]]) -> tuple[float, s
 class Saved(NamedTuple):
     """One step checkpoint of nmt's run: its update, the minute it was written (its mtime,
     since the common start) and the minutes of training in it (progress.train_seconds)."""
+
     step: int
     minutes: float
     train_minutes: float
@@ -313,7 +361,7 @@ def to_score(saved: list[Saved], every: int, scored: dict[int, float], target: f
     once the target BLEU is known, those between the last scored one below it and the
     first scored one at or above it (the crossing, to the checkpoint)."""
     if target is None:
-        picked = saved[every - 1::every] + saved[-1:]
+        picked = saved[every - 1 :: every] + saved[-1:]
     else:
         ordered = [c for c in saved if c.step in scored]
         above = next((c for c in ordered if scored[c.step] >= target), None)
@@ -329,8 +377,10 @@ def score_saved(run_dir: Path, saved: list[Saved], scored: dict[int, float], pai
     signature = None
     for checkpoint in saved:
         scored[checkpoint.step], signature = score_checkpoint(checkpoint.path, pairs)
-        print(f"  nmt step {checkpoint.step} ({checkpoint.minutes:.1f} min): BLEU {scored[checkpoint.step]:.2f}",
-              flush=True)
+        print(
+            f"  nmt step {checkpoint.step} ({checkpoint.minutes:.1f} min): BLEU {scored[checkpoint.step]:.2f}",
+            flush=True,
+        )
     return signature
 
 
@@ -344,20 +394,30 @@ def joey_setup(args, work: Path, val_every: int | None) -> tuple[list[str], Path
     dev = work / "data" / "val"
     if args.val_sentences:
         dev = first_lines(dev, work / "data" / f"val_first{args.val_sentences}", args.val_sentences)
-    config = joey.joey_config(PRESET, work, spm_path, vocab_path, updates=10 ** 7,
-                              validation_freq=val_every or 10 ** 9, same_schedule=True, dev=dev)
+    config = joey.joey_config(
+        PRESET,
+        work,
+        spm_path,
+        vocab_path,
+        updates=10**7,
+        validation_freq=val_every or 10**9,
+        same_schedule=True,
+        dev=dev,
+    )
     path = work / f"joey_{PRESET}_ttq.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return ([str(python), "-m", "joeynmt", "train", str(path), "--skip-test"],
-            Path(config["model_dir"]) / "train.log", config)
+    return (
+        [str(python), "-m", "joeynmt", "train", str(path), "--skip-test"],
+        Path(config["model_dir"]) / "train.log",
+        config,
+    )
 
 
 def joey_test_config(config: dict, checkpoint: Path) -> dict:
     """JoeyNMT's config for scoring one checkpoint as its validations do: greedy, on the dev
     set alone (no test set), the same BLEU settings."""
     data = {key: value for key, value in config["data"].items() if key != "test"}
-    return {**config, "data": data,
-            "testing": {**config["testing"], "beam_size": 1, "load_model": str(checkpoint)}}
+    return {**config, "data": data, "testing": {**config["testing"], "beam_size": 1, "load_model": str(checkpoint)}}
 
 
 def joey_interrupt(log: str) -> tuple[str, int] | None:
@@ -378,16 +438,23 @@ def joey_score_at_end(python: str, config: dict, work: Path, start: datetime, ho
     model_dir = Path(config["model_dir"])
     stopped = joey_interrupt((model_dir / "train.log").read_text(encoding="utf-8", errors="replace"))
     if stopped is None:
-        sys.exit(f"{model_dir / 'train.log'} has no 'Interrupt at epoch E, step N.' line: JoeyNMT "
-                 f"did not stop at SIGINT as 2.3.0 does (it ended by {how}), so there are no weights to score")
+        sys.exit(
+            f"{model_dir / 'train.log'} has no 'Interrupt at epoch E, step N.' line: JoeyNMT "
+            f"did not stop at SIGINT as 2.3.0 does (it ended by {how}), so there are no weights to score"
+        )
     stamp, step = stopped
     checkpoint = model_dir / f"{step}.ckpt"
     if not checkpoint.is_file():
         sys.exit(f"JoeyNMT stopped at step {step} but {checkpoint} is missing")
     path = work / f"joey_{PRESET}_ttq_test.yaml"
     path.write_text(yaml.safe_dump(joey_test_config(config, checkpoint), sort_keys=False))
-    result = subprocess.run(pinned(1, [python, "-m", "joeynmt", "test", str(path)]), cwd=work,
-                            env=one_thread_env(), capture_output=True, text=True)
+    result = subprocess.run(
+        pinned(1, [python, "-m", "joeynmt", "test", str(path)]),
+        cwd=work,
+        env=one_thread_env(),
+        capture_output=True,
+        text=True,
+    )
     scores = [float(m[2]) for m in map(JOEY_RESULT.search, (result.stdout + result.stderr).splitlines()) if m]
     if result.returncode or not scores:
         sys.exit(f"failed ({result.returncode}): joeynmt test {path}\n{(result.stdout + result.stderr)[-3000:]}")
@@ -399,8 +466,13 @@ def pinned(core: int, command: list[str]) -> list[str]:
 
 
 def one_thread_env() -> dict:
-    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1",
-            "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}     # JoeyNMT 2.3.0 loads its own checkpoints
+    return {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "TQDM_DISABLE": "1",
+        "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
+    }  # JoeyNMT 2.3.0 loads its own checkpoints
 
 
 def stop(process: subprocess.Popen, grace_s: float = 30, sig: int = signal.SIGTERM) -> str:
@@ -425,8 +497,7 @@ def give_up(process: subprocess.Popen, out: Path, others: list[subprocess.Popen]
     """Stop the others and exit with the failed command and the end of its output."""
     for other in others:
         stop(other)
-    sys.exit(f"failed ({process.returncode}): {shlex.join(process.args)}\n"
-             f"{out.read_text(errors='replace')[-3000:]}")
+    sys.exit(f"failed ({process.returncode}): {shlex.join(process.args)}\n{out.read_text(errors='replace')[-3000:]}")
 
 
 def default_sigint() -> None:
@@ -436,8 +507,9 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def race(nmt: list[str], theirs: list[str], minutes: float, work: Path,
-         interrupt: bool = False) -> tuple[datetime, str]:
+def race(
+    nmt: list[str], theirs: list[str], minutes: float, work: Path, interrupt: bool = False
+) -> tuple[datetime, str]:
     """Both trainings side by side from the same moment; JoeyNMT stopped after `minutes`, by
     SIGTERM, or with `interrupt` by SIGINT, on which JoeyNMT 2.3.0 saves its weights
     (training.py: KeyboardInterrupt, then _save_checkpoint in `finally`).
@@ -447,8 +519,9 @@ def race(nmt: list[str], theirs: list[str], minutes: float, work: Path,
     with nmt_out.open("w") as to_ours, joey_out.open("w") as to_rival:
         start = datetime.now()
         ours = subprocess.Popen(pinned(0, nmt), cwd=ROOT, env=env, stdout=to_ours, stderr=subprocess.STDOUT)
-        rival = subprocess.Popen(pinned(1, theirs), cwd=work, env=env, stdout=to_rival,
-                                 stderr=subprocess.STDOUT, preexec_fn=default_sigint)
+        rival = subprocess.Popen(
+            pinned(1, theirs), cwd=work, env=env, stdout=to_rival, stderr=subprocess.STDOUT, preexec_fn=default_sigint
+        )
         deadline = time.monotonic() + 60 * minutes
         while time.monotonic() < deadline and not failed(ours) and not failed(rival):
             time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
@@ -456,7 +529,7 @@ def race(nmt: list[str], theirs: list[str], minutes: float, work: Path,
             give_up(rival, joey_out, [ours])
         how = stop(rival, 120, signal.SIGINT) if interrupt else stop(rival)
         try:
-            ours.wait(60 * minutes + 900)          # its own budget is spent too: one last validation
+            ours.wait(60 * minutes + 900)  # its own budget is spent too: one last validation
         except subprocess.TimeoutExpired:
             stop(ours)
     if ours.returncode:
@@ -550,29 +623,54 @@ def cpu_model(cpuinfo: str) -> str:
 
 
 def machine() -> dict:
-    return {"cpu": cpu_model(read_cpuinfo()), "cores": os.cpu_count(),
-            "platform": platform.platform(), "python": platform.python_version()}
+    return {
+        "cpu": cpu_model(read_cpuinfo()),
+        "cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
 
 
-def plot(nmt: list[Point], theirs: list[Point], target: Point | None, reached: Point | None,
-         minutes: float, title: str, ylabel: str, out: Path, at_end: bool = False,
-         xlabel: str = "wall-clock minutes since both started (validation included)",
-         nmt_label: str = "nmt") -> None:
+def plot(
+    nmt: list[Point],
+    theirs: list[Point],
+    target: Point | None,
+    reached: Point | None,
+    minutes: float,
+    title: str,
+    ylabel: str,
+    out: Path,
+    at_end: bool = False,
+    xlabel: str = "wall-clock minutes since both started (validation included)",
+    nmt_label: str = "nmt",
+) -> None:
     """Both learning curves, JoeyNMT's M-minute BLEU dashed, nmt's minute reaching it marked."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5), dpi=120)
     ax.plot([p.minutes for p in nmt], [p.bleu for p in nmt], marker="o", color="tab:blue", label=nmt_label)
-    ax.plot([p.minutes for p in theirs], [p.bleu for p in theirs], marker="s", color="tab:orange",
-            label="JoeyNMT 2.3.0")
+    ax.plot(
+        [p.minutes for p in theirs], [p.bleu for p in theirs], marker="s", color="tab:orange", label="JoeyNMT 2.3.0"
+    )
     if target:
-        ax.axhline(target.bleu, color="tab:orange", linestyle="--", linewidth=1,
-                   label=f"JoeyNMT {'after' if at_end else 'best within'} {minutes:g} min: BLEU {target.bleu:.2f}")
+        ax.axhline(
+            target.bleu,
+            color="tab:orange",
+            linestyle="--",
+            linewidth=1,
+            label=f"JoeyNMT {'after' if at_end else 'best within'} {minutes:g} min: BLEU {target.bleu:.2f}",
+        )
     if reached:
-        ax.axvline(reached.minutes, color="tab:blue", linestyle=":", linewidth=1.5,
-                   label=f"nmt reaches it: {reached.minutes:.1f} min (step {reached.step})")
+        ax.axvline(
+            reached.minutes,
+            color="tab:blue",
+            linestyle=":",
+            linewidth=1.5,
+            label=f"nmt reaches it: {reached.minutes:.1f} min (step {reached.step})",
+        )
     ax.axvline(minutes, color="grey", linewidth=0.8, alpha=0.6, label=f"budget: {minutes:g} min")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
@@ -606,9 +704,11 @@ def table(name: str, points: list[Point], validation_minutes: dict[int, float]) 
     """One side's validations; the last column: minutes not training before each (nmt:
     outside_training; JoeyNMT: its generation time)."""
     rows = [f"{name}\n{'step':>7} {'minutes':>8} {'BLEU':>6} {'not training':>13}"]
-    rows += [f"{p.step:>7} {p.minutes:>8.2f} {p.bleu:>6.2f} "
-             + (f"{validation_minutes[p.step]:>13.2f}" if p.step in validation_minutes else f"{'?':>13}")
-             for p in points]
+    rows += [
+        f"{p.step:>7} {p.minutes:>8.2f} {p.bleu:>6.2f} "
+        + (f"{validation_minutes[p.step]:>13.2f}" if p.step in validation_minutes else f"{'?':>13}")
+        for p in points
+    ]
     return "\n".join(rows)
 
 
@@ -627,8 +727,9 @@ def on_core(core: int):
         os.sched_setaffinity(0, cores)
 
 
-def score_both(args, run_dir: Path, start: datetime, theirs: list[str], joey_cfg: dict, work: Path,
-               how: str, log: str) -> tuple[list[Point], dict[int, float], str | None, list[Point], str | None]:
+def score_both(
+    args, run_dir: Path, start: datetime, theirs: list[str], joey_cfg: dict, work: Path, how: str, log: str
+) -> tuple[list[Point], dict[int, float], str | None, list[Point], str | None]:
     """After the race: nmt's saved checkpoints scored on core 0 while `joeynmt test` scores
     JoeyNMT's weights on core 1. Returns nmt's points, its train minutes by step, its BLEU
     signature, JoeyNMT's points and JoeyNMT's failure (None when it was scored)."""
@@ -636,15 +737,21 @@ def score_both(args, run_dir: Path, start: datetime, theirs: list[str], joey_cfg
     if not saved:
         sys.exit(f"nmt saved no step checkpoint within {args.minutes:g} minutes in {run_dir / 'checkpoints'}")
     pairs, scored, failure, rival = validation_pairs(run_dir, args.val_sentences), {}, None, []
-    print(f"scoring {len(saved)} nmt checkpoints (every {SCORED_EVERY}th, then around the crossing) on core 0"
-          + (", JoeyNMT's weights on core 1" if args.joey_val_every is None else ""), flush=True)
+    print(
+        f"scoring {len(saved)} nmt checkpoints (every {SCORED_EVERY}th, then around the crossing) on core 0"
+        + (", JoeyNMT's weights on core 1" if args.joey_val_every is None else ""),
+        flush=True,
+    )
     with on_core(0), ThreadPoolExecutor(1) as pool:
-        joey = pool.submit(joey_score_at_end, theirs[0], joey_cfg, work, start, how) \
-            if args.joey_val_every is None else None
+        joey = (
+            pool.submit(joey_score_at_end, theirs[0], joey_cfg, work, start, how)
+            if args.joey_val_every is None
+            else None
+        )
         signature = score_saved(run_dir, to_score(saved, SCORED_EVERY, scored, None), scored, pairs)
         try:
             rival = [joey.result()] if joey else joey_points(log, start)
-        except SystemExit as error:          # JoeyNMT's side failed: nmt's curve is still written
+        except SystemExit as error:  # JoeyNMT's side failed: nmt's curve is still written
             failure = str(error.code)
         target = (rival[0] if joey else best_within(rival, args.minutes)) if rival else None
         if target:
@@ -662,20 +769,28 @@ def main(argv=None) -> dict:
     theirs, joey_log, joey_cfg = joey_setup(args, work, joey_every)
     at_end = joey_every is None
     run_dir = work / "nmt_run"
-    shutil.rmtree(run_dir, ignore_errors=True)       # ours, from an earlier run of this script
+    shutil.rmtree(run_dir, ignore_errors=True)  # ours, from an earlier run of this script
     ours = nmt_command(data, args.minutes, nmt_every, run_dir, args.val_sentences, args.nmt_override, save_every)
-    print(f"{args.minutes:g} minutes each, side by side; nmt "
-          + (f"validates every {nmt_every} updates" if nmt_every else
-             f"saves a checkpoint every {save_every} updates, scored after the race")
-          + ", JoeyNMT " + ("once, its weights at the end" if at_end else f"every {joey_every} updates"), flush=True)
-    commit = git_commit()          # the code that races, before anything is committed beside it
+    print(
+        f"{args.minutes:g} minutes each, side by side; nmt "
+        + (
+            f"validates every {nmt_every} updates"
+            if nmt_every
+            else f"saves a checkpoint every {save_every} updates, scored after the race"
+        )
+        + ", JoeyNMT "
+        + ("once, its weights at the end" if at_end else f"every {joey_every} updates"),
+        flush=True,
+    )
+    commit = git_commit()  # the code that races, before anything is committed beside it
     start, how = race(ours, theirs, args.minutes, work, interrupt=at_end)
 
     log = joey_log.read_text(encoding="utf-8", errors="replace")
     failure = None
     if save_every:
-        nmt, train_minutes, signature, rival, failure = score_both(args, run_dir, start, theirs, joey_cfg,
-                                                                   work, how, log)
+        nmt, train_minutes, signature, rival, failure = score_both(
+            args, run_dir, start, theirs, joey_cfg, work, how, log
+        )
     else:
         nmt = nmt_points(run_dir, start)
         by_step = {r["step"]: r for r in nmt_records(run_dir)}
@@ -697,57 +812,103 @@ def main(argv=None) -> dict:
     }
     generation = joey_generation_seconds(log)
     if save_every:
-        clock = ("wall-clock minutes since both started: nmt's points when each checkpoint was written "
-                 f"(every {save_every} updates; scored after the race, every {SCORED_EVERY}th and those around "
-                 "the crossing), JoeyNMT's when SIGINT stopped its training (scored after the race)")
+        clock = (
+            "wall-clock minutes since both started: nmt's points when each checkpoint was written "
+            f"(every {save_every} updates; scored after the race, every {SCORED_EVERY}th and those around "
+            "the crossing), JoeyNMT's when SIGINT stopped its training (scored after the race)"
+        )
         crossing = "nmt's first scored checkpoint with BLEU >= JoeyNMT's"
     else:
-        clock = ("wall-clock minutes since both started, when each validation's score is logged"
-                 + ("; JoeyNMT's point: when SIGINT stopped its training (scored after the race)" if at_end else ""))
+        clock = "wall-clock minutes since both started, when each validation's score is logged" + (
+            "; JoeyNMT's point: when SIGINT stopped its training (scored after the race)" if at_end else ""
+        )
         crossing = "nmt's first validation with BLEU >= JoeyNMT's best within the minutes"
     record = {
-        "command": command, "date": start.isoformat(timespec="seconds"), "machine": cpu, "commit": commit,
-        "smoke": args.smoke, "minutes": args.minutes, "validation_sentences": sentences,
-        "clock": clock, "crossing": crossing, **figures,
-        "nmt": {"command": shlex.join(pinned(0, ours)), "val_every": nmt_every, "save_every": save_every,
-                "scored": "after the race: each checkpoint greedy on the validation set, as nmt's validation"
-                          if save_every else "its validations during the race",
-                "run_dir": str(run_dir), "precision": run_precision(args.nmt_override),
-                "bleu_signature": signature,
-                "points": [{**p._asdict(), "train_minutes": train_minutes.get(p.step)} for p in nmt]},
-        "joeynmt": {"command": shlex.join(pinned(1, theirs)), "validation_freq": joey_every,
-                    "scored": "after the race: `joeynmt test` of the weights SIGINT left, greedy, the same "
-                              "validation set" if at_end else "its validations during the race",
-                    "stopped_by": how, "log": str(joey_log), "bleu_signature": joey_bleu_signature(joey_log),
-                    **({"failed": failure} if failure else {}),
-                    "points": [{**p._asdict(), "generation_seconds": generation.get(p.step)}
-                               for p in rival]},
+        "command": command,
+        "date": start.isoformat(timespec="seconds"),
+        "machine": cpu,
+        "commit": commit,
+        "smoke": args.smoke,
+        "minutes": args.minutes,
+        "validation_sentences": sentences,
+        "clock": clock,
+        "crossing": crossing,
+        **figures,
+        "nmt": {
+            "command": shlex.join(pinned(0, ours)),
+            "val_every": nmt_every,
+            "save_every": save_every,
+            "scored": "after the race: each checkpoint greedy on the validation set, as nmt's validation"
+            if save_every
+            else "its validations during the race",
+            "run_dir": str(run_dir),
+            "precision": run_precision(args.nmt_override),
+            "bleu_signature": signature,
+            "points": [{**p._asdict(), "train_minutes": train_minutes.get(p.step)} for p in nmt],
+        },
+        "joeynmt": {
+            "command": shlex.join(pinned(1, theirs)),
+            "validation_freq": joey_every,
+            "scored": "after the race: `joeynmt test` of the weights SIGINT left, greedy, the same validation set"
+            if at_end
+            else "its validations during the race",
+            "stopped_by": how,
+            "log": str(joey_log),
+            "bleu_signature": joey_bleu_signature(joey_log),
+            **({"failed": failure} if failure else {}),
+            "points": [{**p._asdict(), "generation_seconds": generation.get(p.step)} for p in rival],
+        },
     }
     out_json, out_png = Path(args.out_json), Path(args.out_png)
     out_json.write_text(json.dumps(record, indent=1) + "\n")
-    title = (f"Time to quality, {PRESET}, Multi30k de-en, one core each{' (smoke)' if args.smoke else ''}\n"
-             f"{cpu['cpu']}, nmt {commit}, {start:%Y-%m-%d}")
-    xlabel = ("wall-clock minutes of training since both started (both scored after the race)" if save_every
-              and at_end else "wall-clock minutes since both started (validation included)")
-    plot(nmt, rival, target, reached, args.minutes, title,
-         f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)", out_png, at_end, xlabel,
-         nmt_label(args.nmt_override))
+    title = (
+        f"Time to quality, {PRESET}, Multi30k de-en, one core each{' (smoke)' if args.smoke else ''}\n"
+        f"{cpu['cpu']}, nmt {commit}, {start:%Y-%m-%d}"
+    )
+    xlabel = (
+        "wall-clock minutes of training since both started (both scored after the race)"
+        if save_every and at_end
+        else "wall-clock minutes since both started (validation included)"
+    )
+    plot(
+        nmt,
+        rival,
+        target,
+        reached,
+        args.minutes,
+        title,
+        f"validation BLEU (greedy, sacreBLEU 13a, {sentences} sentences)",
+        out_png,
+        at_end,
+        xlabel,
+        nmt_label(args.nmt_override),
+    )
 
     ours_validating = outside_training(nmt, train_minutes)
     theirs_validating = {step: seconds / 60 for step, seconds in generation.items()}
-    print(f"\n{command}\n\n{table('nmt', nmt, ours_validating)}\n\n"
-          f"{table(f'JoeyNMT (stopped by {how})', rival, theirs_validating)}\n")
+    print(
+        f"\n{command}\n\n{table('nmt', nmt, ours_validating)}\n\n"
+        f"{table(f'JoeyNMT (stopped by {how})', rival, theirs_validating)}\n"
+    )
     if failure:
         print(f"JoeyNMT's side failed after the race; nmt's curve is in {out_json}:\n{failure}")
     elif target is None:
         print(f"JoeyNMT logged no validation within {args.minutes:g} minutes")
     else:
-        print(f"JoeyNMT's BLEU {'after' if at_end else 'best within'} {args.minutes:g} minutes: {target.bleu:.2f} "
-              f"(step {target.step}, {target.minutes:.1f} min"
-              + (", its weights when SIGINT stopped it, scored after the race)" if at_end else ")"))
-        print(f"nmt's first {'checkpoint' if save_every else 'validation'} at or above it: " + (
-            f"{reached.minutes:.1f} min (step {reached.step}, BLEU {reached.bleu:.2f}); target <= "
-            f"{TARGET_MINUTES} min: {'met' if figures['met'] else 'not met'}" if reached else "never"))
+        print(
+            f"JoeyNMT's BLEU {'after' if at_end else 'best within'} {args.minutes:g} minutes: {target.bleu:.2f} "
+            f"(step {target.step}, {target.minutes:.1f} min"
+            + (", its weights when SIGINT stopped it, scored after the race)" if at_end else ")")
+        )
+        print(
+            f"nmt's first {'checkpoint' if save_every else 'validation'} at or above it: "
+            + (
+                f"{reached.minutes:.1f} min (step {reached.step}, BLEU {reached.bleu:.2f}); target <= "
+                f"{TARGET_MINUTES} min: {'met' if figures['met'] else 'not met'}"
+                if reached
+                else "never"
+            )
+        )
     print(f"(figures in {out_json}, plot in {out_png})")
     if failure:
         sys.exit(1)
