@@ -38,7 +38,8 @@ RULES: dict[str, Rule] = {
     "trainer.val_every": POSITIVE.means(
         "optimiser updates between validations (a final validation always runs at the end)"),
     "trainer.log_every": POSITIVE.means(
-        "optimiser updates between progress lines (loss, learning rate, speed) in train.log and the console"),
+        "optimiser updates between progress lines (loss, learning rate, speed) in train.log, the console and "
+        "TensorBoard's scalars"),
     "trainer.device": Choice(options=("auto", "cpu", "cuda"), prefixes=("cuda:",)).means(
         "where the model trains: auto takes a CUDA GPU when there is one, else the CPU; cuda:N names a GPU"),
     "trainer.precision": Choice(options=("auto", "fp32", "bf16", "fp16")).means(
@@ -58,8 +59,8 @@ RULES: dict[str, Rule] = {
     "trainer.seed": SEED.means(
         "seeds the random generators: the model's first weights, dropout and the order of the batches"),
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint").means(
-        "the checkpoint a run continues from: null starts afresh, auto takes checkpoints/last.pt of the run "
-        "folder (hydra.run.dir)"),
+        "the checkpoint a run continues from: null starts afresh, auto continues checkpoints/last.pt of this "
+        "run folder (hydra.run.dir) or starts afresh in an empty one"),
     "trainer.resume_force": Bool().means(
         "true resumes even when the checkpoint's data or vocabulary settings differ from this config"),
     "trainer.resume_weights_only": Bool().means(
@@ -124,7 +125,7 @@ RULES: dict[str, Rule] = {
         "adam: an L2 penalty added to the gradient; adamw: each step shrinks the weights by lr x this "
         "(Loshchilov & Hutter 2019); 0 none"),
     "optimizer.fused": Bool(hint="true: one fused kernel per step; false: torch's per-parameter loop").means(
-        "how torch runs the optimiser step (CPU and CUDA); the numbers are the same"),
+        "how torch runs the optimiser step, on the CPU and on CUDA alike"),
 
     # schedule (configs/schedule)
     "schedule.warmup_steps": POSITIVE.means(
@@ -244,7 +245,8 @@ RULES: dict[str, Rule] = {
     # model/attention
     "model.attention.scope": Choice(options=("global", "local_m", "local_p", "hard")).means(
         "the source positions a target step attends to: global all; local_m a window around position t; "
-        "local_p a Gaussian window around a predicted position; hard one sampled position (RNN decoders)"),
+        "local_p a Gaussian window around a predicted position; hard one sampled position (all but global: "
+        "RNN decoders only)"),
     "model.attention.window": COUNT.means(
         "D: local_m and local_p attend to [p - D, p + D] (local_p's Gaussian: sigma = D / 2); global and "
         "hard ignore it"),
