@@ -25,7 +25,14 @@ ensemble = Translator.from_checkpoints(["run1/best.pt", "run2/best.pt"], device=
 cannot encode (a lone surrogate, as `errors='surrogateescape'` produces), for
 sentences that are not `str`, and for search options of the wrong kind.
 `nmt.train.fit` takes the overrides `python -m nmt.train` takes: every key, its
-default, allowed values and meaning are in the [configuration reference](configuration.md).
+default, allowed values and meaning are in the [configuration reference](configuration.md),
+and in Python in the one table that page is made from:
+
+```python
+from nmt.config_schema.table import RULES
+RULES["trainer.grad_clip"].meaning      # what the key does
+RULES["trainer.grad_clip"].expected()   # what it may hold: 'a number >= 0'
+```
 """
 # section -> the public objects it documents, by import path
 SECTIONS = {
