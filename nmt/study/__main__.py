@@ -42,8 +42,7 @@ from nmt.study.autocommit import work_tree_of
 from nmt.study.configs import BUDGETS, PROFILES, is_lr_sweep_folder, lr_sweep_configs, select, study_configs
 from nmt.study.guard import StudyLock, stop_children_on_signals
 from nmt.study.machine import cpu_fingerprint
-from nmt.study.inputs import (data_overrides, describe, load_pairs, reference_links, train_alignments,  # noqa: F401
-                              valid_references)
+from nmt.study.inputs import data_overrides, describe, load_pairs, reference_links, train_alignments, valid_references
 from nmt.study.options import absolute_paths, parse_args as parse_options
 from nmt.study.planning import collect_records, plan, report_configs
 from nmt.study.preregistration import plan_runs, require_committed
@@ -52,8 +51,7 @@ from nmt.study.runner import read_record, record_done, record_path_of
 from nmt.study.second_test import confirm_links, confirm_pairs
 
 
-def parse_args(argv):
-    return parse_options(argv, __doc__.split("\n")[0])
+def parse_args(argv): return parse_options(argv, __doc__.split("\n")[0])  # noqa: E704
 
 
 def common_overrides(args) -> list[str]:
@@ -86,6 +84,8 @@ def estimate_minutes(args, records: list[dict]) -> tuple[float, str]:
     if done:
         return (sum(done) / len(done) / 60, f"mean of the {len(done)} finished runs, none of them on this "
                 f"processor ({here}): expect a different figure here")
+    if args.plan is not None:
+        return args.plan.minutes_per_run, "the plan's estimate (plan.json)"
     profile = BUDGETS[args.data]
     if args.budget_minutes:
         return args.budget_minutes * 1.1, "the budget plus a tenth for evaluation"

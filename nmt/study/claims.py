@@ -15,15 +15,26 @@ runs (e.g. transformer-sinusoidal@aer_shift: its Shift-Att AER). A claim
 is checked on the parts (toy, multi30k) it lists, on the part's test set
 (test_2016_flickr on Multi30k).
 
-Each claim is one family, declared here before any reading: Holm's
-correction runs over that claim's comparisons alone, on one part and one
-set. No comparison belongs to two claims, and no claim compares an RNN with
-a Transformer (tests/study/test_claims.py checks both); a table elsewhere
-that shows a claimed comparison shows this family's decision (`declared`).
+The families, and their history. The claims were first declared on
+2026-11-26 (2515a19), before the grid's last runs, with one Holm family per
+paper and part (FIRST_GROUPING). The grid finished on 2026-11-26 19:15;
+commit aafbdd3 (2026-11-27 20:28), made after its results were known,
+changed the families to one per claim (FAMILIES_CHANGED). Both groupings
+are read and printed side by side (nmt.study.findings); neither grouping
+precedes every result. Claims whose words, rows or expected
+direction were edited after their results carry that history in `edited`,
+and the index lists them. No comparison belongs to two claims, and no claim
+compares an RNN with a Transformer (tests/study/test_claims.py checks both);
+a table elsewhere that shows a claimed comparison shows the per-claim
+family's decision (`declared`).
 
-CONFIRMATION_CLAIMS are the orderings the headlines rest on, declared for
-the confirmation runs (nmt.study.configs.CONFIRMATION): each is read on
-test_2016_flickr and on test_2017_flickr, a family on each set.
+CONFIRMATION_CLAIMS are the orderings the first confirmation runs read
+(nmt.study.configs.CONFIRMATION), on test_2016_flickr and test_2017_flickr,
+a family on each set. They were declared in aafbdd3 too, after two of those
+runs' records (bahdanau seed 1, 2026-11-27 18:13; luong_general seed 1,
+20:26) had been committed. The pre-registered confirmation
+(benchmarks/attention_study/preregistered/plan.json) is the one whose
+families were committed before any of its runs.
 """
 
 from dataclasses import dataclass
@@ -38,6 +49,12 @@ class Claim:
     pairs: tuple[tuple[str, str], ...]      # (a, b): a compared with b
     expect: str                             # "<", ">", "=", ">=", or "" (no claim)
     parts: tuple[str, ...] = ("toy", "multi30k")
+    edited: str = ""                        # how the claim changed after its result was known, with the commit
+
+
+FIRST_GROUPING = "one Holm family per paper and part (declared 2026-11-26, 2515a19)"
+FAMILIES_CHANGED = ("one Holm family per claim, since aafbdd3 (2026-11-27 20:28), after the grid's results "
+                    "(finished 2026-11-26 19:15)")
 
 
 LOCAL_M = "luong_general-local_m"
@@ -65,7 +82,9 @@ CLAIMS = (
           "not a test of the paper: their concat performed poorly (perplexity 6.7 against 6.1), which they put down "
           "to their simplified W_a (footnote 15); the study's luong_concat is full additive attention with "
           "bahdanau's parameter count, not that model",
-          "test_bleu", (("luong_concat", "luong_general"), ("luong_concat", "luong_dot")), ""),
+          "test_bleu", (("luong_concat", "luong_general"), ("luong_concat", "luong_dot")), "",
+          edited="bfc9b20 (2026-11-27 18:04), after the results: the expected direction \"<\" (concat "
+          "performs poorly) became no claim"),
     Claim("luong2015", "Table 4 (Sec. 5.3); Table 1 (Sec. 4.2)",
           "local-p (general) translates better than global general: 19.0 against 17.3 BLEU (Table 4)",
           "test_bleu", (("luong_general-local_p", "luong_general"),), ">"),
@@ -87,10 +106,14 @@ CLAIMS = (
           "test_bleu", (("transformer-alibi", "transformer-sinusoidal"),), ">="),
     Claim("tu2016", "abstract (its tables not read)",
           "coverage lowers AER against additive attention (their model: coverage-lambda0, no coverage loss)",
-          "aer", (("coverage-lambda0", "bahdanau"),), "<"),
+          "aer", (("coverage-lambda0", "bahdanau"),), "<",
+          edited="bfc9b20 (2026-11-27 18:04), after the results: the row compared changed from coverage (with See "
+          "et al.'s loss) to coverage-lambda0"),
     Claim("tu2016", "abstract (its tables not read)",
           "coverage raises BLEU against additive attention (their model: coverage-lambda0, no coverage loss)",
-          "test_bleu", (("coverage-lambda0", "bahdanau"),), ">"),
+          "test_bleu", (("coverage-lambda0", "bahdanau"),), ">",
+          edited="bfc9b20 (2026-11-27 18:04), after the results: the row compared changed from coverage (with See "
+          "et al.'s loss) to coverage-lambda0"),
     Claim("tu2016", "not a claim of the paper",
           "the coverage row: Tu et al.'s coverage plus See et al.'s coverage loss at λ = 0.1, a weight chosen on "
           "Multi30k after λ = 1 gave 7.4 BLEU (benchmarks/coverage_loss_weight.md): not their model",
@@ -111,11 +134,13 @@ CLAIMS = (
           "sparse attention translates about as well as softmax, in an RNN (Peters et al. gain with entmax "
           "outputs too)", "test_bleu",
           (("luong_general-sparsemax", "luong_general"), ("luong_general-entmax15", "luong_general"),
-           ("bahdanau-sparsemax", "bahdanau"), ("bahdanau-entmax15", "bahdanau")), "="),
+           ("bahdanau-sparsemax", "bahdanau"), ("bahdanau-entmax15", "bahdanau")), "=",
+          edited="aafbdd3 (2026-11-27 20:28), after the results: the Transformer rows split off into their own claim"),
     Claim("sparse", "abstracts (their tables not read)",
           "sparse attention translates about as well as softmax, in a Transformer", "test_bleu",
           (("transformer-sparsemax", "transformer-sinusoidal"), ("transformer-entmax15", "transformer-sinusoidal")),
-          "="),
+          "=", edited="aafbdd3 (2026-11-27 20:28), after the results: split from the RNN rows' claim, one family "
+          "of six comparisons before"),
     Claim("sparse", "not a claim of the papers", "sparse attention is sharper (lower entropy)", "entropy",
           (("luong_general-sparsemax", "luong_general"), ("bahdanau-sparsemax", "bahdanau"),
            ("luong_general-entmax15", "luong_general"), ("bahdanau-entmax15", "bahdanau")), "<"),
@@ -128,7 +153,8 @@ CLAIMS = (
           "(WMT'14 En→Fr development set; at α = 0 it raises 30.3 to 31.4, and their setting α = β = 0.2 gains "
           "+1.1; the same checkpoints, beam 5). This reading of Table 2 replaced \"raises BLEU\" on 2026-11-28, "
           "after the study's rows were known (no finding on either set)",
-          "test_bleu", (("bahdanau-beam5-cp0.2", "bahdanau-beam5"),), "<"),
+          "test_bleu", (("bahdanau-beam5-cp0.2", "bahdanau-beam5"),), "<",
+          edited="a4c7b89 (2026-11-28 08:10), after the results: the expected direction \">\" became \"<\""),
     Claim("wu2016", "Sec. 7",
           "beam search against greedy decoding (not a claim of the paper: it reports no greedy run)",
           "test_bleu", (("bahdanau-beam5", "bahdanau"),), ""),
@@ -136,7 +162,9 @@ CLAIMS = (
           "is RNN attention one step early? the one-step-later reading against the same-step one (the paper "
           "lists word alignment among NMT's six challenges, abstract)",
           "aer", (("bahdanau@aer_shift", "bahdanau"), ("luong_general@aer_shift", "luong_general"),
-                  ("luong_dot@aer_shift", "luong_dot")), ""),
+                  ("luong_dot@aer_shift", "luong_dot")), "",
+          edited="a4c7b89 (2026-11-28 08:10), after the results: the claim \"the one-step-later reading aligns "
+          "better\" (\"<\") became no claim"),
     Claim("chen2020", "abstract; Sec. 1, Fig. 1",
           "for a Transformer, the attention read one step later aligns better",
           "aer_head_valid", (("transformer-sinusoidal@aer_head_valid_shift", "transformer-sinusoidal"),
@@ -151,7 +179,7 @@ CONFIRMATION_CLAIMS = (
           "the additive and cosine scores and coverage translate better than luong_general", "test_bleu",
           (("coverage", "luong_general"), ("coverage-lambda0", "luong_general"), ("bahdanau", "luong_general"),
            ("luong_concat", "luong_general"), ("cosine", "luong_general")), ">", ("confirmation",)),
-    Claim("study", "the Transformer ranking (test_2016, 1,600 updates)",
+    Claim("study", "the Transformer ranking (test_2016, 1,000 updates)",
           "the grid's order of the positions: rotary, relative, sinusoidal, none", "test_bleu",
           (("transformer-rotary", "transformer-relative"), ("transformer-rotary", "transformer-sinusoidal"),
            ("transformer-rotary", "transformer-none"), ("transformer-relative", "transformer-sinusoidal"),

@@ -1,5 +1,6 @@
-"""The confirmation runs' reading (issue 45): every ordering the headlines rest
-on, declared before the runs (nmt.study.claims.CONFIRMATION_CLAIMS), read on
+"""The first confirmation runs' reading (issue 45): every ordering the headlines rest
+on (nmt.study.claims.CONFIRMATION_CLAIMS, declared in aafbdd3 after two of these
+runs' records were committed), read on
 test_2016_flickr (the set the grid's top group was chosen on) and on
 test_2017_flickr (a set nothing was chosen on), side by side.
 
@@ -15,6 +16,7 @@ stopped by early stopping, none at the cap.
 from nmt.study.claims import CONFIRMATION_CLAIMS, Claim
 from nmt.study.configs import CONFIRMATION
 from nmt.study.findings import Checked, check_claim
+from nmt.study.preregistered_report import power_at
 from nmt.study.statistics import describe
 from nmt.study.tables import aggregate
 
@@ -77,15 +79,19 @@ def claim_lines(claim: Claim, tables: tuple[dict, dict], runs: list[dict]) -> li
     lines = [f"### {claim.says}", "",
              f"Declared from {claim.where}; measure {claim.measure}; the claim: the first row "
              f"{'higher' if claim.expect == '>' else 'lower' if claim.expect == '<' else 'equal'}. "
-             + ("Every finished run of these rows stopped early: read at convergence." if converged else
+             + ("Every finished run of these rows stopped early: read at early stopping." if converged else
                 "Not every planned run of these rows has finished and stopped early: not yet read at "
                 "convergence."), "",
              "| comparison | seeds | test_2016: gap [95% CI], Welch p, Holm in the claim | "
-             "test_2017: gap [95% CI], Welch p, Holm in the claim | reading |", "|---|---|---|---|---|"]
+             "test_2017: gap [95% CI], Welch p, Holm in the claim | power for a 2-BLEU gap on test_2017 | reading |",
+             "|---|---|---|---|---|---|"]
     for (a, b), first, second in zip(claim.pairs, *checks):
         seeds = f"{tables[0].get(a, {}).get('n', 0)} / {tables[0].get(b, {}).get('n', 0)}"
         cells = [describe(c.comparison, c.reading) if c.comparison else c.reading for c in (first, second)]
-        lines.append(f"| {a} vs {b} | {seeds} | {cells[0]} | {cells[1]} | {reading(claim, first, second)} |")
+        later = [tables[1].get(n, {}).get("values", {}).get(claim.measure, []) for n in (a, b)]
+        power = power_at(*later, 2.0, 0.05 / len(claim.pairs))
+        lines.append(f"| {a} vs {b} | {seeds} | {cells[0]} | {cells[1]} | "
+                     f"{'–' if power is None else f'{power:.0%}'} | {reading(claim, first, second)} |")
     return lines + [""]
 
 
@@ -95,13 +101,19 @@ def confirmation_lines(runs: list[dict]) -> list[str]:
     stopped, _ = stopping_line(runs)
     out = ["", "## Confirmation: test_2016 beside test_2017", "",
            "The orderings the headlines rest on, declared in `nmt/study/claims.py` (CONFIRMATION_CLAIMS) "
-           "before these runs, each trained to early stopping under a high update cap and scored on "
+           "in aafbdd3 (2026-11-27 20:28), after two of these runs' records had been committed (bahdanau "
+           "seed 1 at 18:13, luong_general seed 1 at 20:26), and on the grid's seeds 1-3; each trained to early stopping under a high update cap and scored on "
            "test_2016_flickr, where the grid's top group was chosen, and on test_2017_flickr, where nothing "
            "was chosen. Welch's test over the seeds; Holm's correction at 5% within each claim on each set. "
            "A comparison is **confirmed** where it differs in the claimed direction on both sets, **not "
            "confirmed** where test_2017 shows no finding, **reversed** where it differs the other way. Where "
            "test_2016 shows no finding, the reading says whether test_2017 differs as claimed or against the "
-           "claim.", "",
+           "claim. Power: statsmodels' TTestIndPower for a 2-BLEU gap at the two rows' pooled test_2017 spread and "
+           "seed counts, at alpha / m (Holm's first step in a claim of m comparisons): with three seeds most "
+           "comparisons could not have been confirmed, so \"not confirmed\" is not evidence of no difference. "
+           "Every run here stopped by early stopping on a 300-sentence validation set with patience 4 (800 "
+           "updates): read at early stopping, not at a tested convergence. The pre-registered confirmation "
+           "(../preregistered/README.md) replaces this reading.", "",
            stopped, ""]
     for claim in CONFIRMATION_CLAIMS:
         out += claim_lines(claim, tables, runs)
@@ -110,7 +122,7 @@ def confirmation_lines(runs: list[dict]) -> list[str]:
 
 def confirmed_summary(runs: list[dict]) -> str:
     """One sentence for the study's index: which declared comparisons are confirmed on
-    test_2017, which are not, and whether every run behind them was read at convergence."""
+    test_2017, which are not, and whether every run behind them was read at early stopping."""
     tables = (aggregate(runs), aggregate(on_confirmation_set(runs)))
     verdicts = [(f"{a} vs {b}", judged(claim, first, second)[0]) for claim in CONFIRMATION_CLAIMS
                 for (a, b), first, second in zip(claim.pairs, *(check_claim(claim, t) for t in tables))]
@@ -123,5 +135,5 @@ def confirmed_summary(runs: list[dict]) -> str:
     confirmed = groups.pop("confirmed", [])
     listed = "".join(f"; {word}: {len(pairs)} ({', '.join(pairs)})" for word, pairs in groups.items())
     return (f"{len(done)} of {len(verdicts)} declared comparisons readable{'' if complete else ' so far'}; "
-            f"confirmed on test_2017_flickr{' at convergence' if complete and converged else ''}: "
+            f"confirmed on test_2017_flickr{' at early stopping' if complete and converged else ''}: "
             f"{len(confirmed)}" + (f" ({', '.join(confirmed)})" if confirmed else "") + f"{listed}. {stopped}")

@@ -5,9 +5,9 @@ The rows of nmt.study.configs.CONVERGENCE train 3x the grid's update budget
 with early stopping on validation BLEU (python -m nmt.study --convergence,
 records in benchmarks/attention_study/convergence/records). For every pair
 of those rows of one architecture, the grid's ordering by mean test BLEU is
-read in the grid and at convergence with Welch's test and Holm's correction
+read in the grid and at early stopping with Welch's test and Holm's correction
 over the pairs (nmt.study.statistics): a finding of the grid holds, reverses,
-or is not confirmed at convergence.
+or is not confirmed at early stopping.
 """
 
 import statistics
@@ -21,13 +21,13 @@ from nmt.study.statistics import Comparison, decide, welch
 from nmt.study.tables import aggregate, collect
 
 CURVES = "curves_convergence.png"
-NOT_CONFIRMED = "is not confirmed at convergence (no finding there)"
+NOT_CONFIRMED = "is not confirmed at early stopping (no finding there)"
 
 
 @dataclass(frozen=True)
 class OrderingCheck:
     """One pair of rows of one architecture, the grid's better row first: its
-    gap in the grid and at convergence, each read with Holm over the pairs."""
+    gap in the grid and at early stopping, each read with Holm over the pairs."""
     first: str
     second: str
     grid: Comparison
@@ -39,7 +39,7 @@ class OrderingCheck:
 def ordering_checks(grid: dict, converged: dict, rows: list[str], transformer: dict) -> list[OrderingCheck]:
     """Every pair of `rows` of one architecture with runs in both, the grid's
     better row first; Holm's correction runs over the pairs, in the grid and
-    at convergence apart."""
+    at early stopping apart."""
     def bleu(table, name):
         return table.get(name, {}).get("values", {}).get("test_bleu", [])
 
@@ -57,21 +57,21 @@ def ordering_checks(grid: dict, converged: dict, rows: list[str], transformer: d
 
 
 def verdict(check: OrderingCheck) -> str:
-    """Does the grid's conclusion on this pair hold at convergence? In words."""
+    """Does the grid's conclusion on this pair hold at early stopping? In words."""
     grid, converged = check.grid_reading, check.converged_reading
     if "too few seeds" in (grid, converged):
         side = "the grid" if grid == "too few seeds" else "the convergence check"
         return f"cannot be tested yet (fewer than 2 seeds on a side in {side})"
     if "spread" in grid or "spread" in converged:
-        return f"is described, not tested (grid: {grid}; at convergence: {converged})"
+        return f"is described, not tested (grid: {grid}; at early stopping: {converged})"
     if grid == "differs":
         if converged == "differs":
             return "holds" if check.converged.gap > 0 else "reverses"
         return NOT_CONFIRMED
     if converged == "differs":
         ahead = check.first if check.converged.gap > 0 else check.second
-        return f"was no finding in the grid; at convergence {ahead} is ahead (a finding of the check alone)"
-    return "is a finding neither in the grid nor at convergence"
+        return f"was no finding in the grid; at early stopping {ahead} is ahead (a finding of the check alone)"
+    return "is a finding neither in the grid nor at early stopping"
 
 
 def shown_verdict(check: OrderingCheck) -> str:
@@ -92,14 +92,14 @@ def evidence(c: Comparison) -> str:
 
 
 def paragraph(checks: list[OrderingCheck]) -> str:
-    """The one paragraph: which of the grid's conclusions hold at convergence."""
+    """The one paragraph: which of the grid's conclusions hold at early stopping."""
     if not checks:
         return "No ordering to check yet: the rows need finished runs in both the grid and the check."
-    parts = [f"{c.first} above {c.second} {shown_verdict(c)} (grid {evidence(c.grid)}; at convergence "
+    parts = [f"{c.first} above {c.second} {shown_verdict(c)} (grid {evidence(c.grid)}; at early stopping "
              f"{evidence(c.converged)})" for c in checks]
     findings = [c for c in checks if c.grid_reading == "differs"]
-    groups = {"holds": "that hold at convergence", "reverses": "that reverse there",
-              NOT_CONFIRMED: "that are not confirmed there (no finding at convergence)"}
+    groups = {"holds": "that hold at early stopping", "reverses": "that reverse there",
+              NOT_CONFIRMED: "that are not confirmed there (no finding at early stopping)"}
     named = [(label, [f"{c.first} above {c.second}" for c in findings if verdict(c) == key])
              for key, label in groups.items()]
     named.append(("that cannot be tested there yet",
@@ -108,9 +108,9 @@ def paragraph(checks: list[OrderingCheck]) -> str:
                                                               for label, pairs in named if pairs) + "."
                if findings else
                " None of these orderings is a finding of the grid, so none can be said to hold or fail at "
-               "convergence.")
+               "early stopping.")
     return ("Each pair's gap in test BLEU (its 95% interval and Welch's p), in the grid at 1,600 (RNN) or "
-            "1,000 (Transformer) updates and at convergence, read with Holm's correction over the "
+            "1,000 (Transformer) updates and at early stopping, read with Holm's correction over the "
             f"{len(checks)} pair{'s' * (len(checks) != 1)} in each: " + "; ".join(parts) + "." + summary)
 
 
@@ -181,7 +181,7 @@ def check_pointer_lines() -> list[str]:
     """In the check's own report: where it is read against the grid."""
     return ["", "## Against the grid", "",
             "This report holds the convergence check's runs alone. Which of the grid's orderings hold at "
-            "convergence, with the grid's figures beside these, is read in the Multi30k report's section "
+            "early stopping, with the grid's figures beside these, is read in the Multi30k report's section "
             f"{CHECK_SECTION}."]
 
 

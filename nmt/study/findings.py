@@ -2,7 +2,9 @@
 
 Each comparison is Welch's test over the seeds with its exact p and the
 95% interval of the gap; Holm's correction runs over the comparisons of one
-claim, its family declared in nmt.study.claims (nmt.study.statistics). The
+claim (the grouping since aafbdd3) and, printed beside it, over every
+comparison of one paper on one part (the grouping declared first; see
+nmt.study.claims for the history) (nmt.study.statistics). The
 decision is in plain words: "agrees" or "disagrees" only where the gap
 survives Holm; "no finding" where it does not; rows whose seeds all gave
 one value are described as equal or unequal, never tested. The paired
@@ -60,6 +62,33 @@ def check_section(claims: list[Claim], table: dict) -> list[list[Checked]]:
     return [check_claim(claim, table) for claim in claims]
 
 
+def check_pooled(claims: list[Claim], table: dict) -> list[list[Checked]]:
+    """The grouping declared first: every comparison of one paper's claims on one
+    part, Holm-corrected together -> per claim its checks."""
+    flat = [(k, a, b) for k, claim in enumerate(claims) for a, b in claim.pairs]
+    compared = {}
+    for k, a, b in flat:
+        va, vb = values(table, a, claims[k].measure), values(table, b, claims[k].measure)
+        if va and vb:
+            compared[(k, a, b)] = welch(va, vb)
+    readings = dict(zip(compared, decide(list(compared.values()))))
+    return [[Checked(a, b, compared.get((k, a, b)), readings.get((k, a, b), "not run yet"))
+             for a, b in claim.pairs] for k, claim in enumerate(claims)]
+
+
+def grouping_changes(table: dict, part: str, claims=CLAIMS) -> list[tuple[Claim, Checked, str, str]]:
+    """Every comparison whose decision differs between the two groupings ->
+    (claim, its check, decision per claim, decision per paper)."""
+    changed = []
+    for mine in sections(part, claims).values():
+        for claim, group, pooled in zip(mine, check_section(mine, table), check_pooled(mine, table)):
+            for checked, first in zip(group, pooled):
+                now, then = verdict(claim.expect, checked), verdict(claim.expect, first)
+                if now != then:
+                    changed.append((claim, checked, now, then))
+    return changed
+
+
 def declared(table: dict, part: str, claims=CLAIMS) -> dict[tuple[str, str, str], tuple[str, Claim]]:
     """Every comparison a claim of `part` declares, keyed (a, b, record key) in both
     orders -> (its Holm reading within the claim, the claim): what another table
@@ -105,13 +134,15 @@ def describe_row(table: dict, row: str, measure: str) -> str:
     return f"{what} {statistics.fmean(found):.{digits}f}{spread} ({len(found)} seed{'s' * (len(found) != 1)})"
 
 
-def render_claim(claim: Claim, checks: list[Checked], table: dict) -> list[str]:
+def render_claim(claim: Claim, checks: list[Checked], table: dict, pooled: list[Checked] | None = None) -> list[str]:
     """One claim against the records: what the paper says and, per pair, the
-    gap, its 95% interval, Welch's exact p and the Holm-corrected decision."""
+    gap, its 95% interval, Welch's exact p and the Holm-corrected decision
+    under each grouping (per claim; per paper, the grouping declared first)."""
     lines = [f"- {claim.where}: {claim.says}. {MEASURES.get(claim.measure, claim.measure)}; "
-             f"{EXPECTED[claim.expect]}."]
+             f"{EXPECTED[claim.expect]}." + (f" *Edited after its result:* {claim.edited}." if claim.edited else "")]
+    pooled = pooled or checks
     digits = DIGITS.get(claim.measure, 3)
-    for checked in checks:
+    for checked, first in zip(checks, pooled):
         c = checked.comparison
         evidence = ""
         if c is not None and c.testable:
@@ -120,7 +151,9 @@ def render_claim(claim: Claim, checks: list[Checked], table: dict) -> list[str]:
         elif c is not None:
             evidence = f": gap {c.gap:+.{digits}f}"
         lines.append(f"  - {describe_row(table, checked.a, claim.measure)} vs "
-                     f"{describe_row(table, checked.b, claim.measure)}{evidence}: **{verdict(claim.expect, checked)}**")
+                     f"{describe_row(table, checked.b, claim.measure)}{evidence}: "
+                     f"per claim **{verdict(claim.expect, checked)}**; "
+                     f"per paper (declared first) **{verdict(claim.expect, first)}**")
     return lines
 
 
@@ -141,13 +174,14 @@ def findings(table: dict, part: str, claims=CLAIMS) -> list[str]:
     out = []
     for paper, mine in sections(part, claims).items():
         source = PAPERS[paper]
-        checks = check_section(mine, table)
+        checks, pooled = check_section(mine, table), check_pooled(mine, table)
         tested = sum(c.comparison is not None and c.comparison.testable for group in checks for c in group)
-        how = ("Holm's correction at 5% within each claim (its comparisons are one family, declared in "
-               f"nmt/study/claims.py); {tested} comparison{'s' * (tested != 1)} tested here."
+        how = ("Holm's correction at 5%, within each claim (the grouping since aafbdd3, chosen after the "
+               f"results) and over this paper's {tested} tested comparison{'s' * (tested != 1)} together "
+               "(the grouping declared first): both decisions are given."
                if tested else "Nothing tested here yet." if mine else "No comparison of rows tests this paper.")
         out += [f"#### {source.cite}", "", f"Their setting: {source.setting}. Against ours: {source.versus}. {how}", ""]
-        for claim, group in zip(mine, checks):
-            out += render_claim(claim, group, table)
+        for claim, group, first in zip(mine, checks, pooled):
+            out += render_claim(claim, group, table, first)
         out.append("")
     return out

@@ -39,13 +39,33 @@ def commit_lines(runs: list[dict]) -> list[str]:
                      if (r.get("commit") or "unknown") != main)
     dirty = [c for c in counts if "uncommitted" in c]
     later = sorted({r["name"] for r in finished if (r.get("commit") or "unknown") != main})
-    why = (f" Why: {', '.join(later)} {'was' if len(later) == 1 else 'were'} trained after the other rows, at "
+    when = training_order({r.get("commit") or "unknown" for r in finished} - {main}, main)
+    why = (f" Why: {', '.join(later)} {'was' if len(later) == 1 else 'were'} trained {when}, at "
            "the commit named; the commit equivalence below says whether that commit and the final one "
-           f"train the same runs as `{main}` does.") if later and not dirty else ""
+           f"train the same runs as `{main}` does, on the processor and for the updates it names.") \
+        if later and not dirty else ""
     return ["", "## Provenance", "", f"Commits of the {len(finished)} finished records: {listed}.",
             ("Every record comes from one commit." if len(counts) == 1 else
              f"Not from `{main}`: {', '.join(flagged)}.{why}")
             + (" Trained from a tree with uncommitted changes: flagged above." if dirty else "")]
+
+
+def training_order(others: set[str], main: str) -> str:
+    """Where the other commits stand in history against `main`: "before the other rows'
+    commit", "after …", or "at other commits" (git's commit dates; unknown: the last)."""
+    import subprocess
+
+    def date(commit: str) -> str:
+        done = subprocess.run(["git", "show", "-s", "--format=%cI", commit.split(" ")[0]],
+                              capture_output=True, text=True, cwd=Path(__file__).resolve().parent)
+        return done.stdout.strip()
+
+    mine, theirs = date(main), [date(c) for c in others]
+    if mine and theirs and all(theirs) and all(t < mine for t in theirs):
+        return "at an earlier commit than the other rows' (their code predates the final one)"
+    if mine and theirs and all(theirs) and all(t > mine for t in theirs):
+        return "at a later commit than the other rows'"
+    return "at another commit than the other rows'"
 
 
 def equivalence_lines(out_dir) -> list[str]:
@@ -58,7 +78,8 @@ def equivalence_lines(out_dir) -> list[str]:
              "A record's run trained again from its own overrides at several commits, one after the other on "
              "one processor, by `scripts/commit_equivalence.py`: equal weights (every tensor of best.pt) and an "
              "equal validation say that the commits train that run alike on that processor. It says nothing "
-             "of another processor, so these runs are not the records' own figures.", ""]
+             "of another processor, nor of the updates past the check's, so these runs are not the records' "
+             "own figures: each line names the processor and the updates it checked.", ""]
     for check in checks:
         commits = ", ".join(f"`{r['resolved']}`" for r in check["runs"])
         verdict = ("equal weights and validation at every commit" if check["all_equal"] else

@@ -40,8 +40,30 @@ def test_a_section_is_corrected_together_and_a_weak_gap_is_no_finding():
     lines = render_claim(claims[1], weak, table)
     assert lines[0] == "- Table 6: c below d. AER; the paper: the first row lower."
     assert lines[1].startswith("  - c 0.580 ± 0.080 (3 seeds) vs d 0.450 ± 0.050 (3 seeds): gap +0.130 [")
-    assert lines[1].endswith("Welch p = 0.0879: **no finding**")
-    assert render_claim(claims[0], strong, table)[1].endswith("Welch p = 4.2e-05: **agrees: a lower**")
+    assert lines[1].endswith("Welch p = 0.0879: per claim **no finding**; per paper (declared first) **no finding**")
+    assert render_claim(claims[0], strong, table)[1].endswith(
+        "Welch p = 4.2e-05: per claim **agrees: a lower**; per paper (declared first) **agrees: a lower**")
+
+
+def test_both_groupings_are_read_and_a_decision_that_depends_on_them_is_listed():
+    from nmt.study.findings import check_pooled, grouping_changes
+
+    # two claims of one paper, each pair: gap 0.5, both sds 0.2, 3 seeds: se = sqrt(2 * 0.04 / 3) = 0.163,
+    # t = 3.06 at 4 df, p = 0.0375. Per claim (a family of one) each survives Holm (0.0375 < 0.05); as the
+    # paper's one family of two, the smaller p must beat 0.05 / 2 = 0.025: neither survives
+    table = aggregate(runs_of({"a": [30.0, 30.4, 30.2], "b": [29.5, 29.9, 29.7],
+                               "c": [31.0, 31.4, 31.2], "d": [30.5, 30.9, 30.7]}, key="test_bleu"))
+    claims = (Claim("luong2015", "Table 6", "a above b", "test_bleu", (("a", "b"),), ">", ("toy",)),
+              Claim("luong2015", "Table 6", "c above d", "test_bleu", (("c", "d"),), ">", ("toy",)))
+    per_claim, pooled = check_section(list(claims), table), check_pooled(list(claims), table)
+    assert per_claim[0][0].comparison.p == pytest.approx(0.0375, abs=1e-3)
+    assert [g[0].reading for g in per_claim] == ["differs", "differs"]
+    assert [g[0].reading for g in pooled] == ["no finding", "no finding"]
+    changed = grouping_changes(table, "toy", claims)
+    assert [(c.a, c.b, now, then) for _, c, now, then in changed] == [
+        ("a", "b", "agrees: a higher", "no finding"), ("c", "d", "agrees: c higher", "no finding")]
+    line = render_claim(claims[0], per_claim[0], table, pooled[0])[1]
+    assert line.endswith("per claim **agrees: a higher**; per paper (declared first) **no finding**")
 
 
 def test_holm_runs_within_a_claim_and_a_claims_decision_never_moves_with_its_section():

@@ -122,7 +122,7 @@ def test_the_confirmation_report_reads_each_comparison_on_both_sets():
 
 
 def test_the_index_reads_a_finished_confirmation_at_convergence():
-    """Every planned run finished and stopped early: no "so far", and "at convergence"."""
+    """Every planned run finished and stopped early: no "so far", and "at early stopping"."""
     from nmt.study.configs import CONFIRMATION
     from nmt.study.confirmation_report import confirmed_summary
 
@@ -131,11 +131,11 @@ def test_the_index_reads_a_finished_confirmation_at_convergence():
             for name in CONFIRMATION.rows for s, d in enumerate(spread, 1)]
     summary = confirmed_summary(runs)
     assert summary.startswith("11 of 11 declared comparisons readable; confirmed on test_2017_flickr at "
-                              "convergence: 1 (coverage vs luong_general); not confirmed: 4 ("), summary
+                              "early stopping: 1 (coverage vs luong_general); not confirmed: 4 ("), summary
     assert "30 of 30 planned runs finished; 30 stopped by early stopping" in summary
     capped = [{**r, "eval": {**r["eval"], "stopped_by": "trainer.max_steps"}} if r["name"] == "cosine" else r
               for r in runs]
-    assert "confirmed on test_2017_flickr: 1 (coverage" in confirmed_summary(capped)     # not at convergence
+    assert "confirmed on test_2017_flickr: 1 (coverage" in confirmed_summary(capped)     # not at early stopping
 
 
 def test_a_test_2017_difference_after_no_finding_on_test_2016_says_which_way():

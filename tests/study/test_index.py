@@ -31,8 +31,9 @@ def test_the_index_reads_the_claims_against_each_part(tmp_path):
     # guided 0.110 ± 0.010 against 0.620 ± 0.020: se = sqrt(0.01²/3 + 0.02²/3) = 0.0129 at Welch df 2.94,
     # t(0.975, 2.94) = 3.19: interval -0.510 ± 0.042; p = 4.2e-05, the only test of its section
     assert ("luong_general-guided 0.110 ± 0.010 (3 seeds) vs luong_general 0.620 ± 0.020 (3 seeds): gap -0.510 "
-            "[-0.552, -0.468], Welch p = 4.2e-05: **agrees: luong_general-guided lower**") in toy
-    assert "luong_general 100.00 ± 0.00 (3 seeds): gap +0.00: **equal, every seed the same (described" in toy
+            "[-0.552, -0.468], Welch p = 4.2e-05: per claim **agrees: luong_general-guided lower**; per paper "
+            "(declared first) **agrees: luong_general-guided lower**") in toy
+    assert "luong_general 100.00 ± 0.00 (3 seeds): gap +0.00: per claim **equal, every seed the same (described" in toy
     assert "| luong_general-guided | guided | 3 | 0 of 3 reached |" in text
     assert "| luong_general | score | 3 | 3 of 3 reached (at 250, 250, 250) |" in text
     m30k = text.split("### On Multi30k")[1]

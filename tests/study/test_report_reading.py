@@ -97,7 +97,7 @@ def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
     # grid: bahdanau and coverage far above luong_general, bahdanau vs coverage within noise
     grid = aggregate(bleu_runs({"bahdanau": [35.0, 35.2, 35.1], "luong_general": [28.0, 28.4, 28.2],
                                 "coverage": [34.0, 35.0, 36.0]}))
-    # at convergence: bahdanau still far above luong_general; coverage vs luong_general within noise
+    # at early stopping: bahdanau still far above luong_general; coverage vs luong_general within noise
     converged = aggregate(bleu_runs({"bahdanau": [38.0, 38.1], "luong_general": [36.0, 36.1],
                                      "coverage": [37.0, 39.0]}))
     rnn = {"bahdanau": False, "luong_general": False, "coverage": False}
@@ -105,25 +105,25 @@ def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
     assert [(c.first, c.second, c.grid_reading, c.converged_reading) for c in checks] == [
         ("bahdanau", "luong_general", "differs", "differs"), ("coverage", "luong_general", "differs", "no finding"),
         ("bahdanau", "coverage", "no finding", "no finding")]
-    # bahdanau - luong_general at convergence: gap 2.00, both spreads 0.0707, t = 28.3 on 2 df
+    # bahdanau - luong_general at early stopping: gap 2.00, both spreads 0.0707, t = 28.3 on 2 df
     assert checks[0].converged.gap == pytest.approx(2.0) and checks[0].converged.df == pytest.approx(2.0)
     assert checks[0].converged.p == pytest.approx(0.001248, rel=1e-3)
-    assert [verdict(c) for c in checks] == ["holds", NOT_CONFIRMED, "is a finding neither in the grid nor at convergence"]
+    assert [verdict(c) for c in checks] == ["holds", NOT_CONFIRMED, "is a finding neither in the grid nor at early stopping"]
     text = paragraph(checks)
     assert "bahdanau above luong_general holds (grid +6.90 [" in text
-    assert "; at convergence +2.00 [+1.70, +2.30], p = 0.00125)" in text
-    # coverage - luong_general at convergence: +1.95, same sign as the grid's, 1 df: not significant
-    assert ("coverage above luong_general is not confirmed at convergence (no finding there: the gap keeps the "
+    assert "; at early stopping +2.00 [+1.70, +2.30], p = 0.00125)" in text
+    # coverage - luong_general at early stopping: +1.95, same sign as the grid's, 1 df: not significant
+    assert ("coverage above luong_general is not confirmed at early stopping (no finding there: the gap keeps the "
             "grid's direction but is not significant after Holm's correction) (grid +6.80 [") in text
-    assert text.endswith("The grid's findings among these rows that hold at convergence: bahdanau above "
-                         "luong_general; that are not confirmed there (no finding at convergence): coverage above "
+    assert text.endswith("The grid's findings among these rows that hold at early stopping: bahdanau above "
+                         "luong_general; that are not confirmed there (no finding at early stopping): coverage above "
                          "luong_general.")
     assert paragraph([]).startswith("No ordering to check yet")
-    # coverage 36.00 against luong_general 36.05 at convergence: the gap turns, within noise
+    # coverage 36.00 against luong_general 36.05 at early stopping: the gap turns, within noise
     turned = ordering_checks(grid, aggregate(bleu_runs({"coverage": [35.0, 37.0], "luong_general": [36.0, 36.1]})),
                              ["luong_general", "coverage"], rnn)
     assert verdict(turned[0]) == NOT_CONFIRMED
-    assert ("coverage above luong_general is not confirmed at convergence (no finding there: the gap points the "
+    assert ("coverage above luong_general is not confirmed at early stopping (no finding there: the gap points the "
             "other way, within noise) (grid +6.80 [") in paragraph(turned)
     # one converged seed: the ordering is named, and said to be untested
     single = ordering_checks(grid, aggregate(bleu_runs({"bahdanau": [38.0], "luong_general": [36.0]})),
@@ -142,10 +142,10 @@ def test_the_convergence_paragraph_says_which_of_the_grids_findings_hold():
     quiet_grid = aggregate(bleu_runs({"bahdanau": [35.0, 30.0], "coverage": [34.0, 31.0]}))
     clear_end = aggregate(bleu_runs({"bahdanau": [38.0, 38.1], "coverage": [36.0, 36.1]}))
     found_later = ordering_checks(quiet_grid, clear_end, ["bahdanau", "coverage"], rnn)
-    assert verdict(found_later[0]) == ("was no finding in the grid; at convergence bahdanau is ahead (a finding "
+    assert verdict(found_later[0]) == ("was no finding in the grid; at early stopping bahdanau is ahead (a finding "
                                        "of the check alone)")
     assert paragraph(found_later).endswith("None of these orderings is a finding of the grid, so none can be said "
-                                           "to hold or fail at convergence.")
+                                           "to hold or fail at early stopping.")
 
 
 def test_the_convergence_section_without_records_says_not_run_yet(tmp_path):
@@ -232,7 +232,7 @@ def test_the_convergence_section_draws_its_curves_from_the_records(tmp_path):
     assert not at_cap(both) and at_cap({**both, "eval": {"best_step": 4200, "final_step": 4800}})
     assert "| coverage | 0 | – | not run yet | – | – |" in lines
     assert (tmp_path / "multi30k" / "curves_convergence.png").read_bytes()[:4] == b"\x89PNG"
-    assert lines[-1].startswith("Each pair's gap in test BLEU") and "that hold at convergence: bahdanau above" in lines[-1]
+    assert lines[-1].startswith("Each pair's gap in test BLEU") and "that hold at early stopping: bahdanau above" in lines[-1]
 
 
 def test_records_trained_later_say_why_and_the_equivalence_checks_are_read(tmp_path):
