@@ -102,7 +102,8 @@ def confirmation_lines(runs: list[dict]) -> list[str]:
     out = ["", "## Confirmation: test_2016 beside test_2017", "",
            "The orderings the headlines rest on, declared in `nmt/study/claims.py` (CONFIRMATION_CLAIMS) "
            "in aafbdd3 (2026-11-27 20:28), after two of these runs' records had been committed (bahdanau "
-           "seed 1 at 18:13, luong_general seed 1 at 20:26), and on the grid's seeds 1-3; each trained to early stopping under a high update cap and scored on "
+           "seed 1 at 18:13, luong_general seed 1 at 20:26), and on the grid's seeds 1-3; each trained to "
+           "early stopping under a high update cap and scored on "
            "test_2016_flickr, where the grid's top group was chosen, and on test_2017_flickr, where nothing "
            "was chosen. Welch's test over the seeds; Holm's correction at 5% within each claim on each set. "
            "A comparison is **confirmed** where it differs in the claimed direction on both sets, **not "
