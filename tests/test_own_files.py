@@ -140,3 +140,15 @@ def test_a_users_pictures_beside_nmts_are_refused_before_any_is_drawn(tmp_path, 
                       "--output", str(tmp_path / "hyp.txt")]) == 1
     assert f"{maps / '00002.png'} exists and is not a heatmap" in one_line(capsys)
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["00002.png", "in.txt"]
+
+
+@pytest.mark.parametrize("option", ["--out", "--train-out"])
+def test_eflomal_links_refuses_a_file_it_did_not_write_before_aligning(tmp_path, capsys, option):
+    from nmt.study.eflomal_links import main as eflomal_links
+
+    mine = tmp_path / "mine.align"
+    mine.write_bytes(MINE)
+    paths = {"--out": str(tmp_path / "test.align"), "--train-out": str(tmp_path / "train.align"), option: str(mine)}
+    assert eflomal_links(["--data", "toy", *(x for pair in paths.items() for x in pair)]) == 1
+    assert f"{option} {mine} exists and is not an alignment file that nmt wrote" in one_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.align"] and mine.read_bytes() == MINE
