@@ -126,9 +126,9 @@ def _fit(cfg: DictConfig, run_dir: Path, choices: dict) -> tuple:
         done = finished_already(resume_from, run_dir, cfg.trainer) if resume_from and not weights_only else None
         if done is not None:
             return done, 0
-        _owns_folder = main_rank
         if main_rank:
             write_hydra_record(run_dir, cfg)
+        _owns_folder = main_rank        # from here an error goes into train.log too
         trainer = build_trainer(cfg, run_dir)
         with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
             guard_stdout_logging()      # tqdm's handler too: a full disk is one line at the end

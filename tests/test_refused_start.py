@@ -199,3 +199,23 @@ def test_a_refused_sweep_leaves_the_old_sweeps_record(tmp_path, cache_dir):
                    f"cache_dir={cache_dir}", f"hydra.sweep.dir={sweep}")
     assert done.returncode == 1 and "checkpoints already holds a run" in done.stderr.decode()
     assert state(sweep) == before                         # the same file, bytes and times: nothing written
+
+
+def test_a_full_disk_under_the_hydra_record_leaves_no_folder(tmp_path, monkeypatch, cache_dir):
+    """The lock written, then .hydra/hydra.yaml cannot be: nothing of the run is left
+    (before: .hydra/config.yaml, train.log with the error, the run folder)."""
+    from nmt.train import fit
+    from nmt.training import run_dir
+
+    real = run_dir.atomic_write
+
+    def full_at_hydra_yaml(path, data, *args, **kwargs):
+        if path.name == "hydra.yaml":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(run_dir, "atomic_write", full_at_hydra_yaml)
+    run = tmp_path / "outputs" / "run"
+    with pytest.raises(NmtError, match=f"cannot write {run / '.hydra'}: No space left on device"):
+        fit([*TINY, f"cache_dir={cache_dir}"], run_dir=run)
+    assert list(tmp_path.iterdir()) == []

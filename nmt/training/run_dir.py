@@ -187,16 +187,26 @@ class RunDirLock:
 
 def write_hydra_record(run_dir: Path, task_cfg) -> None:
     """`.hydra/config.yaml`, `hydra.yaml` and `overrides.yaml`, as Hydra writes them,
-    by the run that holds the folder (call it inside RunDirLock)."""
+    by the run that holds the folder (call it inside RunDirLock). Each is written
+    whole; when one cannot be (a full disk), the files this call added and the
+    folder it made are removed again (a resumed run's earlier ones stay)."""
     hydra_cfg = HydraConfig.get()
     folder = Path(run_dir) / HYDRA_SUBDIR
+    added = [] if os.path.lexists(folder) else [folder]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, node in (("config.yaml", task_cfg),
                            ("hydra.yaml", OmegaConf.create({"hydra": hydra_cfg})),
                            ("overrides.yaml", hydra_cfg.overrides.task)):
+            if not os.path.lexists(folder / name):
+                added.insert(0, folder / name)
             atomic_write(folder / name, OmegaConf.to_yaml(node).encode("utf-8"))
     except OSError as error:
+        for path in added:               # files first, then the folder
+            try:
+                path.rmdir() if path == folder else path.unlink(missing_ok=True)
+            except OSError:
+                pass
         raise NmtError(f"cannot write {folder}: {error.strerror or error}; "
                        "choose another hydra.run.dir") from None
 
