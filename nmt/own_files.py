@@ -32,7 +32,7 @@ XATTR = "user.nmt.wrote"
 # The purposes, as each refusal names them
 TRANSLATIONS, PAGE, BEAM_TREE, HEATMAP = "a translation file", "an attention page", "a beam tree", "a heatmap"
 TABLE, ALIGNMENTS, AVERAGED = "a comparison table", "an alignment file", "an averaged checkpoint"
-PICTURE = re.compile(r"\d{5}(_source_\d+-\d+)?\.png")     # the names --plot-attention writes
+PICTURE = re.compile(r"\d{5,}(_source_\d+-\d+)?\.png")     # the names --plot-attention writes
 
 
 def mark(purpose: str, data) -> tuple[str, bytes]:
