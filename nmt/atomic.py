@@ -8,13 +8,15 @@ from pathlib import Path
 from nmt import signals
 
 
-def atomic_write(path, data: bytes, durable: bool = False) -> None:
+def atomic_write(path, data: bytes, durable: bool = False, xattr: tuple[str, bytes] | None = None) -> None:
     """Write `data` to `path` through a temporary file beside it and a rename.
 
     The file keeps its permissions, or gets the umask's for a new one (the
     temporary file is private). A symlink keeps pointing at the new file; a
     path that is a device or a pipe (/dev/stdout) is written into directly. `durable`
-    also syncs the bytes to disk before the rename. Raises OSError, worded by the caller; a failed write leaves
+    also syncs the bytes to disk before the rename. `xattr` (name, value): an extended
+    attribute set on the new file before the rename (nmt.own_files' mark), left out
+    where the file system keeps none. Raises OSError, worded by the caller; a failed write leaves
     the old file as it was and no temporary file behind.
     """
     if os.path.exists(path) and not os.path.isfile(path):
@@ -38,6 +40,8 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
     try:
         try:
             write_all(fd, data)
+            if xattr is not None:
+                _set_xattr(fd, *xattr)
             if durable:
                 os.fsync(fd)
         finally:
@@ -49,6 +53,14 @@ def atomic_write(path, data: bytes, durable: bool = False) -> None:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
         signals.temporary_files.discard(tmp_name)
+
+
+def _set_xattr(fd: int, name: str, value: bytes) -> None:
+    try:
+        os.setxattr(fd, name, value)
+    except OSError as error:             # no extended attributes here: the file goes unmarked
+        if error.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EACCES, errno.E2BIG):
+            raise
 
 
 def write_all(fd: int, data) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from nmt.cli import command
 from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, positive_int,
                             write_stdout)
+from nmt.own_files import AVERAGED, check_replace
 from nmt.run_files import check_not_run_file
 from nmt.store.metrics_log import METRIC_SIGN
 
@@ -47,7 +48,8 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path,
                         help="the averaged checkpoint to write (atomically; never one of the inputs)")
     parser.add_argument("--overwrite", action="store_true",
-                        help="write --output even over a run's own file (its last.pt, best.pt, ...)")
+                        help="write --output even over a file that is not a checkpoint nmt.average wrote "
+                             "(a run's own last.pt, best.pt, ..., or any other file)")
     parser.add_argument("--run", type=Path, help="a run folder: average its step_N.pt (with --best or --last)")
     pick = parser.add_mutually_exclusive_group()
     pick.add_argument("--best", type=positive_int, metavar="N", help="with --run: the N best-validated")
@@ -64,6 +66,7 @@ def main(argv=None) -> int:
     check_output(args.output)
     if not args.overwrite:               # a run's last.pt replaced by bare weights cannot continue
         check_not_run_file("--output", args.output, allow="--overwrite")
+    check_replace(args.output, "--output", AVERAGED, args.overwrite)
     for path in args.checkpoints:
         check_checkpoint_exists(path)
     # torch loads only once the arguments and paths are known to be good: a mistake answers in a blink
@@ -74,7 +77,7 @@ def main(argv=None) -> int:
         args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
     check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
     path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
-                           advice="free disk space or choose another --output; nothing was written")
+                           advice="free disk space or choose another --output; nothing was written", purpose=AVERAGED)
     steps = ", ".join(str(step_of(p)) for p in args.checkpoints) if args.run is not None else ""
     write_stdout(f"averaged {len(args.checkpoints)} checkpoints{f' (steps {steps})' if steps else ''} "
                  f"into {path}\n")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from nmt.atomic import atomic_write
+from nmt import own_files
 from nmt.cli import command
 from nmt.cli_checks import ArgumentParser, check_not_input, refuse_link_loop, write_stdout
 from nmt.run_files import check_not_run_file
@@ -134,6 +134,7 @@ def main(argv=None) -> int:
     parser.add_argument("sweep_dir", type=Path,
                         help="the folder of a --multirun sweep (multirun/DATE/TIME), one subfolder per run")
     parser.add_argument("--csv", type=Path, help="also write the table as CSV here")
+    parser.add_argument("--overwrite", action="store_true", help="let --csv replace a file that is not its table")
     parser.add_argument("--sort", action="store_true",
                         help="rows from the best validation score of the runs' trainer.metric down")
     args = parser.parse_args(argv)
@@ -145,12 +146,13 @@ def main(argv=None) -> int:
     if args.csv is not None:       # a file the table was read from would be lost
         check_not_input("--csv", args.csv, [("run file", p) for r in runs for p in r["files"]])
         check_not_run_file("--csv", args.csv)     # any run's own file, as nmt.average and nmt.translate refuse
+        own_files.check_replace(args.csv, "--csv", own_files.TABLE, args.overwrite)
     header, rows, best = table_rows(runs, sort=args.sort)
     if args.csv is not None:        # whole or not at all, before the table is printed
         table = io.StringIO(newline="")
         csv.writer(table).writerows([header] + rows)
         try:
-            atomic_write(args.csv, table.getvalue().encode("utf-8"))
+            own_files.write(args.csv, table.getvalue().encode("utf-8"), own_files.TABLE)
         except OSError as error:
             raise NmtError(f"cannot write {args.csv}: {error.strerror or error}") from None
     write_stdout(markdown(header, rows) + "\n\n" + best + "\n")

@@ -16,7 +16,6 @@ if __name__ == "__main__":      # first: stop signals are one line while torch l
 
 import copy
 import logging
-import os
 import shlex
 import signal
 import sys
@@ -39,6 +38,8 @@ from nmt.cli_checks import (exit_code_of, guard_stdout_logging, hydra_prints, pr
 from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
 from nmt.train_cli import check_overrides, help_page
+from nmt.training import refused_start
+from nmt.training.torchrun_env import torchrun_ranks
 
 log = logging.getLogger("nmt.train")
 CONTEXT = "before training started; no checkpoint was written"   # what a stop signal's line ends with
@@ -69,6 +70,9 @@ def main(cfg: DictConfig) -> float:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
         trainer, code = _fit(cfg, run_dir, HydraConfig.get().runtime.choices)
+        if isinstance(trainer, tuple):   # a resume with nothing to train: its line, no file changed
+            write_stdout(trainer[1], keep_going=True)
+            return float(trainer[0].get("bleu", float("nan")))
     except NmtError as error:
         _log_to_file(str(error))
         print_error(error)
@@ -91,17 +95,19 @@ def main(cfg: DictConfig) -> float:
 
 def _fit(cfg: DictConfig, run_dir: Path, choices: dict) -> tuple:
     """Check the config, hold the run folder, build the trainer and train:
-    (the trainer, its exit code: 0, or 130/143 after a stop signal)."""
+    (the trainer, its exit code: 0, or 130/143 after a stop signal). A resume of a
+    finished run with nothing to train: ((its summary, the line to print), 0)."""
     global _owns_folder
     from nmt.training.config_checks import check_config
 
     _owns_folder = False
+    rank, _, _ = torchrun_ranks()        # RANK=abc, RANK=1 alone: one line, nothing written
     check_config(cfg, choices)           # settings and paths before torch loads
     # heavy imports once the config passed
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from nmt.training.build import build_trainer
-    from nmt.training.resume_checks import check_resume_data, check_resume_model, check_resume_state
+    from nmt.training.resume_checks import check_resume_data, check_resume_model, check_resume_state, finished_already
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     # A second run on this folder refuses before reading data, and before writing
@@ -113,13 +119,16 @@ def _fit(cfg: DictConfig, run_dir: Path, choices: dict) -> tuple:
         check_resume_state(resume_from, weights_only)   # weights only (averaged): said before any data
         check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
         check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
-    main_rank = int(os.environ.get("RANK", "0")) == 0
+    main_rank = rank == 0
     fresh = is_fresh(cfg.trainer.resume) or weights_only     # a new run: never into a run's folder
     lock = RunDirLock(run_dir, fresh=fresh) if main_rank else nullcontext()
-    with lock:
-        _owns_folder = main_rank
+    with lock:                          # a busy folder is said first; every rank asks the same
+        done = finished_already(resume_from, run_dir, cfg.trainer) if resume_from and not weights_only else None
+        if done is not None:
+            return done, 0
         if main_rank:
             write_hydra_record(run_dir, cfg)
+        _owns_folder = main_rank        # from here an error goes into train.log too
         trainer = build_trainer(cfg, run_dir)
         with logging_redirect_tqdm():   # log lines go above the progress bar, never inside it
             guard_stdout_logging()      # tqdm's handler too: a full disk is one line at the end
@@ -187,7 +196,13 @@ def fit(overrides=(), run_dir=None) -> TrainResult:
     with _job_state():
         HydraConfig.instance().set_config(cfg)       # what the trainer reads, as under the command
         configure_log(cfg.hydra.job_logging, cfg.hydra.verbose)
-        trainer, code = _fit(task, run_dir, choices)
+        try:
+            refused_start.note_missing(run_dir)     # a refused run leaves no folder of its own
+            trainer, code = _fit(task, run_dir, choices)
+        finally:
+            refused_start.finish()
+    if isinstance(trainer, tuple):
+        return TrainResult(run_dir, dict(trainer[0]))
     if code or trainer.summary is None:
         raise NmtError(f"training in {run_dir} stopped before it finished (exit status {code}); "
                        f"continue it with trainer.resume=auto and run_dir={str(run_dir)!r}")
@@ -242,7 +257,15 @@ def run() -> int:
         return print_checked(help_page())
     if hydra_prints(sys.argv[1:]):    # --cfg job, --info: Hydra's print, checked
         return run_printing_checked(main)
-    return exit_code_of(main)
+    try:
+        torchrun_ranks()              # before Hydra makes a folder
+    except NmtError as error:
+        print_error(error)
+        return 1
+    try:
+        return exit_code_of(main)
+    finally:
+        refused_start.finish()        # the folders a refused run made, a refused sweep's record
 
 
 def cli() -> None:

@@ -17,13 +17,14 @@ import math
 import sys
 from pathlib import Path
 
-from nmt.atomic import atomic_write
+from nmt import own_files
 from nmt.cli import command
 from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, finite_float,
                             picture_dpi, write_stdout)
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.folders import make_folder
+from nmt.own_files import check_pictures, check_replace
 from nmt.run_files import check_not_run_file
 
 log = logging.getLogger("nmt.translate")
@@ -84,6 +85,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--beam-tree", metavar="FILE.json",
                         help="one input line: write its beam search as a tree (every hypothesis kept or "
                              "pruned at each step, the finals and their penalties) as JSON")
+    parser.add_argument("--overwrite", action="store_true", help="replace output files that nmt did not write")
     return parser.parse_args(argv)
 
 
@@ -122,9 +124,12 @@ def write_output(lines: list[str], path: str | None) -> None:
         return
     check_output(path)
     try:
-        atomic_write(path, body)
+        own_files.write(path, body, own_files.TRANSLATIONS)
     except OSError as error:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+OUTPUTS = {"--output": own_files.TRANSLATIONS, "--attention-html": own_files.PAGE, "--beam-tree": own_files.BEAM_TREE}
 
 
 def check_files(args) -> None:
@@ -148,6 +153,9 @@ def check_files(args) -> None:
             check_output(path, option)
             check_not_input(option, path, inputs)
             check_not_run_file(option, path)
+            check_replace(path, option, OUTPUTS[option], args.overwrite)
+    if args.plot_attention:
+        check_pictures(args.plot_attention, "--plot-attention", args.overwrite)
     written = [(o, p) for o, p in (("--output", args.output), ("--attention-html", args.attention_html),
                                    ("--beam-tree", args.beam_tree)) if p]
     for k, (option, path) in enumerate(written):
@@ -318,7 +326,7 @@ def write_beam_tree(translator, sources: list[str], args) -> None:
     _, tree = beam_tree(translator, one_sentence(sources), args.beam_size, args.length_penalty, args.coverage_penalty,
                         args.min_length)
     try:
-        atomic_write(args.beam_tree, json.dumps(tree, ensure_ascii=False).encode("utf-8"))
+        own_files.write(args.beam_tree, json.dumps(tree, ensure_ascii=False).encode("utf-8"), own_files.BEAM_TREE)
     except OSError as error:
         raise NmtError(f"cannot write {args.beam_tree}: {error.strerror or error}") from None
 

@@ -156,13 +156,15 @@ def test_resume_with_other_data_is_one_line_and_force_continues(tmp_path, cache_
         f"data.max_len=32, tokenizer {tokenizer}; this config: data.max_len=31, tokenizer {tokenizer}); "
         "resume with the checkpoint's data settings, or set trainer.resume_force=true to continue anyway")
 
-    # forced: the finished run (step 4 of 4) continues; its last step is validated once, not twice
-    done = nmt_train(run_dir, cache_dir, "trainer.resume=auto", "data.max_len=31", "trainer.resume_force=true")
+    # forced: the finished run (step 4 of 4) trains on to step 6; step 4 is validated once, not twice
+    # (with trainer.max_steps=4 there is nothing to train: tests/test_refused_start.py)
+    done = nmt_train(run_dir, cache_dir, "trainer.resume=auto", "data.max_len=31", "trainer.resume_force=true",
+                     "trainer.max_steps=6")
     assert done.returncode == 0, done.stderr.decode()
     assert f"resumed from {last} at step 4" in (run_dir / "train.log").read_text()
     steps = [json.loads(line)["step"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    assert steps == [2, 4]
-    assert json.loads((run_dir / "summary.json").read_text())["step"] == 4
+    assert steps == [2, 4, 6]
+    assert json.loads((run_dir / "summary.json").read_text())["step"] == 6
 
 
 # -- the model ----------------------------------------------------------------------

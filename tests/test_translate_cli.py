@@ -17,6 +17,7 @@ import pytest
 import torch
 from PIL import Image
 
+from nmt import own_files
 from nmt.data.toy import make_toy_corpus
 from nmt.translate import main
 from nmt.translator import Translator
@@ -148,7 +149,7 @@ def bad_reference(tmp_path, toy_checkpoint):
 def test_a_failed_run_leaves_an_existing_output_untouched(tmp_path, toy_checkpoint, capsys,
                                                           failure, message):
     output = tmp_path / "out.txt"
-    output.write_text("yesterday's translations\n")
+    own_files.write(output, b"yesterday's translations\n", own_files.TRANSLATIONS)   # nmt's own: replaceable
     source = write_lines(tmp_path / "in.txt", SOURCES[:2])
     argv = ["--input", source, *failure(tmp_path, toy_checkpoint), "--output", str(output)]
     assert main(argv) == 1
@@ -159,7 +160,7 @@ def test_a_failed_run_leaves_an_existing_output_untouched(tmp_path, toy_checkpoi
 
 def test_output_is_replaced_whole_and_keeps_its_permissions(tmp_path, toy_checkpoint):
     output = tmp_path / "out.txt"
-    output.write_text("old\n" * 10)
+    own_files.write(output, b"old\n" * 10, own_files.TRANSLATIONS)   # an earlier run's: replaceable
     os.chmod(output, 0o640)
     source = write_lines(tmp_path / "in.txt", SOURCES[:2])
     assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--output", str(output),

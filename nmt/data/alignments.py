@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
-from nmt.atomic import atomic_write
+from nmt import own_files
 from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, write_stdout
+from nmt.cli_checks import ArgumentParser, check_output, write_stdout
 from nmt.config_files import CONFIGS
 from nmt.data.examples import EncodedPairs, Pairs
 from nmt.data.readers import read_lines
@@ -148,7 +148,7 @@ def write_toy_alignments(output, n_train: int, n_valid: int, n_test: int, seed: 
     `output`, whole or not at all; returns the number of lines."""
     lines = toy_pharaoh(make_toy_corpus(n_train, n_valid, n_test, seed).train)
     try:
-        atomic_write(output, "".join(line + "\n" for line in lines).encode("utf-8"))
+        own_files.write(output, "".join(line + "\n" for line in lines).encode("utf-8"), own_files.ALIGNMENTS)
     except OSError as error:
         raise NmtError(f"cannot write {output}: {error.strerror or error}") from None
     return len(lines)
@@ -171,8 +171,11 @@ def main(argv=None) -> int:
     for key in ("n_train", "n_valid", "n_test", "seed"):
         parser.add_argument(f"--{key.replace('_', '-')}", type=int, default=int(defaults[key]),
                             help=f"data.{key} (default {defaults[key]}, as configs/data/toy.yaml)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an output that nmt did not write")
     args = parser.parse_args(argv)
     check_not_run_file("output", args.output)
+    check_output(args.output, "output")
+    own_files.check_replace(args.output, "output", own_files.ALIGNMENTS, args.overwrite)
     n_lines = write_toy_alignments(args.output, args.n_train, args.n_valid, args.n_test, args.seed)
     write_stdout(f"wrote {n_lines} lines to {args.output}\n")
     return 0

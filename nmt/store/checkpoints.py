@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from nmt import own_files
 from nmt.atomic import atomic_link, atomic_write
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special, special_kind
@@ -48,7 +49,8 @@ def _moved(node):
 TRAINING_ADVICE = "free disk space or choose another output folder (hydra.run.dir=...); the previous checkpoint is kept"
 
 
-def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also=()) -> Path:
+def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also=(),
+                    purpose: str | None = None) -> Path:
     """Write `state` to `path` through a temporary file and an atomic rename,
     and the same bytes to each path of `also` (serialised once, written once:
     the others are hard links to it, each put in place by a rename).
@@ -56,6 +58,7 @@ def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also
     A kill during the write leaves the previous file at each path intact; a full
     disk or unwritable folder raises NmtError and also leaves it intact
     (`advice` ends its message: what the user of this command can do).
+    `purpose`: the file gets nmt's mark for it (nmt.own_files), as a user's output does.
     """
     path = Path(path)
     state = dict(state, format_version=FORMAT_VERSION)
@@ -64,7 +67,8 @@ def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also
         path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         torch.save(state, buffer)          # serialise first: write errors are then OSErrors
-        atomic_write(path, buffer.getbuffer(), durable=True)
+        marked = own_files.mark(purpose, buffer.getbuffer()) if purpose else None
+        atomic_write(path, buffer.getbuffer(), durable=True, xattr=marked)
         for written in map(Path, also):
             atomic_link(path, written, buffer.getbuffer(), durable=True)
     except OSError as error:

@@ -47,7 +47,7 @@ from nmt.study.options import absolute_paths, parse_args as parse_options
 from nmt.study.planning import collect_records, plan, report_configs
 from nmt.study.preregistration import plan_runs, require_committed
 from nmt.study.provenance import rerun_done
-from nmt.study.runner import read_record, record_done, record_path_of
+from nmt.study.runner import read_record, record_done, record_path_of, write_settings
 from nmt.study.second_test import confirm_links, confirm_pairs
 
 
@@ -294,8 +294,7 @@ def record_session(args, argv, settings: dict, runs: int) -> dict:
                 "runs_dir": str(args.runs_dir), "links": args.links, "valid_links": args.valid_links,
                 "train_links": args.train_links, "confirm_links": args.confirm_links, "data_path": args.data_path,
                 "sessions": [*settings.get("sessions", []), session]}
-    args.records_out.mkdir(parents=True, exist_ok=True)
-    (args.records_out / "study.json").write_text(json.dumps(settings, indent=1) + "\n")
+    write_settings(args.records_out, settings)      # whole or not at all: a full disk is one line
     return settings
 
 

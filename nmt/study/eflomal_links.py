@@ -35,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from nmt import own_files
 from nmt.cli import command
 from nmt.cli_checks import ArgumentParser, write_stdout
 from nmt.errors import NmtError
@@ -85,7 +86,11 @@ def main(argv=None) -> int:
     parser.add_argument("--train-out", type=Path, help="also write the training pairs' links here")
     parser.add_argument("--train-sentences", type=int, help="use the first N training pairs (default all)")
     parser.add_argument("--cache-dir", help="cache_dir (default data/)")
+    parser.add_argument("--overwrite", action="store_true", help="replace outputs that nmt did not write")
     args = parser.parse_args(argv)
+    for option, path in (("--out", args.out), ("--train-out", args.train_out)):
+        if path is not None:             # before hours of aligning: a file of someone else's is said now
+            own_files.check_replace(path, option, own_files.ALIGNMENTS, args.overwrite)
     try:
         from argparse import Namespace
 
@@ -108,13 +113,12 @@ def main(argv=None) -> int:
         kept = [k for k, (s, t) in enumerate(train) if s.strip() and t.strip()]
         started = time.perf_counter()
         links = eflomal_links([train[k] for k in kept] + test)
-        from nmt.atomic import atomic_write
-
-        atomic_write(args.out, "".join(pharaoh(x) + "\n" for x in links[len(kept):]).encode("utf-8"))
+        own_files.write(args.out, "".join(pharaoh(x) + "\n" for x in links[len(kept):]).encode("utf-8"),
+                        own_files.ALIGNMENTS)
         if args.train_out:
             by_pair = dict(zip(kept, links))
-            atomic_write(args.train_out, "".join(pharaoh(by_pair.get(k, set())) + "\n"
-                                                 for k in range(len(train))).encode("utf-8"))
+            own_files.write(args.train_out, "".join(pharaoh(by_pair.get(k, set())) + "\n"
+                                                    for k in range(len(train))).encode("utf-8"), own_files.ALIGNMENTS)
     except OSError as error:
         raise NmtError(str(error)) from None
     write_stdout(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} {args.split} pairs aligned in "

@@ -71,6 +71,26 @@ def write_record(path: Path, record: dict) -> None:
     atomic_write(path, (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8"))
 
 
+def write_settings(folder: Path, settings: dict) -> None:
+    """`folder`/study.json written whole or not at all: a full disk or an unwritable
+    folder is one NmtError line, the previous study.json (or none) left as it was, and
+    the folder removed again when this call made it and it is still empty."""
+    from nmt.atomic import atomic_write
+
+    folder, made = Path(folder), not os.path.lexists(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / "study.json", (json.dumps(settings, indent=1) + "\n").encode("utf-8"))
+    except OSError as error:
+        if made:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise NmtError(f"cannot write {folder / 'study.json'}: {error.strerror or error}; free disk space "
+                       "or choose another --out (the study's records stay as they were)") from None
+
+
 def record_done(path: Path, commit: str | None = None) -> bool:
     """A finished record; with `commit`, one whose run that commit trained."""
     record = read_record(path)

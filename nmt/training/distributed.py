@@ -91,10 +91,17 @@ class Distributed:
             device = torch.device("cuda", local_rank)      # one GPU per rank
             torch.cuda.set_device(device)
         backend = "nccl" if device.type == "cuda" else "gloo"
-        if not dist.is_initialized():
-            dist.init_process_group(backend, timeout=timedelta(seconds=peer_timeout_s))
         main_work_timeout = max(MAIN_WORK_TIMEOUT, timedelta(seconds=peer_timeout_s))
-        main_work_group = dist.new_group(list(range(world_size)), timeout=main_work_timeout, backend=backend)
+        try:                             # every rank must come: a missing one fails after the timeout
+            if not dist.is_initialized():
+                dist.init_process_group(backend, timeout=timedelta(seconds=peer_timeout_s))
+            main_work_group = dist.new_group(list(range(world_size)), timeout=main_work_timeout, backend=backend)
+        except (RuntimeError, ValueError) as error:     # DistStoreError, DistNetworkError, a refused address
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise NmtError(f"rank {rank} of WORLD_SIZE={world_size} could not form the process group at "
+                           f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']} within "
+                           f"trainer.peer_timeout_s={peer_timeout_s:g} ({first}); start every rank with "
+                           "torchrun --nproc_per_node=N -m nmt.train ...") from None
         if rank != 0:
             _quiet()
         return cls(rank, world_size, local_rank, device, main_work_group)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from torch.utils.tensorboard import SummaryWriter
 
+from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 from nmt.store.averaging import average_checkpoints
 from nmt.store.checkpoints import best_steps, save_checkpoint, step_checkpoints, step_of
@@ -99,9 +100,14 @@ class Reporter:
         )
 
     def summary(self, summary: dict) -> None:
-        """summary.json: what nmt.compare puts in its table."""
+        """summary.json: what nmt.compare puts in its table; written whole (a full disk
+        leaves no half of it, which nmt.compare would count as damaged)."""
         if self.enabled:
-            (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+            try:
+                atomic_write(self.run_dir / "summary.json", (json.dumps(summary, indent=1) + "\n").encode("utf-8"))
+            except OSError as error:
+                raise NmtError(f"cannot write {self.run_dir / 'summary.json'}: {error.strerror or error}; free "
+                               "disk space, then continue with trainer.resume=auto") from None
 
     def close(self, drop: bool = False) -> None:
         """Wait for the heatmaps being drawn (drop: only the card in progress), then close the files."""

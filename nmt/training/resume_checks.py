@@ -4,6 +4,9 @@ trainer.resume_weights_only), the same data and vocabulary (unless
 trainer.resume_force), and a model config that builds weights of the
 checkpoint's names and shapes."""
 
+import json
+from pathlib import Path
+
 import torch
 from omegaconf import DictConfig, OmegaConf
 
@@ -118,3 +121,30 @@ def load_start_weights(model, path, fingerprint: dict, force: bool = False) -> N
             f"cannot start from the weights of {path}: it was trained with another model "
             f"({str(error).splitlines()[0][:120]})"
         ) from None
+
+
+def finished_already(path, run_dir, trainer_cfg) -> tuple[dict, str] | None:
+    """When continuing `path`, the run folder's own last.pt, would train no step: the
+    run's summary.json says it finished at last.pt's step and trainer.max_steps (or
+    trainer.max_epochs) is not higher. Then (the summary, the line to print), and
+    nmt.train changes no file; else None and the run goes on."""
+    run_dir = Path(run_dir)
+    record = run_dir / "summary.json"
+    if Path(path).resolve() != (run_dir / "checkpoints" / "last.pt").resolve() or not record.is_file():
+        return None
+    try:
+        summary = json.loads(record.read_text(encoding="utf-8"))
+        progress = load_checkpoint(path, mmap=True)["progress"]
+        step, epoch = int(progress["step"]), int(progress["epoch"])
+    except (OSError, ValueError, KeyError, TypeError, NmtError):
+        return None                     # unreadable: the resume's own checks say what is wrong
+    if not isinstance(summary, dict) or summary.get("step") != step:
+        return None
+    if step >= int(trainer_cfg.max_steps):
+        key = f"trainer.max_steps={trainer_cfg.max_steps}"
+    elif epoch >= int(trainer_cfg.max_epochs):
+        key = f"trainer.max_epochs={trainer_cfg.max_epochs}"
+    else:
+        return None
+    return summary, (f"nmt: the run in {run_dir} already finished at step {step} ({key}); nothing to "
+                     f"train, no file changed; raise {key.split('=')[0]} to train on\n")

@@ -21,13 +21,14 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
-from nmt.atomic import atomic_write
+from nmt.atomic import atomic_write, write_all
 from nmt.cli import print_error
 from nmt.errors import NmtError
 from nmt.folders import make_folder
 from nmt.file_inputs import refuse_special, special_kind
 from nmt.run_files import holds_a_run, run_traces
 from nmt.store.metrics_log import parse_record
+from nmt.training import refused_start
 
 HYDRA_SUBDIR = ".hydra"
 _held: dict[Path, int] = {}     # lock file -> how many RunDirLocks of this process hold it
@@ -112,27 +113,54 @@ class RunDirLock:
             return self
         if self.fresh and holds_a_run(self.run_dir) and not self.path.exists():
             raise holds_a_run_error(self.run_dir)      # no lock file to create: no live run either
-        handle = self._open_lock_file()
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise NmtError(f"another run is using {self.run_dir}; wait for it or choose "
-                           "another hydra.run.dir") from None
-        except OSError as error:
-            handle.close()
-            raise NmtError(f"cannot lock {self.path}: {error.strerror or error}; choose another "
-                           "hydra.run.dir") from None
+        handle, made = self._locked_handle()
         if self.fresh and holds_a_run(self.run_dir):   # busy says more, so it is asked first
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
+            self._let_go(handle, made)
             raise holds_a_run_error(self.run_dir)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
+        try:                             # the holder's pid, for a person reading the folder
+            os.ftruncate(handle.fileno(), 0)
+            write_all(handle.fileno(), str(os.getpid()).encode("ascii"))
+        except OSError as error:         # a full disk: the lock file this run made goes again
+            self._let_go(handle, made)
+            raise NmtError(f"cannot write {self.path}: {error.strerror or error}; free disk space or "
+                           "choose another hydra.run.dir") from None
         self.handle, _held[key] = handle, 1
         return self
+
+    def _locked_handle(self):
+        """The lock file, open and locked, and whether this call made it. A lock file
+        that a releasing run removed between the open and the lock is opened again."""
+        for _ in range(10):
+            made = not os.path.lexists(self.path)
+            handle = self._open_lock_file()
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                raise NmtError(f"another run is using {self.run_dir}; wait for it or choose "
+                               "another hydra.run.dir") from None
+            except OSError as error:
+                self._let_go(handle, made)
+                raise NmtError(f"cannot lock {self.path}: {error.strerror or error}; choose another "
+                               "hydra.run.dir") from None
+            try:
+                current = os.stat(self.path).st_ino
+            except OSError:
+                current = None
+            if current == os.fstat(handle.fileno()).st_ino:
+                return handle, made
+            handle.close()               # locked a file no longer at the path: try the new one
+        raise NmtError(f"cannot lock {self.path}: it keeps being replaced; choose another hydra.run.dir")
+
+    def _let_go(self, handle, made: bool) -> None:
+        """Unlock and close; remove the lock file when this run made it (still locked: no one else holds it)."""
+        if made:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
 
     def _open_lock_file(self):
         """RUN/.lock opened for the lock; one NmtError line when it is a folder, a
@@ -151,25 +179,34 @@ class RunDirLock:
     def __exit__(self, *exc):
         key = self.path.resolve()
         _held[key] -= 1
-        if _held[key] == 0:
+        if _held[key] == 0:              # the run is over: its lock file goes, removed while still held
             del _held[key]
-            fcntl.flock(self.handle, fcntl.LOCK_UN)
-            self.handle.close()
+            self._let_go(self.handle, made=True)
         return False
 
 
 def write_hydra_record(run_dir: Path, task_cfg) -> None:
     """`.hydra/config.yaml`, `hydra.yaml` and `overrides.yaml`, as Hydra writes them,
-    by the run that holds the folder (call it inside RunDirLock)."""
+    by the run that holds the folder (call it inside RunDirLock). Each is written
+    whole; when one cannot be (a full disk), the files this call added and the
+    folder it made are removed again (a resumed run's earlier ones stay)."""
     hydra_cfg = HydraConfig.get()
     folder = Path(run_dir) / HYDRA_SUBDIR
+    added = [] if os.path.lexists(folder) else [folder]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, node in (("config.yaml", task_cfg),
                            ("hydra.yaml", OmegaConf.create({"hydra": hydra_cfg})),
                            ("overrides.yaml", hydra_cfg.overrides.task)):
+            if not os.path.lexists(folder / name):
+                added.insert(0, folder / name)
             atomic_write(folder / name, OmegaConf.to_yaml(node).encode("utf-8"))
     except OSError as error:
+        for path in added:               # files first, then the folder
+            try:
+                path.rmdir() if path == folder else path.unlink(missing_ok=True)
+            except OSError:
+                pass
         raise NmtError(f"cannot write {folder}: {error.strerror or error}; "
                        "choose another hydra.run.dir") from None
 
@@ -186,6 +223,7 @@ class RunDirCheck(Callback):
         blocker = not_a_folder(run_dir)
         if blocker is not None:
             _refuse(str(_not_a_folder_error(run_dir, blocker)))
+        refused_start.note_missing(run_dir)           # removed again if the run is refused
         try:
             make_folder(run_dir, "hydra.run.dir")       # as Hydra does next, but one line if it cannot
         except NmtError as error:
@@ -196,14 +234,20 @@ class RunDirCheck(Callback):
         blocker = not_a_folder(sweep_dir)
         if blocker is not None:
             _refuse(str(_not_a_folder_error(sweep_dir, blocker)).replace("hydra.run.dir", "hydra.sweep.dir"))
+        refused_start.note_missing(sweep_dir)
         try:
             make_folder(sweep_dir, "hydra.sweep.dir")
+            refused_start.keep_sweep_record(sweep_dir)   # a refused sweep puts the old record back
         except NmtError as error:
             _refuse(str(error))
+        except OSError as error:
+            _refuse(f"cannot keep {sweep_dir / 'multirun.yaml'}: {error.strerror or error}; "
+                    "choose another hydra.sweep.dir")
 
 
 def _refuse(message: str) -> None:
     print_error(message)
+    refused_start.finish()
     sys.exit(1)
 
 

@@ -13,6 +13,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from nmt import own_files
+
 
 # TensorBoard shows an image in a card about 340 px wide, scaled down to fit
 # (never up) and as tall as it is. A heatmap is drawn for that width at 100 dpi
@@ -110,8 +112,11 @@ def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: s
 
 
 def save_figure(fig: Figure, path, dpi: int | None = None) -> None:
-    """Write `fig` as a PNG (at `dpi`, default the figure's DPI)."""
-    fig.savefig(path, bbox_inches="tight", dpi=dpi or DPI)
+    """Write `fig` as a PNG (at `dpi`, default the figure's DPI), whole, with nmt's
+    mark of a heatmap (nmt.own_files). Raises OSError."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight", dpi=dpi or DPI)
+    own_files.write(path, buffer.getvalue(), own_files.HEATMAP)
 
 
 def figure_png_base64(fig: Figure, dpi: int | None = None) -> str:

@@ -11,7 +11,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from nmt.atomic import atomic_write
+from nmt import own_files
 from nmt.errors import NmtError
 from nmt.viz.alignment_view import alignment_readings, parse_links
 from nmt.viz.attention_data import describe, explain
@@ -78,6 +78,6 @@ def write_attention_html(translator, sources, outputs, path, checkpoints=("model
                        for name, m in zip(model_labels(checkpoints), members)],
             "sentences": sentences}
     try:
-        atomic_write(path, render_page(data).encode("utf-8"))
+        own_files.write(path, render_page(data).encode("utf-8"), own_files.PAGE)
     except OSError as error:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None

@@ -18,6 +18,8 @@ nmt.explore (after BertViz, Vig 2019, and Seq2Seq-Vis, Strobelt et al. 2018).
 
 import html
 
+from nmt import own_files
+from nmt.cli_checks import check_output
 from nmt.errors import NmtError
 from nmt.viz.attention_data import describe, translate_and_explain
 from nmt.viz.html_export import render_page
@@ -36,10 +38,16 @@ class InlineView:
         return (f'<iframe class="nmt-view" srcdoc="{html.escape(self.html, quote=True)}" '
                 f'style="width: 100%; height: {self.height}px; border: 0" sandbox="allow-scripts"></iframe>')
 
-    def save(self, path) -> None:
-        """Write the page to `path`, to open in a browser."""
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(self.html)
+    def save(self, path, overwrite: bool = False) -> None:
+        """Write the page to `path` whole, to open in a browser. An existing file is
+        replaced only when it is a page nmt wrote, or with `overwrite=True`
+        (nmt.own_files); anything else is NmtError and the file stays as it was."""
+        check_output(path, "save:")
+        own_files.check_replace(path, "save:", own_files.PAGE, overwrite, allow="overwrite=True")
+        try:
+            own_files.write(path, self.html.encode("utf-8"), own_files.PAGE)
+        except OSError as error:
+            raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def view_page(translator, result: dict, view: str, name: str = "model") -> str:
