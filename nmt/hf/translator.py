@@ -214,6 +214,7 @@ class HFTranslator:
                              "query (source)", "key (source)", stack(forward.encoder_attentions)))
         if forward.decoder_attentions:
             maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,
-                             "query (decoder input)", "key (decoder input)", stack(forward.decoder_attentions)))
+                             "query (decoder input)", "key (decoder input)", stack(forward.decoder_attentions),
+                             mask="causal"))
         return maps
 

@@ -19,7 +19,9 @@ gives the weights the search used at every step, for every layer and head:
 
 A map is a dict: name, title, row/column labels and axis names, `layers`
 nested lists [L][H][rows][cols] rounded to 4 decimals (a weight that is not
-0 never rounds to 0), `center`, `window` and `exact_zeros`: whether a weight
+0 never rounds to 0), `center`, `window`, `mask` ("causal" where row r
+attends columns 0..r only: the other cells are drawn masked, see
+nmt.viz.colour_scale) and `exact_zeros`: whether a weight
 of 0 is a real zero that pictures draw white (a sparse normaliser, see
 `sparse`), or a softmax weight too small for float32, drawn as the scale's
 lowest colour, so that it never looks like a hole in the map.
@@ -31,6 +33,7 @@ import numpy as np
 import torch
 
 from nmt.errors import NmtError
+from nmt.viz.colour_scale import CAUSAL
 
 BOS = 2
 DIGITS = 4
@@ -107,12 +110,14 @@ def check_source(translator, text: str) -> str:
 
 
 def _map(name, title, rows, cols, row_axis, col_axis, layers, center=None, window=None,
-         zeros: bool = False) -> dict:
-    """layers (L, H, R, C) -> one map (see the module docstring)."""
+         zeros: bool = False, mask: str | None = None) -> dict:
+    """layers (L, H, R, C) -> one map (see the module docstring); `mask`
+    "causal": row r attends columns 0..r only, the others are drawn masked
+    (nmt.viz.colour_scale)."""
     return {"name": name, "title": title, "rows": rows, "cols": cols,
             "row_axis": row_axis, "col_axis": col_axis, "layers": _rounded(layers),
             "center": None if center is None else _rounded(center),
-            "window": None if window is None else int(window), "exact_zeros": bool(zeros)}
+            "window": None if window is None else int(window), "exact_zeros": bool(zeros), "mask": mask}
 
 
 @torch.no_grad()
@@ -191,14 +196,15 @@ def attention_maps(translator, source: str, out) -> list[dict]:
         if getattr(model.encoder, "attends_to_its_tape", False):    # LSTMN: over the tokens before
             maps.append(_map("encoder-self", "encoder intra-attention (LSTMN: each token over the tape "
                              "of the ones before it)", out.src_pieces, ["<start>"] + out.src_pieces[:-1],
-                             "token (source)", "tape slot", layers, zeros=encoder_zeros))
+                             "token (source)", "tape slot", layers, zeros=encoder_zeros, mask=CAUSAL))
         else:
             maps.append(_map("encoder-self", "encoder self-attention", out.src_pieces,
                              out.src_pieces, "query (source)", "key (source)", layers, zeros=encoder_zeros))
     if dec_self:
         layers = torch.stack(dec_self, 1)[0].float().cpu()[:, :, :T, :T]   # (L, H, T, T)
         maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,
-                         "query (decoder input)", "key (decoder input)", layers, zeros=decoder_zeros))
+                         "query (decoder input)", "key (decoder input)", layers, zeros=decoder_zeros,
+                         mask=CAUSAL))
     return maps
 
 

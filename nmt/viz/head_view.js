@@ -63,5 +63,6 @@ function drawHeadView(box, map, layer, shown) {
   map.rows.forEach((label, r) => token(label, x2 + 6, yOf(r), "start", "data-row", r));
   box.appendChild(root);
   box.appendChild(el("p", {class: "legend"}, `layer ${layer + 1}: a line's opacity is its weight ` +
-                                             "(0 to 1, as the matrix); hover a token to see only its lines"));
+                                             "on the absolute scale 0 to 1, whatever the colour scale; hover a token " +
+                                             "to see only its lines"));
 }

@@ -11,7 +11,10 @@ import io
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+
+from nmt.viz.colour_scale import DEFAULT_SCALE, MASKED, legend, masked_cells, row_entropy, scale_max
 
 
 # TensorBoard shows an image in a card about 340 px wide, scaled down to fit
@@ -26,9 +29,10 @@ MAX_COLUMNS = 16             # source tokens across one card
 LABEL_PT = 10.0              # token labels and title
 MAX_LABEL_CHARS = 14         # longer subwords are cut with an ellipsis
 # viridis, but with exact_zeros (a sparse normaliser: sparsemax, entmax15) a
-# weight of exactly 0 is drawn white, apart from a small weight's dark purple.
-# A softmax's 0 is float32 underflow, not a zero: it keeps the lowest colour.
-ZERO_WHITE = matplotlib.colormaps["viridis"].with_extremes(bad="white")
+# weight of exactly 0 is drawn white, apart from a small weight's dark purple
+# (`_draw_cells`). A softmax's 0 is float32 underflow, not a zero: it keeps the
+# lowest colour.
+VIRIDIS = matplotlib.colormaps["viridis"]
 
 
 def _label(piece: str) -> str:
@@ -40,9 +44,23 @@ def _label_size(n: int) -> float:
     return LABEL_PT if n <= 16 else max(7.0, min(9.0, 216.0 / n))
 
 
+def _draw_cells(ax, shown, top: float, exact_zeros: bool, masked):
+    """The cells by the colour rule (nmt.viz.colour_scale): viridis on 0 to
+    `top`, a sparse normaliser's exact 0 white, masked cells left out over
+    the hatched grey of the axes behind them -> the weights' image."""
+    image = ax.imshow(np.ma.masked_array(shown, mask=masked), cmap=VIRIDIS.with_extremes(bad=(0, 0, 0, 0)),
+                      vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
+    zeros = (shown == 0.0) & ~masked
+    if exact_zeros and zeros.any():
+        ax.imshow(np.ma.masked_array(np.ones(shown.shape), mask=~zeros), cmap=ListedColormap(["white"]),
+                  aspect="auto", interpolation="nearest")
+    return image
+
+
 def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], title: str = "",
                      centers=None, window: int | None = None, columns: range | None = None,
-                     exact_zeros: bool = False) -> Figure:
+                     exact_zeros: bool = False, scale: str = DEFAULT_SCALE, mask: str | None = None,
+                     shared: float | None = None) -> Figure:
     """weights (T, S) -> one labelled heatmap with a colour bar below it:
     source subwords across, output subwords down; 340 px wide for up to
     MAX_COLUMNS source tokens, wider beyond.
@@ -51,28 +69,33 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     on the colour scale of the whole map. centers (T,) local-p's predicted
     positions p_t are drawn as dots and the window [p_t - D, p_t + D] as a
     bracket on each row. exact_zeros: the weights come from a sparse
-    normaliser, so a 0 is real and drawn white (see ZERO_WHITE).
+    normaliser, so a 0 is real and drawn white (see VIRIDIS). scale,
+    mask, shared: the colour rule's (nmt.viz.colour_scale): absolute 0-1
+    by default; masked cells grey and hatched; the legend says which.
     """
     weights = np.asarray(weights, dtype=float)
     T, S = weights.shape
+    masked = masked_cells(mask, T, S)
+    top = scale_max(weights, scale, masked, shared)
     columns = range(S) if columns is None else columns
     first, shown = columns.start, weights[:, columns.start:columns.stop]        # (T, C)
     C = shown.shape[1]
-    legend = centers is not None
-    size = (max(CARD_IN, 1.3 + CELL_IN * C), 2.0 + (0.3 if legend else 0.0) + CELL_IN * T)
+    legend_shown = centers is not None
+    size = (max(CARD_IN, 1.3 + CELL_IN * C), 2.0 + (0.3 if legend_shown else 0.0) + CELL_IN * T)
     fig = Figure(figsize=size, dpi=DPI, layout="constrained")   # not pyplot's: safe off the main thread
     FigureCanvasAgg(fig)                                         # fig.canvas: Agg, as pyplot would give
     ax = fig.add_subplot()
-    image = ax.imshow(np.ma.masked_equal(shown, 0.0) if exact_zeros else shown, cmap=ZERO_WHITE, vmin=0.0,
-                      vmax=max(1e-6, float(weights.max())),
-                      aspect="auto", interpolation="nearest")
+    ax.patch.set_facecolor(MASKED)
+    ax.patch.set_hatch("///")
+    ax.patch.set_edgecolor("#9a9aa2")
+    image = _draw_cells(ax, shown, top, exact_zeros, masked[:, first:first + C])
     ax.set_xticks(range(C), [_label(p) for p in src_pieces[first:first + C]], rotation=90,
                   fontsize=_label_size(C))
     ax.set_yticks(range(T), [_label(p) for p in tgt_pieces[:T]], fontsize=_label_size(T))
     ax.tick_params(length=2, pad=2)
     ax.set_xlabel("source", fontsize=9, labelpad=2)
     ax.set_ylabel("output", fontsize=9, labelpad=2)
-    if centers is not None:
+    if legend_shown:
         centers = np.asarray(centers, dtype=float)[:T] - first                 # (T,) in this card
         ax.plot(centers, range(len(centers)), "o", color="red", markersize=4, label="centre p_t")
         if window is not None:
@@ -86,26 +109,30 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
                   borderaxespad=0.2, handletextpad=0.3, columnspacing=0.8)
     bar = fig.colorbar(image, ax=ax, location="bottom", fraction=0.05, pad=0.02, aspect=30)
     bar.ax.tick_params(labelsize=8)
-    bar.set_label("attention weight" + (" (white: exactly 0)" if exact_zeros else ""), fontsize=8, labelpad=1)
+    said = legend(scale, top, row_entropy(weights, masked))
+    bar.set_label("attention weight" + (" (white: exactly 0)" if exact_zeros else "")
+                  + (", grey hatched: masked" if masked.any() else "") + "\n" + said, fontsize=7, labelpad=1)
     if title:                  # over the whole figure: the axes are narrower than the card
         fig.suptitle(title, fontsize=LABEL_PT)
     return fig
 
 
 def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: str,
-                 centers=None, window: int | None = None, exact_zeros: bool = False) -> list[tuple[str, Figure]]:
-    """One map as TensorBoard cards: [("", figure)] for up to MAX_COLUMNS
-    source tokens, else [("/source_1-13", ...), ("/source_14-25", ...)],
-    even parts on one colour scale, each titled with its source range."""
+                 centers=None, window: int | None = None, exact_zeros: bool = False,
+                 max_columns: int | None = MAX_COLUMNS, **rule) -> list[tuple[str, Figure]]:
+    """One map as TensorBoard cards: [("", figure)] for up to `max_columns`
+    source tokens (None: any number), else [("/source_1-13", ...),
+    ("/source_14-25", ...)], even parts on one colour scale, each titled
+    with its source range. `rule`: scale, mask, shared (attention_figure)."""
     S = np.asarray(weights).shape[1]
-    parts = -(-S // MAX_COLUMNS)                                  # ceil
+    parts = 1 if max_columns is None else -(-S // max_columns)      # ceil
     if parts == 1:
         return [("", attention_figure(weights, src_pieces, tgt_pieces, title, centers, window,
-                                      exact_zeros=exact_zeros))]
+                                      exact_zeros=exact_zeros, **rule))]
     bounds = [round(k * S / parts) for k in range(parts + 1)]
     return [(f"/source_{a + 1}-{b}",
              attention_figure(weights, src_pieces, tgt_pieces, f"{title}\nsource {a + 1}-{b} of {S}",
-                              centers, window, columns=range(a, b), exact_zeros=exact_zeros))
+                              centers, window, columns=range(a, b), exact_zeros=exact_zeros, **rule))
             for a, b in zip(bounds, bounds[1:])]
 
 

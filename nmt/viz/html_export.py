@@ -15,6 +15,7 @@ from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 from nmt.viz.alignment_view import alignment_readings, parse_links
 from nmt.viz.attention_data import describe, explain
+from nmt.viz.colour_scale import page_rule
 
 PLACEHOLDER = "/*NMT_DATA*/null"
 VIEWS_PLACEHOLDER = "/*NMT_VIEWS*/"
@@ -26,13 +27,15 @@ def render_page(data: dict) -> str:
     """The page with `data` inlined as a JavaScript object.
 
     data["mode"] is "server" (form; models, samples, beams) or "static"
-    (models, sentences: [{line, source, results: [one per model]}])."""
+    (models, sentences: [{line, source, results: [one per model]}]); the
+    page also carries the colour rule (nmt.viz.colour_scale.page_rule)."""
     folder = resources.files("nmt.viz")
     page = folder.joinpath("explorer_page.html").read_text(encoding="utf-8")
     assert PLACEHOLDER in page and VIEWS_PLACEHOLDER in page, "explorer_page.html lost a placeholder"
     views = "\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in VIEWS)
     page = page.replace(VIEWS_PLACEHOLDER, views)
     # "<" escaped: the JSON cannot close the <script> element it sits in.
+    data = {**data, "colour": page_rule()}             # the colour rule the script mirrors
     payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
     return page.replace(PLACEHOLDER, payload)
 
