@@ -75,6 +75,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="Transformer: cross-attention layer to draw (1-based; default last)")
     parser.add_argument("--attention-head", type=int, default=None,
                         help="Transformer: head to draw (1-based; default mean over heads)")
+    parser.add_argument("--attention-scale", choices=["absolute", "relative"], default="absolute",
+                        help="--plot-attention's colours: absolute, weight 0 to 1 (a flat map stays dark), or "
+                             "relative, 0 to the map's largest weight (printed in the legend with the rows' entropy)")
     parser.add_argument("--reference", help="reference file: also print sacreBLEU and chrF")
     parser.add_argument("--attention-html", metavar="FILE",
                         help="write every line's interactive attention heatmaps to one offline HTML file")
@@ -174,7 +177,8 @@ def check_layer_and_head(translator, checkpoint: str, layer, head) -> None:
         raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
 
 
-def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: int = 150) -> None:
+def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: int = 150,
+                   scale: str = "absolute") -> None:
     """Heatmap PNGs of each non-empty line: the search's attention (an
     ensemble's: the mean of its models'), local-p's centres and window, or a
     Transformer layer and head re-read from the model. Each is titled with
@@ -214,7 +218,7 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
         quoted = source if len(source) <= 60 else source[:59] + "…"
         title = f"line {number}: {quoted}\n{shows}"
         for suffix, fig in card_figures(weights, out.src_pieces, out.tgt_pieces, title, centers=centers,
-                                        window=window, exact_zeros=zeros):
+                                        window=window, exact_zeros=zeros, scale=scale):
             path = Path(folder) / f"{number:05d}{suffix.replace('/', '_')}.png"
             try:
                 save_figure(fig, path, dpi=dpi)
@@ -367,7 +371,7 @@ def main(argv=None) -> int:
     write_output(lines, args.output)
     if args.plot_attention:
         plot_attention(translator, sources, outputs, args.plot_attention,
-                       args.attention_layer, args.attention_head, args.dpi)
+                       args.attention_layer, args.attention_head, args.dpi, args.attention_scale)
     if args.beam_tree:
         write_beam_tree(translator, sources, args)
     if args.attention_html:
