@@ -238,6 +238,13 @@ class HFTranslator:
         return out
 
     @torch.no_grad()
+    def cross_layers(self, source: str, tokens: list[int]) -> np.ndarray:
+        """Every layer and head of the cross-attention over start + `tokens`, (L, H, T, S)."""
+        enc = self.hf_tokenizer([source], return_tensors="pt")
+        forward = self.forward({k: v.to(self.device) for k, v in enc.items()}, tokens)
+        return torch.stack(forward.cross_attentions, 1)[0].float().cpu().numpy()
+
+    @torch.no_grad()
     def attention_maps(self, source: str, out) -> list[dict]:
         """Every layer and head of cross-, encoder self- and decoder self-attention (attention_data's maps)."""
         enc = self.hf_tokenizer([source], return_tensors="pt")

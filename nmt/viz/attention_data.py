@@ -137,7 +137,10 @@ def teacher_forced(translator, source: str, tokens, decoder_self: list | None = 
 def layers_and_centers(translator, source: str, tokens):
     """Every cross-attention layer and head (L, H, T, S) of a Transformer
     decoder, and local-p's predicted centres (T,) of an RNN one (None where
-    the model has none), as numpy arrays."""
+    the model has none), as numpy arrays; a translator of another kind (a
+    Hugging Face model) reads its own layers."""
+    if hasattr(translator, "cross_layers"):
+        return translator.cross_layers(source, tokens), None
     result, _, _ = teacher_forced(translator, source, tokens)
     layers = None if result.layers is None else result.layers[0].float().cpu().numpy()   # (L, H, T, S)
     centers = None if result.center is None else result.center[0].float().cpu().numpy()  # (T,)

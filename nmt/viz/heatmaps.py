@@ -7,6 +7,7 @@ notebook keeps its inline backend) and drawing works off the main thread.
 
 import base64
 import io
+import math
 
 import matplotlib
 import numpy as np
@@ -89,9 +90,9 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     ax.patch.set_hatch("///")
     ax.patch.set_edgecolor("#9a9aa2")
     image = _draw_cells(ax, shown, top, exact_zeros, masked[:, first:first + C])
-    ax.set_xticks(range(C), [_label(p) for p in src_pieces[first:first + C]], rotation=90,
-                  fontsize=_label_size(C))
-    ax.set_yticks(range(T), [_label(p) for p in tgt_pieces[:T]], fontsize=_label_size(T))
+    across, down = [_label(p) for p in src_pieces[first:first + C]], [_label(p) for p in tgt_pieces[:T]]
+    ax.set_xticks(range(C), across, rotation=90, fontsize=_label_size(C))
+    ax.set_yticks(range(T), down, fontsize=_label_size(T))
     ax.tick_params(length=2, pad=2)
     ax.set_xlabel("source", fontsize=9, labelpad=2)
     ax.set_ylabel("output", fontsize=9, labelpad=2)
@@ -114,7 +115,33 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
                   + (", grey hatched: masked" if masked.any() else "") + "\n" + said, fontsize=7, labelpad=1)
     if title:                  # over the whole figure: the axes are narrower than the card
         fig.suptitle(title, fontsize=LABEL_PT)
+    _thin_labels(fig, ax, across, down)
     return fig
+
+
+def _every(texts, step: float) -> int:
+    """The smallest k such that every k-th of `texts` (extent along the axis: their widths or
+    heights in pixels) fits in `step` pixels a tick."""
+    return max(1, math.ceil(max(texts, default=0.0) * 1.1 / step)) if step > 0 else 1
+
+
+def _thin_labels(fig, ax, across: list[str], down: list[str]) -> None:
+    """Labels that never overlap: where neighbours would, only every k-th is shown (the
+    smallest k that fits), and the axis name says so."""
+    fig.canvas.draw()                                   # the laid-out size of the axes and labels
+    origin, one = ax.transData.transform((0, 0)), ax.transData.transform((1, 1))
+    k_across = _every([t.get_window_extent().width for t in ax.get_xticklabels()], abs(one[0] - origin[0]))
+    k_down = _every([t.get_window_extent().height for t in ax.get_yticklabels()], abs(one[1] - origin[1]))
+    if k_across > 1:
+        ax.set_xticks(range(0, len(across), k_across), across[::k_across])
+        ax.set_xlabel(f"source (every {_nth(k_across)} label)", fontsize=9, labelpad=2)
+    if k_down > 1:
+        ax.set_yticks(range(0, len(down), k_down), down[::k_down])
+        ax.set_ylabel(f"output (every {_nth(k_down)} label)", fontsize=9, labelpad=2)
+
+
+def _nth(k: int) -> str:
+    return {2: "2nd", 3: "3rd"}.get(k, f"{k}th")
 
 
 def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: str,
