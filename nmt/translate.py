@@ -167,17 +167,13 @@ def check_layer_and_head(translator, checkpoint: str, layer, head) -> None:
     before any sentence is translated."""
     from torch import nn
 
-    if getattr(translator, "hf_model", None) is not None:         # --hf: the config says
-        config = translator.hf_model.config
-        return _check_in_range(layer, head, int(config.decoder_layers), int(config.decoder_attention_heads))
-    blocks = getattr(translator.model.decoder, "layers", None)
-    if not isinstance(blocks, nn.ModuleList):               # an RNN decoder: one attention
+    hf = getattr(translator, "hf_model", None)                      # --hf: its config says
+    blocks = None if hf is not None else getattr(translator.model.decoder, "layers", None)
+    if hf is None and not isinstance(blocks, nn.ModuleList):        # an RNN decoder: one attention
         raise NmtError("--attention-layer/--attention-head choose a Transformer decoder's layer and "
                        f"head; {checkpoint} has an RNN decoder with one attention: leave them out")
-    _check_in_range(layer, head, len(blocks), blocks[0].cross_attn.heads)
-
-
-def _check_in_range(layer, head, L: int, H: int) -> None:
+    L, H = (hf.config.decoder_layers, hf.config.decoder_attention_heads) if hf is not None else \
+        (len(blocks), blocks[0].cross_attn.heads)
     if layer is not None and not 1 <= layer <= L:
         raise NmtError(f"--attention-layer {layer}: the decoder has {L} layers; pick 1 to {L}")
     if head is not None and not 1 <= head <= H:
@@ -368,6 +364,8 @@ def main(argv=None) -> int:
     if truncated:
         log.warning("%d input line(s) longer than the model's %d subwords were truncated "
                     "(first: line %d)", len(truncated), translator.max_src_len, truncated[0])
+    from nmt.viz.attention_data import warn_unknown
+    warn_unknown(outputs, log)                    # lines mostly <unk>: one line
     if args.nbest > 1:
         lines = [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(outputs)
                  for text, score in (o.nbest or [("", 0.0)])]
