@@ -237,3 +237,21 @@ def test_the_explorer_draws_a_nearly_uniform_map_dark(marian_explorer, width):
     assert all(c == "cell" for c, _, r, k in masked if int(k) <= int(r))
     assert thumbs and all(t == 1.0 for t in thumbs)          # the model view: absolute too
     assert problems == []
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_two_panels_stand_side_by_side_from_1280_px(tmp_path, width):
+    from playwright.sync_api import sync_playwright
+
+    rows, cols = ["x", "y", "</s>"], [f"s{i}" for i in range(40)]       # each map wider than half the window
+    maps = [one_map("cross", [[[[1 / 40] * 40] * 3]], rows, cols)]
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(hand_page(tmp_path, [maps, maps]))
+        boxes = page.locator("#results > .panel").evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right]; })")
+        browser.close()
+    (l1, t1, r1), (l2, t2, r2) = boxes
+    assert t1 == t2 and r1 <= l2 and r2 <= width          # one row, within the window

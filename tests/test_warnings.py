@@ -57,3 +57,31 @@ def test_the_explorer_badges_unknown_input_and_clears_the_panel_of_a_refused_one
     assert clean == 0
     assert len(badges) == 2 and all(b.endswith("source subwords are <unk>") for b in badges)
     assert left == 0 and problems == []
+
+
+@needs_chromium
+def test_labels_are_words_by_default_and_subwords_on_request(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_colour_scale import hand_page, one_map
+
+    cols, rows = ["▁Der", "▁Zau", "n", "</s>"], ["▁the", "▁fen", "ce", "</s>"]
+    url = hand_page(tmp_path, [[one_map("cross", [[[[0.25] * 4] * 4]], rows, cols)]])
+    problems = []
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(url)
+        texts = lambda: page.locator("svg.heatmap > text").all_text_contents()    # noqa: E731
+        words = texts()
+        page.hover("svg.heatmap rect.cell[data-row='2'][data-col='2']")
+        tip = page.inner_text("#tooltip")
+        page.select_option("#label-mode", "pieces")
+        pieces = texts()
+        browser.close()
+    assert words[:8] == ["Der", "Zaun", "\u00b7", "</s>", "the", "fence", "\u00b7", "</s>"]
+    assert pieces[:8] == cols + rows
+    assert tip.startswith("target \u201cce\u201d of \u201cfence\u201d\nsource \u201cn\u201d of \u201cZaun\u201d\n")
+    assert problems == []
