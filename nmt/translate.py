@@ -68,14 +68,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="auto: the GPU when there is one")
     parser.add_argument("--plot-attention", metavar="DIR",
-                        help="write heatmap PNGs of each sentence here (a long source: several, "
-                             "NNNNN_source_A-B.png)")
+                        help="write a heatmap PNG of each sentence here, NNNNN.png, one figure however long "
+                             "the source (see --plot-columns)")
+    parser.add_argument("--plot-columns", type=positive_int, default=None, metavar="N",
+                        help="split a source over N subwords into PNGs NNNNN_source_A-B.png (default: never)")
     parser.add_argument("--dpi", type=picture_dpi, default=150,
                         help="--plot-attention's resolution, 1 to 1200: 150 draws 16 source subwords in 510 pixels")
     parser.add_argument("--attention-layer", type=int, default=None,
-                        help="Transformer: cross-attention layer to draw (1-based; default last)")
+                        help="Transformer or --hf: cross-attention layer to draw (1-based; default last)")
     parser.add_argument("--attention-head", type=int, default=None,
-                        help="Transformer: head to draw (1-based; default mean over heads)")
+                        help="Transformer or --hf: head to draw (1-based; default mean over heads)")
+    parser.add_argument("--attention-scale", choices=["absolute", "relative"], default="absolute", help="--plot-"
+                        "attention's colours: weight 0 to 1, or 0 to the map's largest (printed, with the entropy)")
     parser.add_argument("--reference", help="reference file: also print sacreBLEU and chrF")
     parser.add_argument("--attention-html", metavar="FILE",
                         help="write every line's interactive attention heatmaps to one offline HTML file")
@@ -171,24 +175,28 @@ def check_layer_and_head(translator, checkpoint: str, layer, head) -> None:
     before any sentence is translated."""
     from torch import nn
 
-    blocks = getattr(translator.model.decoder, "layers", None)
-    if not isinstance(blocks, nn.ModuleList):               # an RNN decoder: one attention
+    hf = getattr(translator, "hf_model", None)                      # --hf: its config says
+    blocks = None if hf is not None else getattr(translator.model.decoder, "layers", None)
+    if hf is None and not isinstance(blocks, nn.ModuleList):        # an RNN decoder: one attention
         raise NmtError("--attention-layer/--attention-head choose a Transformer decoder's layer and "
                        f"head; {checkpoint} has an RNN decoder with one attention: leave them out")
-    L, H = len(blocks), blocks[0].cross_attn.heads
+    L, H = (hf.config.decoder_layers, hf.config.decoder_attention_heads) if hf is not None else \
+        (len(blocks), blocks[0].cross_attn.heads)
     if layer is not None and not 1 <= layer <= L:
         raise NmtError(f"--attention-layer {layer}: the decoder has {L} layers; pick 1 to {L}")
     if head is not None and not 1 <= head <= H:
         raise NmtError(f"--attention-head {head}: the decoder has {H} heads; pick 1 to {H}")
 
 
-def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: int = 150) -> None:
+def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: int = 150,
+                   scale: str = "absolute", columns: int | None = None) -> None:
     """Heatmap PNGs of each non-empty line: the search's attention (an
     ensemble's: the mean of its models'), local-p's centres and window, or a
     Transformer layer and head re-read from the model. Each is titled with
-    the line, its source and what it shows; a source longer than
-    heatmaps.MAX_COLUMNS subwords is split into several PNGs on one colour
-    scale, as TensorBoard's cards are (00001_source_1-13.png, ...)."""
+    the line, its source and what it shows; one figure per line, unless
+    `columns` is given: a source longer than that is split into several
+    PNGs on one colour scale, as TensorBoard's cards are
+    (00001_source_1-13.png, ...)."""
     from nmt.viz.attention_data import exact_zeros, layers_and_centers
     from nmt.viz.heatmaps import card_figures, save_figure
 
@@ -222,7 +230,7 @@ def plot_attention(translator, sources, outputs, folder: str, layer, head, dpi: 
         quoted = source if len(source) <= 60 else source[:59] + "…"
         title = f"line {number}: {quoted}\n{shows}"
         for suffix, fig in card_figures(weights, out.src_pieces, out.tgt_pieces, title, centers=centers,
-                                        window=window, exact_zeros=zeros):
+                                        window=window, exact_zeros=zeros, scale=scale, max_columns=columns):
             path = Path(folder) / f"{number:05d}{suffix.replace('/', '_')}.png"
             try:
                 save_figure(fig, path, dpi=dpi)
@@ -276,12 +284,8 @@ def check_model_options(args) -> None:
         raise NmtError("give the model to translate with: --checkpoint PATH (nmt) or --hf NAME_OR_FOLDER "
                        "(Hugging Face), one of the two")
     args.checkpoint = args.checkpoint or []
-    for option, given in (("--engine", args.engine),
-                          ("--attention-layer/--attention-head", args.attention_layer is not None
-                           or args.attention_head is not None)):
-        if args.hf and given:
-            raise NmtError(f"{option} needs nmt's own model and search; with --hf, --attention-html shows "
-                           "every layer and head")
+    if args.hf and args.engine:
+        raise NmtError("--engine needs nmt's own model and search; a --hf model is decoded by its generate()")
 
 
 def check_search_args(args, check_coverage_penalty) -> None:
@@ -358,7 +362,8 @@ def main(argv=None) -> int:
                            f"input has {len(sources)}")
     translator, search = open_engine(args)
     if args.attention_layer is not None or args.attention_head is not None:
-        check_layer_and_head(translator, args.checkpoint[0], args.attention_layer, args.attention_head)
+        check_layer_and_head(translator, (args.checkpoint or [args.hf])[0], args.attention_layer,
+                             args.attention_head)
     outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                    batch_size=args.batch_size, length_penalty=args.length_penalty,
                                    min_length=args.min_length,
@@ -367,6 +372,8 @@ def main(argv=None) -> int:
     if truncated:
         log.warning("%d input line(s) longer than the model's %d subwords were truncated "
                     "(first: line %d)", len(truncated), translator.max_src_len, truncated[0])
+    from nmt.viz.attention_data import warn_unknown
+    warn_unknown(outputs, log)                    # lines mostly <unk>: one line
     if args.nbest > 1:
         lines = [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(outputs)
                  for text, score in (o.nbest or [("", 0.0)])]
@@ -375,13 +382,14 @@ def main(argv=None) -> int:
     write_output(lines, args.output)
     if args.plot_attention:
         plot_attention(translator, sources, outputs, args.plot_attention,
-                       args.attention_layer, args.attention_head, args.dpi)
+                       args.attention_layer, args.attention_head, args.dpi, args.attention_scale, args.plot_columns)
     if args.beam_tree:
         write_beam_tree(translator, sources, args)
     if args.attention_html:
         from nmt.viz.html_export import write_attention_html
         write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint or [args.hf],
-                             beam_size=args.beam_size, links=links)
+                             beam_size=args.beam_size, links=links, search={"length_penalty": args.length_penalty,
+                             "min_length": args.min_length, "coverage_penalty": args.coverage_penalty})
     if references is not None:
         from nmt.scoring import score_translations
 

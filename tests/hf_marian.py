@@ -4,8 +4,9 @@ import json
 from pathlib import Path
 
 
-def build_tiny_marian(folder: Path) -> Path:
-    """Save a randomly initialised 2-layer MarianMTModel and its tokenizer to `folder`."""
+def build_tiny_marian(folder: Path, positions: int = 64) -> Path:
+    """Save a randomly initialised 2-layer MarianMTModel and its tokenizer to `folder`,
+    with `positions` position embeddings (its longest input and output)."""
     import sentencepiece as spm
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
@@ -30,7 +31,7 @@ def build_tiny_marian(folder: Path) -> Path:
     torch.manual_seed(0)
     config = MarianConfig(vocab_size=len(vocab), d_model=16, encoder_layers=2, decoder_layers=2,
                           encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
-                          decoder_ffn_dim=32, max_position_embeddings=64, pad_token_id=0, eos_token_id=1,
+                          decoder_ffn_dim=32, max_position_embeddings=positions, pad_token_id=0, eos_token_id=1,
                           decoder_start_token_id=0, forced_eos_token_id=1)
     model = MarianMTModel(config).eval()
     model.save_pretrained(folder)

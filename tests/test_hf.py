@@ -69,8 +69,8 @@ def test_translate_cli_with_hf(marian, tmp_path):
     assert len(lines) == 2 and all(re.fullmatch(r"0 \|\|\| .* \|\|\| -?\d+\.\d{4}", line) for line in lines)
     data = json.loads(re.search(r"const NMT = (.*?);\n", html.read_text()).group(1))
     assert [m["name"] for m in data["sentences"][0]["results"][0]["maps"]] == ["cross", "encoder-self", "decoder-self"]
-    # 25 source subwords: two cards (00001_source_1-12.png, 00001_source_13-25.png)
-    assert sorted(p.name for p in plots.iterdir()) == ["00001_source_1-12.png", "00001_source_13-25.png"]
+    # 25 source subwords: one figure (--plot-columns would split it)
+    assert sorted(p.name for p in plots.iterdir()) == ["00001.png"]
 
 
 @pytest.mark.parametrize("make, message", [

@@ -61,9 +61,11 @@ def test_a_long_source_is_cut_into_cards_on_one_colour_scale():
         assert len(fig.axes[0].get_xticklabels()) <= MAX_COLUMNS
         assert figure_px(fig)[0] <= CARD_PX + 1
         assert min(label_sizes(fig)) >= 9.0           # 23 rows: 9 pt (216 / 23 = 9.4, capped at 9)
-        assert fig.axes[0].images[0].get_clim() == (0.0, weights.max())
+        assert fig.axes[0].images[0].get_clim() == (0.0, 1.0)      # the default: absolute, 0 to 1
         assert "of 25" in fig.get_suptitle()
     assert np.allclose(cards[1][1].axes[0].images[0].get_array(), weights[:, 12:])
+    relative = card_figures(weights, pieces(S, "s"), pieces(T, "t"), "t", scale="relative")
+    assert [fig.axes[0].images[0].get_clim() for _, fig in relative] == [(0.0, weights.max())] * 2
 
 
 def test_local_p_centres_are_drawn_where_they_are_in_each_card():

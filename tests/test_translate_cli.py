@@ -324,7 +324,7 @@ def test_plot_attention_pictures_say_what_they_show_and_split_long_sources(tmp_p
     long = " ".join(SOURCES[:3])                     # over 16 subwords: two pictures, as TensorBoard's cards
     source = write_lines(tmp_path / "in.txt", [SOURCES[0], long])
     assert main(["--checkpoint", str(toy_checkpoint), "--input", source, "--output", str(tmp_path / "out.txt"),
-                 "--beam-size", "1", "--plot-attention", str(tmp_path / "p")]) == 0
+                 "--beam-size", "1", "--plot-attention", str(tmp_path / "p"), "--plot-columns", "16"]) == 0
     names = sorted(p.name for p in (tmp_path / "p").iterdir())
     assert names[0] == "00001.png" and len(names) >= 3
     assert all(re.fullmatch(r"00002_source_\d+-\d+\.png", n) for n in names[1:])

@@ -14,6 +14,8 @@ and decoder self-attention (L, H, T, T). A hub name needs the network; a
 folder written by `save_pretrained` does not. Needs the `hf` extra.
 """
 
+import logging
+
 import numpy as np
 import torch
 
@@ -23,6 +25,8 @@ from nmt.errors import NmtError
 from nmt.hf.loading import load_seq2seq
 from nmt.decoding.interface import Translation, check_sentences
 from nmt.viz.attention_data import _map
+
+logger = logging.getLogger("nmt.hf")
 
 
 def refuse_coverage_penalty(coverage_penalty: float) -> None:
@@ -67,8 +71,9 @@ class HFTranslator:
         self.members = [self]
         self.tokenizer = HFTokens(self.hf_tokenizer, name)
         config = self.hf_model.config
-        self.max_src_len = int(min(getattr(config, "max_position_embeddings", 512) or 512,
-                                   getattr(self.hf_tokenizer, "model_max_length", 512) or 512))
+        self.positions = int(getattr(config, "max_position_embeddings", 512) or 512)   # each side's
+        self.max_src_len = int(min(self.positions, getattr(self.hf_tokenizer, "model_max_length", 512) or 512))
+        self.vocab_size = int(self.hf_model.get_input_embeddings().num_embeddings)
         self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
 
     def describe(self) -> str:
@@ -82,15 +87,30 @@ class HFTranslator:
         """nmt's length limit: ratio * S + extra tokens, </s> included."""
         return longest_output(src_len, self.max_len_ratio, self.max_len_extra) + 1
 
+    def output_limit(self, src_len: int) -> int:
+        """The most output subwords, </s> and a forced prefix included: nmt's
+        limit, capped at the decoder's positions less its start token."""
+        return min(self.max_new_tokens(src_len), self.positions - 1)
+
+    def check_ids(self, ids: list[int], what: str) -> None:
+        """Every limit of the model on `what`'s subword ids, before generation: one NmtError line."""
+        if what == "the sentence" and len(ids) > self.max_src_len:
+            raise NmtError(f"the sentence has {len(ids)} subwords but this model takes at most "
+                           f"{self.max_src_len}; shorten it")
+        if ids and max(ids) >= self.vocab_size:
+            raise NmtError(f"{what} has subword id {max(ids)} but {self.name}'s embeddings hold "
+                           f"{self.vocab_size} ids; its tokenizer and model do not match")
+
     def generate_args(self, src_len: int, beam_size: int, nbest: int, length_penalty: float,
-                      min_length: int) -> dict:
-        """The keywords nmt passes to generate(): the same search from any caller."""
-        args = {"max_new_tokens": self.max_new_tokens(src_len), "num_beams": beam_size, "do_sample": False,
+                      min_length: int, forced: int = 0) -> dict:
+        """The keywords nmt passes to generate(): the same search from any
+        caller; max_new_tokens counts what follows the `forced` prefix."""
+        args = {"max_new_tokens": self.output_limit(src_len) - forced, "num_beams": beam_size, "do_sample": False,
                 "num_return_sequences": nbest}
         if beam_size > 1:
             args["length_penalty"] = length_penalty
-        if min_length:
-            args["min_new_tokens"] = min_length
+        if min_length:                        # no further than the limit: generate() stops there anyway
+            args["min_new_tokens"] = min(min_length, args["max_new_tokens"])
         return args
 
     def _prefix_ids(self, prefix: str | None, src_len: int) -> list[int] | None:
@@ -101,6 +121,11 @@ class HFTranslator:
         if len(ids) > longest:
             raise NmtError(f"the prefix has {len(ids)} subwords but an output for a source of {src_len} subwords "
                            f"may have at most {longest}; shorten the prefix or raise --max-length-extra")
+        if len(ids) > self.positions - 2:
+            raise NmtError(f"the prefix has {len(ids)} subwords but {self.name}'s decoder has "
+                           f"{self.positions} positions (max_position_embeddings): its start token, the prefix "
+                           "and </s> must fit; shorten the prefix")
+        self.check_ids(ids, "the prefix")
         return ids
 
     @torch.no_grad()
@@ -111,9 +136,16 @@ class HFTranslator:
         refuse_coverage_penalty(coverage_penalty)
         if not 1 <= nbest <= beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        sentences = check_sentences(sentences)
+        for number, sentence in enumerate(sentences, 1):        # every line's limits before any search
+            if sentence.strip():
+                try:
+                    self.check_ids(self.tokenizer.encode_src(sentence), "the sentence")
+                except NmtError as problem:
+                    raise NmtError(f"line {number}: {problem}" if len(sentences) > 1 else str(problem)) from None
         return [self._one(s, beam_size, nbest, length_penalty, min_length, prefix)[0] if s.strip()
                 else Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
-                for s in check_sentences(sentences)]
+                for s in sentences]
 
     @torch.no_grad()
     def record_beam(self, text: str, beam_size: int, pruned: int = 3, length_penalty: float = 1.0,
@@ -129,11 +161,12 @@ class HFTranslator:
 
     def _one(self, text, beam_size, nbest, length_penalty, min_length, prefix, pruned=None):
         """(Translation, the search's tree when `pruned` is not None, else None)."""
-        enc = self.hf_tokenizer([text], return_tensors="pt", truncation=True, max_length=self.max_src_len)
+        enc = self.hf_tokenizer([text], return_tensors="pt")          # no truncation: check_ids refuses
+        self.check_ids(enc["input_ids"][0].tolist(), "the sentence")
         enc = {k: v.to(self.device) for k, v in enc.items()}
         S = enc["input_ids"].shape[1]
-        args = self.generate_args(S, beam_size, nbest, length_penalty, min_length)
         forced = self._prefix_ids(prefix, S)
+        args = self.generate_args(S, beam_size, nbest, length_penalty, min_length, len(forced or []))
         if forced:
             start = self.hf_model.config.decoder_start_token_id
             args["decoder_input_ids"] = torch.tensor([[start] + forced], device=self.device)
@@ -147,6 +180,10 @@ class HFTranslator:
             args.update(logits_processor=LogitsProcessorList([log]), output_attentions=True)
         out = self.hf_model.generate(**enc, **args, output_scores=True, return_dict_in_generate=True)
         hyps = [self._tokens(seq) for seq in out.sequences.tolist()]
+        if self.output_limit(S) < self.max_new_tokens(S) and len(hyps[0]) + 1 >= self.output_limit(S):
+            logger.warning("an output reached %s's %d decoder positions (max_position_embeddings) before </s> and "
+                           "ends there (nmt's limit for %d source subwords is %d)", self.name, self.positions, S,
+                           self.max_new_tokens(S))
         ranked = getattr(out, "sequences_scores", None)
         forward = self.forward(enc, hyps[0])
         logp = forward.logits[0].float().log_softmax(-1)                              # (T, V)
@@ -201,9 +238,16 @@ class HFTranslator:
         return out
 
     @torch.no_grad()
+    def cross_layers(self, source: str, tokens: list[int]) -> np.ndarray:
+        """Every layer and head of the cross-attention over start + `tokens`, (L, H, T, S)."""
+        enc = self.hf_tokenizer([source], return_tensors="pt")
+        forward = self.forward({k: v.to(self.device) for k, v in enc.items()}, tokens)
+        return torch.stack(forward.cross_attentions, 1)[0].float().cpu().numpy()
+
+    @torch.no_grad()
     def attention_maps(self, source: str, out) -> list[dict]:
         """Every layer and head of cross-, encoder self- and decoder self-attention (attention_data's maps)."""
-        enc = self.hf_tokenizer([source], return_tensors="pt", truncation=True, max_length=self.max_src_len)
+        enc = self.hf_tokenizer([source], return_tensors="pt")
         forward = self.forward({k: v.to(self.device) for k, v in enc.items()}, out.tokens)
         stack = lambda layers: torch.stack(layers, 1)[0].float().cpu()                 # noqa: E731 (L, H, R, C)
         inputs = ["<s>"] + out.tgt_pieces[:-1]
@@ -214,6 +258,7 @@ class HFTranslator:
                              "query (source)", "key (source)", stack(forward.encoder_attentions)))
         if forward.decoder_attentions:
             maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,
-                             "query (decoder input)", "key (decoder input)", stack(forward.decoder_attentions)))
+                             "query (decoder input)", "key (decoder input)", stack(forward.decoder_attentions),
+                             mask="causal"))
         return maps
 

@@ -19,7 +19,9 @@ gives the weights the search used at every step, for every layer and head:
 
 A map is a dict: name, title, row/column labels and axis names, `layers`
 nested lists [L][H][rows][cols] rounded to 4 decimals (a weight that is not
-0 never rounds to 0), `center`, `window` and `exact_zeros`: whether a weight
+0 never rounds to 0), `center`, `window`, `mask` ("causal" where row r
+attends columns 0..r only: the other cells are drawn masked, see
+nmt.viz.colour_scale) and `exact_zeros`: whether a weight
 of 0 is a real zero that pictures draw white (a sparse normaliser, see
 `sparse`), or a softmax weight too small for float32, drawn as the scale's
 lowest colour, so that it never looks like a hole in the map.
@@ -31,9 +33,12 @@ import numpy as np
 import torch
 
 from nmt.errors import NmtError
+from nmt.viz.colour_scale import CAUSAL
 
 BOS = 2
 DIGITS = 4
+UNKNOWN_SHARE = 0.3     # over this share of <unk> source subwords, a translation is flagged
+UNKNOWN = "<unk>"
 SPARSE_NORMALISERS = ("sparsemax", "entmax15")
 
 
@@ -106,13 +111,38 @@ def check_source(translator, text: str) -> str:
     return text
 
 
+def unknown_source(src_pieces: list[str]) -> dict:
+    """How many source subwords are <unk> (</s> not counted), and whether
+    that is over UNKNOWN_SHARE: the model saw too little of the input for
+    its translation, or its attention, to say much."""
+    pieces = [p for p in src_pieces if p != "</s>"]
+    count = sum(p == UNKNOWN for p in pieces)
+    return {"count": count, "of": len(pieces), "over": bool(pieces) and count / len(pieces) > UNKNOWN_SHARE}
+
+
+def unknown_text(unknown: dict) -> str:
+    return (f"{unknown['count']} of {unknown['of']} source subwords are <unk>, unknown to the model's vocabulary "
+            f"(over {UNKNOWN_SHARE:.0%}): the translation and its attention say little about this input")
+
+
+def warn_unknown(outputs, logger) -> None:
+    """One warning line on `logger` for the Translations whose sources are mostly <unk>."""
+    flagged = [(i + 1, unknown_source(o.src_pieces)) for i, o in enumerate(outputs) if o.src_pieces]
+    flagged = [(line, unknown) for line, unknown in flagged if unknown["over"]]
+    if flagged:
+        logger.warning("%d input line(s) mostly unknown; line %d: %s", len(flagged), flagged[0][0],
+                       unknown_text(flagged[0][1]))
+
+
 def _map(name, title, rows, cols, row_axis, col_axis, layers, center=None, window=None,
-         zeros: bool = False) -> dict:
-    """layers (L, H, R, C) -> one map (see the module docstring)."""
+         zeros: bool = False, mask: str | None = None) -> dict:
+    """layers (L, H, R, C) -> one map (see the module docstring); `mask`
+    "causal": row r attends columns 0..r only, the others are drawn masked
+    (nmt.viz.colour_scale)."""
     return {"name": name, "title": title, "rows": rows, "cols": cols,
             "row_axis": row_axis, "col_axis": col_axis, "layers": _rounded(layers),
             "center": None if center is None else _rounded(center),
-            "window": None if window is None else int(window), "exact_zeros": bool(zeros)}
+            "window": None if window is None else int(window), "exact_zeros": bool(zeros), "mask": mask}
 
 
 @torch.no_grad()
@@ -132,7 +162,10 @@ def teacher_forced(translator, source: str, tokens, decoder_self: list | None = 
 def layers_and_centers(translator, source: str, tokens):
     """Every cross-attention layer and head (L, H, T, S) of a Transformer
     decoder, and local-p's predicted centres (T,) of an RNN one (None where
-    the model has none), as numpy arrays."""
+    the model has none), as numpy arrays; a translator of another kind (a
+    Hugging Face model) reads its own layers."""
+    if hasattr(translator, "cross_layers"):
+        return translator.cross_layers(source, tokens), None
     result, _, _ = teacher_forced(translator, source, tokens)
     layers = None if result.layers is None else result.layers[0].float().cpu().numpy()   # (L, H, T, S)
     centers = None if result.center is None else result.center[0].float().cpu().numpy()  # (T,)
@@ -191,14 +224,14 @@ def attention_maps(translator, source: str, out) -> list[dict]:
         if getattr(model.encoder, "attends_to_its_tape", False):    # LSTMN: over the tokens before
             maps.append(_map("encoder-self", "encoder intra-attention (LSTMN: each token over the tape "
                              "of the ones before it)", out.src_pieces, ["<start>"] + out.src_pieces[:-1],
-                             "token (source)", "tape slot", layers, zeros=encoder_zeros))
+                             "token (source)", "tape slot", layers, zeros=encoder_zeros, mask=CAUSAL))
         else:
             maps.append(_map("encoder-self", "encoder self-attention", out.src_pieces,
                              out.src_pieces, "query (source)", "key (source)", layers, zeros=encoder_zeros))
     if dec_self:
         layers = torch.stack(dec_self, 1)[0].float().cpu()[:, :, :T, :T]   # (L, H, T, T)
         maps.append(_map("decoder-self", "decoder self-attention (causal)", inputs, inputs,
-                         "query (decoder input)", "key (decoder input)", layers, zeros=decoder_zeros))
+                         "query (decoder input)", "key (decoder input)", layers, zeros=decoder_zeros, mask=CAUSAL))
     return maps
 
 
@@ -212,7 +245,8 @@ def explain(translator, source: str, out, beam_size: int | None = None) -> dict:
             "ranking": getattr(translator, "ranking", "nmt"),
             "score": round(score, DIGITS) if np.isfinite(score) else None,    # JSON has no inf
             "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces, "forced": getattr(out, "forced", 0),
-            "truncated": bool(out.truncated), "maps": attention_maps(translator, source, out)}
+            "truncated": bool(out.truncated), "unknown": unknown_source(out.src_pieces),
+            "maps": attention_maps(translator, source, out)}
 
 
 def translate_and_explain(translator, text: str, beam_size: int = 1, prefix: str | None = None) -> dict:

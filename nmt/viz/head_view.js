@@ -59,9 +59,11 @@ function drawHeadView(box, map, layer, shown) {
     t.addEventListener("mouseleave", () => { t.classList.remove("hot"); focus(attr, null); });
     root.appendChild(t);
   };
-  map.cols.forEach((label, c) => token(label, x1 - 6, yOf(c), "end", "data-col", c));
-  map.rows.forEach((label, r) => token(label, x2 + 6, yOf(r), "start", "data-row", r));
+  const cols = shownLabels(map.cols), rows = shownLabels(map.rows);    // words or subwords, as the page says
+  cols.forEach((label, c) => token(label, x1 - 6, yOf(c), "end", "data-col", c));
+  rows.forEach((label, r) => token(label, x2 + 6, yOf(r), "start", "data-row", r));
   box.appendChild(root);
   box.appendChild(el("p", {class: "legend"}, `layer ${layer + 1}: a line's opacity is its weight ` +
-                                             "(0 to 1, as the matrix); hover a token to see only its lines"));
+                                             "on the absolute scale 0 to 1, whatever the colour scale; hover a token " +
+                                             "to see only its lines"));
 }

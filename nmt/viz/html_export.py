@@ -15,6 +15,7 @@ from nmt import own_files
 from nmt.errors import NmtError
 from nmt.viz.alignment_view import alignment_readings, parse_links
 from nmt.viz.attention_data import describe, explain
+from nmt.viz.colour_scale import page_rule
 
 PLACEHOLDER = "/*NMT_DATA*/null"
 VIEWS_PLACEHOLDER = "/*NMT_VIEWS*/"
@@ -26,13 +27,15 @@ def render_page(data: dict) -> str:
     """The page with `data` inlined as a JavaScript object.
 
     data["mode"] is "server" (form; models, samples, beams) or "static"
-    (models, sentences: [{line, source, results: [one per model]}])."""
+    (models, sentences: [{line, source, results: [one per model]}]); the
+    page also carries the colour rule (nmt.viz.colour_scale.page_rule)."""
     folder = resources.files("nmt.viz")
     page = folder.joinpath("explorer_page.html").read_text(encoding="utf-8")
     assert PLACEHOLDER in page and VIEWS_PLACEHOLDER in page, "explorer_page.html lost a placeholder"
     views = "\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in VIEWS)
     page = page.replace(VIEWS_PLACEHOLDER, views)
     # "<" escaped: the JSON cannot close the <script> element it sits in.
+    data = {**data, "colour": page_rule()}             # the colour rule the script mirrors
     payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
     return page.replace(PLACEHOLDER, payload)
 
@@ -53,13 +56,34 @@ def model_labels(paths) -> list[str]:
     return [str(p) for p in paths]              # the same file twice
 
 
+def add_tree(translator, sentence: dict, beam_size: int | None, search: dict) -> None:
+    """The beam tree of `sentence`'s search (nmt.viz.search_tree), or a note saying why there is none."""
+    from nmt.viz.search_tree import beam_tree, records_its_beam
+
+    result = sentence["results"][0]
+    if not beam_size or beam_size < 2:
+        return
+    if len(translator.members) > 1 or not records_its_beam(translator):
+        result["tree_note"] = ("no beam tree: an ensemble's search is not recorded" if len(translator.members) > 1
+                               else "no beam tree: this model's beam search is its own library's")
+        return
+    try:
+        _, result["tree"] = beam_tree(translator, sentence["source"], beam_size, **search)
+    except NmtError as problem:              # a source the tree's check refuses (too long): said, not fatal
+        result["tree_note"] = f"no beam tree: {problem}"
+
+
 def write_attention_html(translator, sources, outputs, path, checkpoints=("model",),
-                         beam_size: int | None = None, links: list[str] | None = None) -> None:
+                         beam_size: int | None = None, links: list[str] | None = None,
+                         search: dict | None = None) -> None:
     """One file with every non-empty line's translation and attention maps.
 
     For an ensemble, each checkpoint re-reads the ensemble's output: one
     column of maps per model, side by side. `links`: one Pharaoh line per
-    input line, reference word links drawn on the maps (alignment_view)."""
+    input line, reference word links drawn on the maps (alignment_view).
+    A beam of one model's own search also gets each line's beam tree, its
+    search run again with `search` (length_penalty, coverage_penalty,
+    min_length: those of `outputs`)."""
     if isinstance(checkpoints, (str, Path)):
         checkpoints = [checkpoints]
     members = translator.members
@@ -69,6 +93,7 @@ def write_attention_html(translator, sources, outputs, path, checkpoints=("model
         for number, (source, out) in enumerate(zip(sources, outputs), 1) if out.tgt_pieces
     ]
     for sentence in sentences:
+        add_tree(translator, sentence, beam_size, search or {})
         line = links[sentence["line"] - 1] if links else ""
         where = f"--links line {sentence['line']}"
         for result in sentence["results"] if line.strip() else []:

@@ -1,23 +1,25 @@
 // Model view: every layer x head of every map at once, as small heatmaps.
 // After Vig 2019, A Multiscale Visualization of Attention in the Transformer
 // Model (BertViz), arXiv:1906.05714, Sec. 2.2. Rows: layers (1 at the top);
-// columns: heads. Each thumbnail has its own colour scale, 0 to its largest
-// weight, so a head that attends sharply and one that spreads are both seen.
-// Clicking one opens it large (the matrix view above, with its hover).
+// columns: heads. The thumbnails of a map share one colour scale, the page's
+// (nmt.viz.colour_scale): absolute 0 to 1 by default, so a head that spreads
+// its attention is dark; relative: 0 to the largest weight of all its
+// thumbnails, printed above them. Masked cells are grey. Clicking one opens
+// it large (the matrix view above, with its hover).
 
 const THUMB_PX = 96;   // the longer side of a thumbnail
 
-function thumbnail(map, weights, layer, head, onPick) {
+function thumbnail(map, weights, layer, head, onPick, vmax) {
   const R = weights.length, C = weights[0].length;
   const cell = Math.max(2, Math.min(10, Math.floor(THUMB_PX / Math.max(R, C, 1))));
-  const vmax = Math.max(1e-6, ...weights.map(row => Math.max(...row)));
+  const own = scaleMax(weights, "relative", map, null);
   const canvas = el("canvas", {width: C * cell, height: R * cell, class: "thumb", "data-map": map.name,
-                               "data-layer": layer + 1, "data-head": head + 1,
+                               "data-layer": layer + 1, "data-head": head + 1, "data-top": vmax,
                                title: `${map.title}: layer ${layer + 1}, head ${head + 1} ` +
-                                      `(largest weight ${vmax.toFixed(2)}); click to open it large`});
+                                      `(largest weight ${own.toFixed(2)}); click to open it large`});
   const ctx = canvas.getContext("2d");
   weights.forEach((row, r) => row.forEach((value, c) => {
-    ctx.fillStyle = cellColour(value, vmax, map.exact_zeros);
+    ctx.fillStyle = isMasked(map, r, c) ? RULE.masked : cellColour(value, vmax, map.exact_zeros);
     ctx.fillRect(c * cell, r * cell, cell, cell);
   }));
   canvas.addEventListener("click", () => onPick(map.name, layer, head));
@@ -26,14 +28,16 @@ function thumbnail(map, weights, layer, head, onPick) {
 
 function drawModelView(box, maps, onPick) {
   box.textContent = "";
-  const scale = el("p", {class: "legend"});
-  scale.appendChild(el("span", {class: "scale-strip"}));
-  scale.appendChild(document.createTextNode(
-    " each map on its own scale, from 0 (dark) to its largest weight (yellow); rows are layers, columns heads; " +
-    "click a map to open it large"));
-  box.appendChild(scale);
+  const scale = currentScale();
   maps.forEach(map => {
     const H = map.layers[0].length;
+    const all = [].concat(...map.layers.map(heads => heads.map(w => scaleMax(w, "relative", map, null))));
+    const vmax = scale === "absolute" ? Math.max(1, ...all) : Math.max(RULE.min_max, ...all);
+    const said = el("p", {class: "legend model-scale"});
+    said.appendChild(el("span", {class: "scale-strip"}));
+    said.appendChild(document.createTextNode(` ${scale} scale 0 (dark) to ${topText(vmax)} (yellow)` +
+      (scale === "relative" ? `, the largest of its ${all.length} maps` : "") +
+      (map.mask ? "; grey: masked cells" : "") + "; rows are layers, columns heads; click a map to open it large"));
     const section = el("div", {class: "model-map", "data-map": map.name});
     section.appendChild(el("h3", {}, `${map.title}: ${map.layers.length} layer` +
                                      `${map.layers.length > 1 ? "s" : ""} \u00d7 ${H} head${H > 1 ? "s" : ""}`));
@@ -43,8 +47,9 @@ function drawModelView(box, maps, onPick) {
     for (let h = 0; h < H; h++) grid.appendChild(el("span", {class: "thumb-label"}, `head ${h + 1}`));
     map.layers.forEach((heads, l) => {
       grid.appendChild(el("span", {class: "thumb-label"}, `layer ${l + 1}`));
-      heads.forEach((weights, h) => grid.appendChild(thumbnail(map, weights, l, h, onPick)));
+      heads.forEach((weights, h) => grid.appendChild(thumbnail(map, weights, l, h, onPick, vmax)));
     });
+    section.appendChild(said);
     section.appendChild(grid);
     box.appendChild(section);
   });
