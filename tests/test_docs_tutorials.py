@@ -4,6 +4,7 @@ through bash, training at tiny sizes), so a tutorial that no longer runs fails t
 from pathlib import Path
 
 from tests.docs_commands import page_commands, run_page, tiny
+from tests.helpers import MULTI30K
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -31,6 +32,10 @@ def test_tiny_shrinks_training_commands_only(tmp_path):
         f"cache_dir={tmp_path}"
     )
     assert tiny("python -m nmt.translate --checkpoint a.pt", tmp_path) == "python -m nmt.translate --checkpoint a.pt"
+    assert tiny("nmt-data multi30k data/multi30k", tmp_path) == f"nmt-data multi30k data/multi30k --from {MULTI30K}"
+    assert tiny("python -m nmt.train data.path=data/multi30k", tmp_path).startswith(
+        "python -m nmt.train data.path=data/multi30k trainer."
+    )  # the folder nmt-data made
 
 
 def test_your_first_hour_runs(tmp_path, cache_dir):
