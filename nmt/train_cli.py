@@ -173,7 +173,7 @@ def check_overrides(args: list[str]) -> None:
 
 EXAMPLES = (   # from the README and the docs
     "python -m nmt.train experiment=quickstart",
-    "python -m nmt.train experiment=transformer_small data.path=../shared/data/multi30k",
+    "python -m nmt.train experiment=transformer_small data.path=data/multi30k",
     "python -m nmt.train model/encoder=lstm model/decoder=lstm model/attention=luong_general "
     "model.attention.scope=local_p",
     "python -m nmt.train --multirun experiment=quickstart model/attention=bahdanau,luong_dot,luong_general",

@@ -47,15 +47,16 @@ def test_your_first_hour_runs(tmp_path, cache_dir):
         "nmt.translate",
         "nmt.train",
         "nmt.compare",
+        "nmt-data",
         "nmt.train",
         "nmt.translate",
         "nmt.explore",
     ]
-    assert "experiment=first_run" in commands[5]
+    assert "experiment=first_run" in commands[6]
     outputs = run_page(commands, tmp_path, cache_dir)
     assert (tmp_path / "runs" / "quickstart" / "checkpoints" / "best.pt").is_file()
     assert (tmp_path / "pictures" / "00001.png").is_file()
     assert "| model/attention |" in outputs[4] and "bahdanau" in outputs[4]  # the compare table
     assert "best by validation bleu" in outputs[4]
     assert (tmp_path / "runs" / "first_run" / "summary.json").is_file()
-    assert (tmp_path / "pictures_m30k" / "00001.png").is_file() and outputs[6].count("\n") == 1
+    assert (tmp_path / "pictures_m30k" / "00001.png").is_file() and outputs[7].count("\n") == 1

@@ -1,7 +1,7 @@
 """Parallel corpora as lists of (source, target) strings: Multi30k (local
 folder or Hugging Face hub), any line-aligned files, or the toy task.
 
-    corpus = load_corpus({"kind": "multi30k", "path": "../shared/data/multi30k",
+    corpus = load_corpus({"kind": "multi30k", "path": "data/multi30k",
                           "src_lang": "de", "tgt_lang": "en"}, cache_dir="data")
     corpus.train[0]     # ("Zwei junge weiße Männer sind ...", "Two young, White males are ...")
 """
