@@ -115,3 +115,32 @@ def test_count_lines_agrees_with_read_lines(tmp_path, data):
     path = tmp_path / "f.txt"
     path.write_bytes(data)
     assert count_lines(path) == len(read_lines(path))
+
+
+def log_patterns(page: str) -> list:
+    """The log lines quoted in the page's 'Reading the log' section, numbers as wildcards."""
+    import re
+
+    section = page.split("## Reading the log", 1)[1].split("\n## ", 1)[0]
+    quoted = [line[4:] for line in section.splitlines() if line.startswith("    ") and not line.startswith("     ")]
+    quoted = [line for line in quoted if not line.startswith(("python ", "nmt-"))]
+    patterns = []
+    for line in quoted:
+        parts = re.split(r"\d[\d.,]*(?:e[+-]\d+)?", line)
+        pattern = r"[\d.,]+(?:e[+-]\d+)?".join(re.escape(part) for part in parts)
+        patterns.append(re.compile(pattern.replace(r"\(trained\)", r"\((?:trained|cached)\)")))  # a warm cache
+    return patterns
+
+
+def test_the_log_the_quick_start_page_reads_is_the_log_a_run_writes(tmp_path, cache_dir):
+    from tests.helpers import ROOT
+
+    patterns = log_patterns((ROOT / "docs" / "getting-started" / "quick-start.md").read_text(encoding="utf-8"))
+    assert len(patterns) >= 10 and any("(?:trained|cached)" in p.pattern for p in patterns)
+    done = run_cli("nmt.train", "experiment=quickstart", "trainer.max_steps=40", "trainer.val_every=20",
+                   "trainer.log_every=20", "trainer.val_max_sentences=4", "trainer.heatmap_sentences=0",
+                   f"cache_dir={cache_dir}", f"hydra.run.dir={tmp_path}/run", env=ONE_THREAD, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    lines = [line.split("] - ", 1)[-1] for line in (tmp_path / "run" / "train.log").read_text().splitlines()]
+    missing = [p.pattern for p in patterns if not any(p.fullmatch(line) for line in lines)]
+    assert not missing, lines
