@@ -138,5 +138,6 @@ def check_paths(cfg: DictConfig) -> None:
     if data.get("kind") == "multi30k" and _set(data.get("path")) and not Path(str(data.path)).is_dir():
         raise NmtError(
             f"data.path={data.path}: no such folder; give the folder of the Multi30k files "
-            "(train.de, val.de, test_2016_flickr.de, ...), or data.path=null for the hub copy"
+            "(train.de, val.de, test_2016_flickr.de, ...; `nmt-data multi30k data/multi30k` makes one), "
+            "or data.path=null for the hub copy"
         )
