@@ -108,6 +108,7 @@ def _fit(cfg: DictConfig, run_dir: Path, choices: dict) -> tuple:
 
     from nmt.training.build import build_trainer
     from nmt.training.resume_checks import check_resume_data, check_resume_model, check_resume_state, finished_already
+    from nmt.training.run_command import resume_difference
     from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, is_fresh, write_hydra_record
 
     # A second run on this folder refuses before reading data, and before writing
@@ -117,8 +118,11 @@ def _fit(cfg: DictConfig, run_dir: Path, choices: dict) -> tuple:
     resume_from = find_resume_checkpoint(cfg.trainer.resume, run_dir, weights_only)   # missing: one line
     if resume_from is not None:         # other data: refused before reading it, changing nothing
         check_resume_state(resume_from, weights_only)   # weights only (averaged): said before any data
-        check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
-        check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
+        try:
+            check_resume_data(resume_from, cfg.data, force=bool(cfg.trainer.resume_force))
+            check_resume_model(resume_from, cfg.model)    # another model: refused before .hydra is written
+        except NmtError as refusal:    # an override left out (experiment=...): named, with the run's command
+            raise resume_difference(resume_from, list(HydraConfig.get().overrides.task), refusal) from None
     main_rank = rank == 0
     fresh = is_fresh(cfg.trainer.resume) or weights_only     # a new run: never into a run's folder
     lock = RunDirLock(run_dir, fresh=fresh) if main_rank else nullcontext()

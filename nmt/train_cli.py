@@ -62,10 +62,24 @@ def _check_group(override) -> bool:
         return False
     for value in _values(override):
         if value not in options and value != "null":
+            _check_value_of_a_key(group, value, options)
             close = _close(value, options)
             hint = f"did you mean {close}? " if close else ""
             raise NmtError(f"{group}={value}: no such option; {hint}{group} is one of {', '.join(options)}")
     return True
+
+
+def _check_value_of_a_key(group: str, value: str, options) -> None:
+    """An option of a key of the group given as the group's option (`model/attention=local_p`,
+    a scope; `model/attention=sparsemax`, a normaliser): NmtError naming the key to set."""
+    from nmt.config_schema.kinds import Choice
+    from nmt.config_schema.table import RULES
+
+    prefix = group.replace("/", ".") + "."
+    for key, rule in RULES.items():
+        if key.startswith(prefix) and isinstance(rule, Choice) and value in rule.options:
+            raise NmtError(f"{group}={value}: {value} is not a {group} but a value of {key}; set it with "
+                           f"{key}={value}, beside any {group} ({', '.join(options)})")
 
 
 def _groups() -> list[str]:
@@ -160,7 +174,7 @@ def check_overrides(args: list[str]) -> None:
 
 EXAMPLES = (   # from the README and the docs
     "python -m nmt.train experiment=quickstart",
-    "python -m nmt.train experiment=transformer_small data.path=../shared/data/multi30k",
+    "python -m nmt.train experiment=transformer_small data.path=data/multi30k",
     "python -m nmt.train model/encoder=lstm model/decoder=lstm model/attention=luong_general "
     "model.attention.scope=local_p",
     "python -m nmt.train --multirun experiment=quickstart model/attention=bahdanau,luong_dot,luong_general",

@@ -335,6 +335,14 @@ def write_beam_tree(translator, sources: list[str], args) -> None:
         raise NmtError(f"cannot write {args.beam_tree}: {error.strerror or error}") from None
 
 
+def empty_input(args) -> int:
+    """An input of no lines: an empty output, and a word why (exit 0)."""
+    write_output([], args.output)
+    log.warning("the input (%s) has no lines: nothing to translate, so %s is empty too",
+                args.input if args.input not in (None, "-") else "standard input", args.output or "the output")
+    return 0
+
+
 @command
 def main(argv=None) -> int:
     args = parse_args(argv)
@@ -360,6 +368,8 @@ def main(argv=None) -> int:
         if len(references) != len(sources):
             raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
                            f"input has {len(sources)}")
+    if not sources:
+        return empty_input(args)
     translator, search = open_engine(args)
     if args.attention_layer is not None or args.attention_head is not None:
         check_layer_and_head(translator, (args.checkpoint or [args.hf])[0], args.attention_layer,

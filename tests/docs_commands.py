@@ -3,8 +3,9 @@ in an empty folder, one after the other, through bash, with the venv's `python` 
 `nmt-*` first on PATH.
 
 Only what would take too long changes: a training command gets TINY overrides appended
-(a few updates, a few sentences validated), the Multi30k folder beside the repository
-replaces `../shared/data/multi30k`, and a server (`nmt.explore`, `tensorboard`) is
+(a few updates, a few sentences validated), `nmt-data multi30k DEST` fetches from the
+Multi30k folder beside the repository (`--from`), which also replaces an internal page's
+`../shared/data/multi30k`, and a server (`nmt.explore`, `tensorboard`) is
 started on a free port, asked for its first page, and stopped.
 
 A plain command, `python -m nmt.X ARGS` or `nmt-X ARGS` without any shell syntax,
@@ -65,10 +66,12 @@ def page_commands(markdown: str) -> list[str]:
 
 def tiny(command: str, cache_dir: Path) -> str:
     """The command at test size: each training command (in a `&&` chain too) gets TINY appended,
-    and a Multi30k folder of the page (`data.path=data/multi30k`) is the one beside the repository."""
-    command = re.sub(r"data\.path=(\.\./shared/data/multi30k|data/multi30k)\b", f"data.path={MULTI30K}", command)
+    and `nmt-data multi30k DEST` reads the Multi30k folder beside the repository as its mirror."""
+    command = re.sub(r"data\.path=\.\./shared/data/multi30k\b", f"data.path={MULTI30K}", command)
     parts = []
     for part in command.split(" && "):
+        if re.match(r"(python -m nmt\.data|nmt-data) multi30k ", part) and "--from" not in part:
+            part = f"{part} --from {MULTI30K}"  # the copy beside the repository as its mirror
         if re.search(r"(python -m nmt\.train|nmt-train)( |$)", part) and "--help" not in part:
             part = f"{part} {' '.join(TINY)} cache_dir={cache_dir}"
         parts.append(part)

@@ -4,6 +4,7 @@ through bash, training at tiny sizes), so a tutorial that no longer runs fails t
 from pathlib import Path
 
 from tests.docs_commands import page_commands, run_page, tiny
+from tests.helpers import MULTI30K
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -31,6 +32,10 @@ def test_tiny_shrinks_training_commands_only(tmp_path):
         f"cache_dir={tmp_path}"
     )
     assert tiny("python -m nmt.translate --checkpoint a.pt", tmp_path) == "python -m nmt.translate --checkpoint a.pt"
+    assert tiny("nmt-data multi30k data/multi30k", tmp_path) == f"nmt-data multi30k data/multi30k --from {MULTI30K}"
+    assert tiny("python -m nmt.train data.path=data/multi30k", tmp_path).startswith(
+        "python -m nmt.train data.path=data/multi30k trainer."
+    )  # the folder nmt-data made
 
 
 def test_your_first_hour_runs(tmp_path, cache_dir):
@@ -42,15 +47,16 @@ def test_your_first_hour_runs(tmp_path, cache_dir):
         "nmt.translate",
         "nmt.train",
         "nmt.compare",
+        "nmt-data",
         "nmt.train",
         "nmt.translate",
         "nmt.explore",
     ]
-    assert "experiment=first_run" in commands[5]
+    assert "experiment=first_run" in commands[6]
     outputs = run_page(commands, tmp_path, cache_dir)
     assert (tmp_path / "runs" / "quickstart" / "checkpoints" / "best.pt").is_file()
     assert (tmp_path / "pictures" / "00001.png").is_file()
     assert "| model/attention |" in outputs[4] and "bahdanau" in outputs[4]  # the compare table
     assert "best by validation bleu" in outputs[4]
     assert (tmp_path / "runs" / "first_run" / "summary.json").is_file()
-    assert (tmp_path / "pictures_m30k" / "00001.png").is_file() and outputs[6].count("\n") == 1
+    assert (tmp_path / "pictures_m30k" / "00001.png").is_file() and outputs[7].count("\n") == 1

@@ -34,7 +34,7 @@ class _Parsed(Exception):
 
 
 COMMANDS = ["nmt.translate", "nmt.average", "nmt.compare", "nmt.explore", "nmt.study.__main__",
-            "nmt.study.eflomal_links", "nmt.data.alignments"]
+            "nmt.study.eflomal_links", "nmt.data.alignments", "nmt.data.__main__"]
 
 
 def parser_of(module: str, monkeypatch):

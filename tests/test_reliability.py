@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from nmt.data.readers import read_lines
 from nmt.errors import NmtError
 from nmt.store.checkpoints import load_checkpoint, save_checkpoint
+from nmt.training.run_command import continue_command
 from nmt.translate import main as translate_main
 from nmt.translate import read_input
 from nmt.translator import Translator
@@ -239,8 +240,9 @@ def test_signals_write_a_checkpoint_and_resume_continues(tmp_path, cache_dir):
     assert code == 143, log.read_text()
     first = load_checkpoint(last)["progress"]["step"]
     assert first >= 1
-    assert line == (f"nmt: stopped by SIGTERM at step {first}; checkpoint {last} "
-                    f"(continue with trainer.resume=auto hydra.run.dir={run_dir})")
+    assert line == (f"nmt: stopped by SIGTERM at step {first}; checkpoint {last}; continue with: "
+                    f"{continue_command(run_dir)}")
+    assert " experiment=quickstart trainer.max_steps=100000 " in line
     assert "Traceback" not in log.read_text()
 
     # the command it printed continues the run
@@ -261,5 +263,6 @@ def test_signals_write_a_checkpoint_and_resume_continues(tmp_path, cache_dir):
     assert f"resumed from {last} at step {first}" in stdout
     step = load_checkpoint(last)["progress"]["step"]
     assert step > first
-    assert line.startswith(f"nmt: stopped by SIGINT at step {step}; checkpoint {last} ")
+    assert line == f"nmt: stopped by SIGINT at step {step}; checkpoint {last}; continue with: {continue_command(run_dir)}"
+    assert line.endswith(" trainer.resume=auto hydra.run.dir=" + str(run_dir))
     assert "Traceback" not in log.read_text()

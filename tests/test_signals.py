@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from nmt.store.checkpoints import load_checkpoint
+from nmt.training.run_command import continue_command
 from tests.helpers import ROOT
 
 ENV = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
@@ -155,8 +156,9 @@ def check_stop(run_dir, child, code, signum) -> str:
     else:
         step = load_checkpoint(last)["progress"]["step"]
         assert step >= 1
-        assert line == (f"nmt: stopped by {signum.name} at step {step}; checkpoint {last} "
-                        f"(continue with trainer.resume=auto hydra.run.dir={run_dir})")
+        assert line == (f"nmt: stopped by {signum.name} at step {step}; checkpoint {last}; "
+                        f"continue with: {continue_command(run_dir)}")
+        assert " experiment=quickstart " in line      # the run's whole command, from its .hydra record
     if run_dir.exists():
         no_partial_files(run_dir)
     return line

@@ -75,5 +75,5 @@ def test_wheel_in_a_fresh_venv_trains_and_translates(tmp_path):
     assert len(out.stdout.splitlines()) == 1
 
     # every console command answers --help
-    for command in ("nmt-average", "nmt-explore", "nmt-compare", "nmt-study"):
+    for command in ("nmt-average", "nmt-explore", "nmt-compare", "nmt-study", "nmt-data"):
         assert "usage:" in _run([venv / "bin" / command, "--help"], cwd=work, env=env).stdout

@@ -1,7 +1,7 @@
 """Parallel corpora as lists of (source, target) strings: Multi30k (local
 folder or Hugging Face hub), any line-aligned files, or the toy task.
 
-    corpus = load_corpus({"kind": "multi30k", "path": "../shared/data/multi30k",
+    corpus = load_corpus({"kind": "multi30k", "path": "data/multi30k",
                           "src_lang": "de", "tgt_lang": "en"}, cache_dir="data")
     corpus.train[0]     # ("Zwei junge weiße Männer sind ...", "Two young, White males are ...")
 """
@@ -27,7 +27,8 @@ DEFAULT_HUB_ID = "bentrevett/multi30k"
 # bentrevett/multi30k: flat "en"/"de" columns, splits train/validation/test (29000/1014/1000).
 HUB_LANGUAGES = {"bentrevett/multi30k": ("de", "en")}
 HUB_SPLITS = {"train": ("train",), "valid": ("validation", "valid", "val", "dev"), "test": ("test",)}
-LOCAL_HINT = "download Multi30k task 1 and set data.path=/path/to/multi30k"
+LOCAL_HINT = ("fetch Multi30k task 1 with `nmt-data multi30k data/multi30k` (--from DIR_OR_URL offline) "
+              "and set data.path=data/multi30k")
 
 
 # -- Multi30k ------------------------------------------------------------------

@@ -14,12 +14,16 @@ from nmt.file_inputs import refuse_special
 BOM = "\ufeff"
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes_checks(path: Path) -> None:
     if not path.exists():
         raise NmtError(f"{path}: no such file; check the data paths in the config")
     if path.is_dir():
         raise NmtError(f"{path} is a directory; expected a text file with one sentence a line")
     refuse_special(path, "", "expected a text file with one sentence a line")
+
+
+def _read_bytes(path: Path) -> bytes:
+    _read_bytes_checks(path)
     try:
         if path.name.endswith(".gz"):
             with gzip.open(path, "rb") as handle:
@@ -58,13 +62,38 @@ def read_lines(path) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
+def count_lines(path) -> int:
+    """How many lines read_lines would return, read a buffer at a time (a .gz one
+    decompressed): what the line-count check needs before torch is imported."""
+    path = Path(path)
+    _read_bytes_checks(path)
+    count, last, start = 0, b"\n", True
+    try:
+        with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                if start:
+                    chunk, start = chunk.removeprefix(BOM.encode("utf-8")), False
+                if chunk:
+                    count, last = count + chunk.count(b"\n"), chunk[-1:]
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise NmtError(f"{path}: not a valid gzip file ({error}); decompress it or fix the download") from None
+    except OSError as error:
+        raise NmtError(f"cannot read {path}: {error.strerror or error}") from None
+    return count + (last != b"\n")
+
+
+def check_parallel_counts(src_path, n_src: int, tgt_path, n_tgt: int) -> None:
+    """Two files of a pair: neither empty, the same number of lines."""
+    for path, n in ((src_path, n_src), (tgt_path, n_tgt)):
+        if not n:
+            raise NmtError(f"{path} is empty; expected one sentence a line")
+    if n_src != n_tgt:
+        raise NmtError(f"{src_path} has {n_src} lines but {tgt_path} has {n_tgt}; "
+                       "parallel files must have one translation per line")
+
+
 def read_parallel(src_path, tgt_path) -> list[tuple[str, str]]:
     """Line-aligned (source, target) pairs from two files of equal length."""
     src, tgt = read_lines(src_path), read_lines(tgt_path)
-    for path, lines in ((src_path, src), (tgt_path, tgt)):
-        if not lines:
-            raise NmtError(f"{path} is empty; expected one sentence a line")
-    if len(src) != len(tgt):
-        raise NmtError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}; "
-                       "parallel files must have one translation per line")
+    check_parallel_counts(src_path, len(src), tgt_path, len(tgt))
     return list(zip(src, tgt))

@@ -1,7 +1,7 @@
 """python -m nmt.study: train every attention configuration on one budget, then report.
 
     python -m nmt.study --data toy --jobs 2            # part 1: every configuration, 3 seeds
-    python -m nmt.study --data-path ../shared/data/multi30k --links test.links --jobs 2
+    python -m nmt.study --data-path data/multi30k --links test.links --jobs 2
     python -m nmt.study --data toy --only bahdanau,luong_dot --budget-steps 40 --out /tmp/study
     python -m nmt.study --data toy --report-only       # rewrite the report from the records
     python -m nmt.study --data toy --reproduce bahdanau:1   # rerun a record at this commit, compare

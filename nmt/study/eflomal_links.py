@@ -1,13 +1,13 @@
 """Silver word links for a test or validation set: eflomal, symmetrised with grow-diag-final-and.
 
     pip install -e '.[study]'
-    python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k \\
+    python -m nmt.study.eflomal_links --data-path data/multi30k \\
         --out benchmarks/attention_study/multi30k/test.links
-    python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k --split valid \\
+    python -m nmt.study.eflomal_links --data-path data/multi30k --split valid \\
         --out benchmarks/attention_study/multi30k/valid.links
-    python -m nmt.study.eflomal_links --data-path ../shared/data/multi30k --split test_2017_flickr \\
+    python -m nmt.study.eflomal_links --data-path data/multi30k --split test_2017_flickr \\
         --out benchmarks/attention_study/multi30k/test_2017.links
-    python -m nmt.study --data-path ../shared/data/multi30k \\
+    python -m nmt.study --data-path data/multi30k \\
         --links benchmarks/attention_study/multi30k/test.links ...
 
 Östling & Tiedemann 2016, Efficient Word Alignment with Markov Chain Monte

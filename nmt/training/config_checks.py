@@ -110,6 +110,17 @@ def _set(value) -> bool:
     return value is not None and str(value) not in ("", "???", "null")
 
 
+def check_pair_lengths(data) -> None:
+    """The parallel files of data=files: none empty, each pair of one length (a
+    buffer at a time, before torch is imported; the reader checks the same again)."""
+    from nmt.data.readers import check_parallel_counts, count_lines
+
+    for side in ("train", "valid", "test"):
+        src, tgt = data.get(f"{side}_src"), data.get(f"{side}_tgt")
+        if _set(src) and _set(tgt):
+            check_parallel_counts(src, count_lines(str(src)), tgt, count_lines(str(tgt)))
+
+
 def check_paths(cfg: DictConfig) -> None:
     """Files the config names that are not there, before torch is imported:
     trainer.resume=PATH (naming the checkpoints its folder holds), the data
@@ -123,8 +134,10 @@ def check_paths(cfg: DictConfig) -> None:
             path = data.get(key)
             if _set(path) and not Path(str(path)).exists():
                 raise NmtError(f"{path}: no such file; check the data paths in the config (data.{key})")
+        check_pair_lengths(data)
     if data.get("kind") == "multi30k" and _set(data.get("path")) and not Path(str(data.path)).is_dir():
         raise NmtError(
             f"data.path={data.path}: no such folder; give the folder of the Multi30k files "
-            "(train.de, val.de, test_2016_flickr.de, ...), or data.path=null for the hub copy"
+            "(train.de, val.de, test_2016_flickr.de, ...; `nmt-data multi30k data/multi30k` makes one), "
+            "or data.path=null for the hub copy"
         )

@@ -28,6 +28,7 @@ from nmt.training.precision import autocast, compile_errors
 from nmt.training.progress import Progress, rng_state, set_rng_state
 from nmt.training.reporting import Reporter, end_of_run_scores, run_summary, train_scalars
 from nmt.training.resume_checks import load_start_weights, require_resume_state
+from nmt.training.run_command import continue_command
 from nmt.training.run_dir import RunDirLock, find_resume_checkpoint, holds_a_run_error
 from nmt.training.settings import TrainSettings
 from nmt.training.stops import BudgetSpent, EarlyStop, Stop
@@ -209,7 +210,7 @@ class Trainer:
             if self.dist.is_main:
                 self.save("last.pt")
             raise PeerLost(f"{lost} (at step {self.progress.step}; checkpoint {self.ckpt_dir / 'last.pt'}, "
-                           f"continue with trainer.resume=auto hydra.run.dir={self.run_dir})") from None
+                           f"continue with: {continue_command(self.run_dir)})") from None
         finally:
             bar.close()
             signals.note_leaving_error(NmtError)   # a stop signal before its line writes that line
@@ -221,8 +222,7 @@ class Trainer:
             return 0
         if self.dist.is_main:                  # also a signal during the final validation
             signals.report(self.stop_signal, f"at step {self.progress.step}; checkpoint "
-                           f"{self.ckpt_dir / 'last.pt'} (continue with trainer.resume=auto "
-                           f"hydra.run.dir={self.run_dir})")
+                           f"{self.ckpt_dir / 'last.pt'}; continue with: {continue_command(self.run_dir)}")
         return signals.exit_code(self.stop_signal)
 
     def _note_signal(self, signum, frame) -> None:   # the loop stops after the update in progress

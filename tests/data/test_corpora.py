@@ -92,7 +92,7 @@ def test_hub_code_path_on_a_saved_dataset_dict(tmp_path):
 
 
 def test_default_hub_copy_has_no_french():
-    with pytest.raises(NmtError, match=r"holds only de/en.*data\.path=/path/to/multi30k"):
+    with pytest.raises(NmtError, match=r"holds only de/en.*data\.path=data/multi30k"):
         load_multi30k("fr", "en", path=None, hub_id=DEFAULT_HUB_ID)
 
 
@@ -112,7 +112,7 @@ def test_offline_hub_is_one_line_saying_how_to_use_local_files(tmp_path):
     assert done.returncode == 3, done.stderr
     message = done.stdout.strip()
     assert "\n" not in message
-    assert "cannot reach the Hugging Face hub" in message and "data.path=/path/to/multi30k" in message
+    assert "cannot reach the Hugging Face hub" in message and "data.path=data/multi30k" in message
 
 
 def test_files_kind(tmp_path):
@@ -165,8 +165,8 @@ def test_without_a_network_the_hub_is_one_line_and_no_retries(tmp_path):
     done, took = train()
     assert done.returncode == 1
     assert done.stderr.strip() == ("nmt: error: cannot reach the Hugging Face hub for 'bentrevett/multi30k' "
-                                   "(offline?); use local files: download Multi30k task 1 and set "
-                                   "data.path=/path/to/multi30k")
+                                   "(offline?); use local files: fetch Multi30k task 1 with `nmt-data multi30k "
+                                   "data/multi30k` (--from DIR_OR_URL offline) and set data.path=data/multi30k")
     assert "Retry" not in done.stdout + done.stderr and "thrown while requesting" not in done.stdout
     # as long as the same start-up failing on a local path, and importing datasets: not 20 s of retries
     (tmp_path / "empty").mkdir()
