@@ -25,6 +25,7 @@ from nmt.decoding.greedy import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
+from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.errors import NmtError
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
@@ -183,6 +184,7 @@ class Translator:
                             min_length)
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_beam_width(beam_size, self.tokenizer.tgt_vocab_size)
         check_coverage_penalty(coverage_penalty, beam_size)
         forced = self._prefix_ids(prefix)
         results: list[Translation | None] = [None] * len(sentences)
@@ -191,10 +193,14 @@ class Translator:
         for i, s in enumerate(sentences):
             if not s.strip():
                 results[i] = Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
-        for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            src, ids, truncated = self._encode([sentences[i] for i in chunk])
+        chunks = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+        encoded = [self._encode([sentences[i] for i in chunk]) for chunk in chunks]
+        for _, ids, _ in encoded:             # every bound before any decoding
             self._check_prefix_fits(forced, ids)
+        check_beam(beam_size, nbest, self.tokenizer.tgt_vocab_size, [
+            (len(ids), src.size(1), longest_output(src.size(1), self.max_len_ratio, self.max_len_extra,
+                                                   self.max_tgt_len) + 1) for src, ids, _ in encoded], self.device)
+        for chunk, (src, ids, truncated) in zip(chunks, encoded):
             if beam_size == 1:
                 hyps = [[h] for h in greedy_search(self.model, src, BOS, EOS, self.max_len_ratio,
                                                    self.max_len_extra, self.max_tgt_len, min_length,

@@ -17,6 +17,7 @@ COUNT = Int(low=0)
 DROPOUT = Float(low=0, high=1, high_open=True)
 SEED = Int(low=0, high=2**63 - 1, hint="torch's generator takes a signed 64-bit seed")
 MAX_VAL_BEAM = 100
+MAX_VOCAB = 2**20           # sentencepiece counts pieces in 32 bits; 2^20 rows are 2 GB of output layer at d=512
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")   # torch.compile's
 LANGUAGES = ("de", "en", "fr", "cs")
 RULES: dict[str, Rule] = {
@@ -96,7 +97,8 @@ RULES: dict[str, Rule] = {
     "data.batch_tokens": POSITIVE,
     "data.pad_to_multiple": Int(low=1, hint="1 pads each batch to its longest sentence; 8 gives few shapes"),
     "data.sort_by": Choice(options=("source", "target")),      # nmt.data.batching.SORT_KEYS
-    "data.vocab_size": Int(low=5, hint="4 special pieces and at least one more"),
+    "data.vocab_size": Int(low=5, high=MAX_VOCAB, hint="4 special pieces and at least one more; at most 2^20: "
+                           "the output layer holds a row per piece"),
     "data.spm_model_type": Choice(options=("unigram", "bpe")),
     "data.joint_vocab": Bool(),
     "data.streaming": Bool(),

@@ -18,10 +18,11 @@ import numpy as np
 import torch
 
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, longest_output
+from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.device import resolve_device
 from nmt.errors import NmtError
 from nmt.hf.loading import load_seq2seq
-from nmt.decoding.interface import Translation, check_sentences
+from nmt.decoding.interface import Translation, check_search, check_sentences
 from nmt.viz.attention_data import _map
 
 
@@ -70,6 +71,7 @@ class HFTranslator:
         self.max_src_len = int(min(getattr(config, "max_position_embeddings", 512) or 512,
                                    getattr(self.hf_tokenizer, "model_max_length", 512) or 512))
         self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
+        self.vocab_size = int(getattr(config, "vocab_size", None) or len(self.hf_tokenizer))
 
     def describe(self) -> str:
         config = self.hf_model.config
@@ -109,8 +111,10 @@ class HFTranslator:
                   prefix: str | None = None) -> list[Translation]:
         """One Translation per sentence; an empty line gives an empty one."""
         refuse_coverage_penalty(coverage_penalty)
+        check_search(beam_size, nbest, batch_size, min_length, length_penalty)
         if not 1 <= nbest <= beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_beam_width(beam_size, self.vocab_size)
         return [self._one(s, beam_size, nbest, length_penalty, min_length, prefix)[0] if s.strip()
                 else Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
                 for s in check_sentences(sentences)]
@@ -122,8 +126,10 @@ class HFTranslator:
         (Translation, HFBeamTree: nodes and finals as nmt's BeamRecorder has
         them); the translation is translate()'s with nbest = beam_size."""
         refuse_coverage_penalty(coverage_penalty)
+        check_search(beam_size, beam_size, 1, min_length, length_penalty)
         if beam_size < 2:
             raise NmtError(f"the beam tree needs a beam of 2 or more (got {beam_size})")
+        check_beam_width(beam_size, self.vocab_size)
         return self._one(check_sentences([text])[0], beam_size, beam_size, length_penalty, min_length, prefix,
                          pruned=pruned)
 
@@ -133,6 +139,7 @@ class HFTranslator:
         enc = {k: v.to(self.device) for k, v in enc.items()}
         S = enc["input_ids"].shape[1]
         args = self.generate_args(S, beam_size, nbest, length_penalty, min_length)
+        check_beam(beam_size, nbest, self.vocab_size, [(1, S, args["max_new_tokens"])], self.device)
         forced = self._prefix_ids(prefix, S)
         if forced:
             start = self.hf_model.config.decoder_start_token_id

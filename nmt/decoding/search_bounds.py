@@ -1,0 +1,99 @@
+"""How wide a beam search may be: bounded by the vocabulary and by memory,
+checked before any decoding (Translator, HFTranslator, CTranslate2Translator,
+and so nmt.translate, nmt.explore, the Python API and the trainer's validation).
+
+A beam keeps at most one hypothesis per target subword at its first step, so
+a beam wider than the vocabulary only holds copies (--beam-size 100000 with a
+vocabulary of 240 hung). For one batch of R sentences, W hypotheses each, a
+vocabulary of V subwords, S source positions and up to T steps, the search
+holds about
+
+    R * W * (3 * V + 2 * T * S) * 4 bytes
+
+(the logits, their log-softmax and the candidates' top-k over V each step;
+every step's attention kept for the backtrack, then gathered): more than the
+memory free on the device is refused with the figure, not an allocation of
+7 TB 51 s later.
+"""
+
+import os
+
+from nmt.errors import NmtError
+
+FLOAT = 4                 # bytes of a float32
+
+
+def human_bytes(count: float) -> str:
+    """1.2 GB, 340 MB, 7.0 TB: decimal units, never a 20-digit figure."""
+    for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:,.1f} {unit}"
+    return f"{int(count)} bytes"
+
+
+def free_memory(device=None) -> int | None:
+    """Bytes free for a search on `device` (a torch.device or its name): the GPU's
+    free memory, else the machine's MemAvailable; None when it cannot be told."""
+    kind = getattr(device, "type", str(device or "cpu")).split(":")[0]
+    if kind == "cuda":
+        try:
+            import torch
+
+            return int(torch.cuda.mem_get_info(device)[0])
+        except Exception:  # noqa: BLE001 - no GPU to ask: no bound from it
+            return None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def beam_bytes(rows: int, beam_size: int, vocab_size: int, src_len: int, steps: int) -> int:
+    """The search's memory for one batch, as the module's note counts it."""
+    return rows * beam_size * (3 * vocab_size + 2 * steps * src_len) * FLOAT
+
+
+def check_beam_width(beam_size: int, vocab_size: int, option: str = "beam_size") -> None:
+    """NmtError when `beam_size` is more than the target vocabulary."""
+    if beam_size > vocab_size:
+        raise NmtError(f"{option}={beam_size} is more than the model's {vocab_size:,} target subwords: a beam "
+                       f"holds at most one hypothesis per subword at its first step, the rest would be copies; "
+                       f"use at most {vocab_size:,}")
+
+
+def check_beam_memory(beam_size: int, vocab_size: int, batches, device=None, option: str = "beam_size",
+                      free: int | None = None) -> None:
+    """NmtError when one batch of the search would need more memory than is free.
+    `batches`: (sentences, source positions, decoding steps) of each batch;
+    `free`: bytes free (default: free_memory(device))."""
+    if beam_size < 2:
+        return
+    batches = list(batches)
+    if not batches:
+        return
+    rows, src_len, steps = max(batches, key=lambda b: beam_bytes(b[0], beam_size, vocab_size, b[1], b[2]))
+    need = beam_bytes(rows, beam_size, vocab_size, src_len, steps)
+    free = free_memory(device) if free is None else free
+    if free is not None and need > free:
+        raise NmtError(f"{option}={beam_size} needs about {human_bytes(need)} for a batch of {rows} sentences "
+                       f"({beam_size:,} hypotheses x ({vocab_size:,} subword scores x 3 + {steps} steps x "
+                       f"{src_len} source positions x 2 of attention) x 4 bytes), more than the "
+                       f"{human_bytes(free)} free on {getattr(device, 'type', device) or 'cpu'}; "
+                       "lower the beam size or the batch size")
+
+
+def check_beam(beam_size: int, nbest: int, vocab_size: int, batches=(), device=None,
+               free: int | None = None) -> None:
+    """The beam's bounds for translate(): nbest within the beam, the beam within
+    the vocabulary and the free memory."""
+    if nbest > beam_size:
+        raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+    check_beam_width(beam_size, vocab_size)
+    check_beam_memory(beam_size, vocab_size, batches, device, free=free)
