@@ -26,7 +26,7 @@ JSON = {"Content-Type": "application/json"}
 def client(toy_checkpoint):
     app = create_app([Model(str(toy_checkpoint), "cpu")])
     # Server exceptions come back as their 500 answer, which the tests refuse.
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8000") as client:
         yield client
 
 
