@@ -132,3 +132,53 @@ def test_dropout_of_one_is_refused_by_the_config():
 
     with pytest.raises(NmtError, match=r"^model.encoder.dropout=1.0: must be in \[0, 1\)"):
         validate(compose_config("experiment=quickstart", "model.encoder.dropout=1.0"))
+
+
+@pytest.mark.parametrize("extra", [2**64, 10**6 + 1])
+def test_a_length_limit_past_any_output_is_refused_without_an_overflowed_figure(extra, toy_checkpoint, tmp_path,
+                                                                               capsys):
+    from nmt.translate import main as translate
+    from nmt.translator import Translator
+
+    said = f"max_len_extra={extra} (--max-length-extra) must be at most 1,000,000"
+    with pytest.raises(NmtError, match=rf"^{said.replace('(', '[(]').replace(')', '[)]')}"):
+        Translator.from_checkpoint(toy_checkpoint, device="cpu", max_len_extra=extra)
+    source = tmp_path / "in.txt"
+    source.write_text("the first of may\n")
+    assert translate(["--checkpoint", str(toy_checkpoint), "--input", str(source),
+                      "--max-length-extra", str(extra)]) == 1
+    line = one_line(capsys)
+    assert said in line and "18446744073709551617" not in line
+    with pytest.raises(NmtError, match=r"^max_len_ratio=1e\+300 \(--max-length-ratio\) must be at most 1000"):
+        Translator.from_checkpoint(toy_checkpoint, device="cpu", max_len_ratio=1e300)
+
+
+def test_a_model_too_big_for_memory_is_said_in_units_not_in_the_allocators_words(toy_checkpoint, tmp_path):
+    from nmt.translator import Translator
+    from nmt.training.config_checks import check_config
+
+    state = torch.load(toy_checkpoint, weights_only=True)
+    state["config"]["model"]["encoder"]["hidden_size"] = 10**7           # 300 TB of GRU weights
+    torch.save(state, tmp_path / "huge.pt")
+    with pytest.raises(NmtError) as refused:
+        Translator.from_checkpoint(tmp_path / "huge.pt", device="cpu")
+    message = str(refused.value)
+    assert "needs a block of 300.0 TB of memory, more than this machine could give" in message
+    assert "alloc_cpu" not in message and "DefaultCPUAllocator" not in message and "300000000000000" not in message
+    # training: the model's memory is counted on the meta device before any data is read
+    with pytest.raises(NmtError, match=r"^the model has [\d,]+ parameters: training it holds about [\d,.]+ [PT]B "):
+        check_config(compose_config("experiment=quickstart", "model.encoder.hidden_size=10000000",
+                                    f"cache_dir={tmp_path / 'cache'}", "trainer.device=cpu"))
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_config_key_of_another_type_is_named_with_its_article(toy_checkpoint, tmp_path):
+    from nmt.store.checkpoints import load_checkpoint
+
+    state = torch.load(toy_checkpoint, weights_only=True)
+    state["config"]["model"][1.5] = 3
+    torch.save(state, tmp_path / "key.pt")
+    with pytest.raises(NmtError) as refused:
+        load_checkpoint(tmp_path / "key.pt")
+    assert "has a key that is a float (not text or a whole number) at model.1.5" in str(refused.value)
+    assert "a int" not in str(refused.value)

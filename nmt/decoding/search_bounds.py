@@ -16,43 +16,13 @@ memory free on the device is refused with the figure, not an allocation of
 7 TB 51 s later.
 """
 
-import os
-
 from nmt.errors import NmtError
+from nmt.memory_sizes import free_memory, human_bytes
+
+__all__ = ["beam_bytes", "check_beam", "check_beam_memory", "check_beam_width", "check_model_memory",
+           "free_memory", "human_bytes"]
 
 FLOAT = 4                 # bytes of a float32
-
-
-def human_bytes(count: float) -> str:
-    """1.2 GB, 340 MB, 7.0 TB: decimal units, never a 20-digit figure."""
-    for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if count >= size:
-            return f"{count / size:,.1f} {unit}"
-    return f"{int(count)} bytes"
-
-
-def free_memory(device=None) -> int | None:
-    """Bytes free for a search on `device` (a torch.device or its name): the GPU's
-    free memory, else the machine's MemAvailable; None when it cannot be told."""
-    kind = getattr(device, "type", str(device or "cpu")).split(":")[0]
-    if kind == "cuda":
-        try:
-            import torch
-
-            return int(torch.cuda.mem_get_info(device)[0])
-        except Exception:  # noqa: BLE001 - no GPU to ask: no bound from it
-            return None
-    try:
-        with open("/proc/meminfo", encoding="ascii") as info:
-            for line in info:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def beam_bytes(rows: int, beam_size: int, vocab_size: int, src_len: int, steps: int) -> int:
@@ -97,3 +67,16 @@ def check_beam(beam_size: int, nbest: int, vocab_size: int, batches=(), device=N
         raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
     check_beam_width(beam_size, vocab_size)
     check_beam_memory(beam_size, vocab_size, batches, device, free=free)
+
+
+def check_model_memory(model, device=None, free: int | None = None) -> None:
+    """NmtError when training `model` (built on the meta device) needs more memory than is
+    free: its weights, their gradients and Adam's two moments, 4 bytes each."""
+    parameters = sum(p.numel() for p in model.parameters())
+    need = parameters * 4 * FLOAT
+    free = free_memory(device) if free is None else free
+    if free is not None and need > free:
+        raise NmtError(f"the model has {parameters:,} parameters: training it holds about {human_bytes(need)} "
+                       "(weights, gradients and Adam's two moments, 4 bytes each) before any batch, more than "
+                       f"the {human_bytes(free)} free on {getattr(device, 'type', device) or 'cpu'}; make it "
+                       "smaller (hidden_size, d_model, ff_size, layers, data.vocab_size)")

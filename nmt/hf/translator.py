@@ -22,7 +22,7 @@ from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.device import resolve_device
 from nmt.errors import NmtError
 from nmt.hf.loading import load_seq2seq
-from nmt.decoding.interface import Translation, check_search, check_sentences
+from nmt.decoding.interface import Translation, check_search, check_sentences, check_text
 from nmt.viz.attention_data import _map
 
 
@@ -96,6 +96,8 @@ class HFTranslator:
         return args
 
     def _prefix_ids(self, prefix: str | None, src_len: int) -> list[int] | None:
+        if prefix is not None:
+            check_text(prefix, "the prefix")
         if not prefix or not prefix.strip():
             return None
         ids = self.hf_tokenizer(text_target=prefix.strip(), add_special_tokens=False)["input_ids"]
