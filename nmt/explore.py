@@ -15,7 +15,11 @@ with its beam tree ("tree") for a beam, and with a prefix also
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
-Content-Length or as it streams in), 415 for another content type.
+Content-Length or as it streams in), 415 for another content type, and 403
+for a request whose Host is not 127.0.0.1:PORT or localhost:PORT (a page
+elsewhere pointing its name at 127.0.0.1). Every answer carries a
+Content-Security-Policy that lets only the page's own script run, and a client
+that sends no whole request within 10 s is cut off (nmt.explore_guard).
 """
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads

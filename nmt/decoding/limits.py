@@ -25,7 +25,7 @@ from nmt.decoding.greedy import max_output_length
 from nmt.errors import NmtError
 
 MAX_LEN_RATIO, MAX_LEN_EXTRA = 1.5, 10     # Translator's defaults: the trainer's validation search
-MOST_EXTRA, MOST_RATIO = 10**6, 1000.0   # past these only the step cap limits an output; int64 would overflow
+MOST_EXTRA, MOST_RATIO = 2**31 - 1, 1000.0   # past these only the step cap limits an output; 2^64 overflowed int64
 STEP_CAP_RATIO = 4          # no position table: at most 4 * max_src_len + MAX_LEN_EXTRA decoding steps
 
 

@@ -22,7 +22,6 @@ NUMBERS = ("parameters", "test_bleu", "test_chrf", "valid_perplexity", "valid_bl
            "tokens_per_s", "sentences_per_s", "best_step", "final_step", "wall_s", "train_seconds",
            "test_sentences", "beam_size", "coverage_penalty", "target_bleu", "steps_to_target", "entropy",
            "aer", "aer_links", "aer_skipped")
-REQUIRED = ("wall_s",)        # every table's cost column
 
 
 def _unreadable(path, error: OSError) -> NmtError:
@@ -98,8 +97,6 @@ def check_figures(path, record: dict) -> None:
     for key in NUMBERS:
         value = figures.get(key)
         if value is None:
-            if key in REQUIRED:
-                raise NmtError(f"study record {path}: finished, but eval.{key} is missing; {ADVICE}")
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                 (isinstance(value, float) and math.isinf(value)):
