@@ -192,6 +192,14 @@ class Translator:
                                f"{len(seq)} + max_len_extra {self.max_len_extra} - 1); shorten the prefix or "
                                "raise --max-length-extra")
 
+    def _check_batches(self, encoded, forced, beam_size: int, nbest: int) -> None:
+        """NmtError when the prefix outgrows a sentence's limit or the beam one batch's memory."""
+        for _, ids, _ in encoded:
+            self._check_prefix_fits(forced, ids)
+        check_beam(beam_size, nbest, self.tokenizer.tgt_vocab_size, [
+            (len(ids), src.size(1), longest_output(src.size(1), self.max_len_ratio, self.max_len_extra,
+                                                   self.max_tgt_len) + 1) for src, ids, _ in encoded], self.device)
+
     def record_beam(self, text: str, beam_size: int, pruned: int | None = None, **options):
         """Translate one sentence with a beam, recording its search ->
         (Translation, BeamRecorder: every hypothesis kept, `pruned` of those
@@ -234,11 +242,7 @@ class Translator:
                 results[i] = Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
         chunks = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
         encoded = [self._encode([sentences[i] for i in chunk]) for chunk in chunks]
-        for _, ids, _ in encoded:             # every bound before any decoding
-            self._check_prefix_fits(forced, ids)
-        check_beam(beam_size, nbest, self.tokenizer.tgt_vocab_size, [
-            (len(ids), src.size(1), longest_output(src.size(1), self.max_len_ratio, self.max_len_extra,
-                                                   self.max_tgt_len) + 1) for src, ids, _ in encoded], self.device)
+        self._check_batches(encoded, forced, beam_size, nbest)      # every bound before any decoding
         for chunk, (src, ids, truncated) in zip(chunks, encoded):
             if beam_size == 1:
                 hyps = [[h] for h in greedy_search(self.model, src, BOS, EOS, self.max_len_ratio,
