@@ -15,7 +15,11 @@ with its beam tree ("tree") for a beam, and with a prefix also
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
-Content-Length or as it streams in), 415 for another content type.
+Content-Length or as it streams in), 415 for another content type, and 403
+for a request whose Host is not 127.0.0.1:PORT or localhost:PORT (a page
+elsewhere pointing its name at 127.0.0.1). Every answer carries a
+Content-Security-Policy that lets only the page's own script run, and a client
+that sends no whole request within 10 s is cut off (nmt.explore_guard).
 """
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
@@ -150,14 +154,17 @@ def parse_request(body, translator) -> tuple[str, int, str | None]:
     return text, beam, (prefix.strip() or None) if prefix else None, (links or "").strip() or None
 
 
-def create_app(models: list[Model], sample_links: list[str] | None = None):
+def create_app(models: list[Model], sample_links: list[str] | None = None, port: int = 8000):
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
-    -> {results: [one per model]} or {error} with status 400."""
+    -> {results: [one per model]} or {error} with status 400; a request whose
+    Host is not 127.0.0.1:port (or localhost:port) gets 403, and every answer
+    the page's Content-Security-Policy (nmt.explore_guard)."""
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, JSONResponse
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
+    from nmt.explore_guard import HostGuard, content_security_policy
     from nmt.viz.html_export import render_page
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
@@ -171,6 +178,9 @@ def create_app(models: list[Model], sample_links: list[str] | None = None):
         "links": sample_links,
         "note": vocabulary_note(models),
     })
+
+    app.add_middleware(HostGuard, port=port, headers={"Content-Security-Policy": content_security_policy(page),
+                                                      "X-Content-Type-Options": "nosniff"})
 
     def error(message: str, status: int = 400) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
@@ -288,14 +298,16 @@ def main(argv=None) -> int:
     if args.hf:                      # beside a checkpoint: after it; alone with --compare: before it
         hf = HFModel(args.hf, args.device)
         models = models + [hf] if args.checkpoint else [hf] + models
-    app = create_app(models, read_sample_links(args.links, models[0]) if args.links else None)
+    app = create_app(models, read_sample_links(args.links, models[0]) if args.links else None, args.port)
     import uvicorn
+
+    from nmt.explore_guard import stall_protocol
 
     print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",
           file=sys.stderr, flush=True)
     # uvicorn takes Ctrl-C over while it serves: it shuts down, then raises the signal again
     signals.set_context("; the explorer has shut down")
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", http=stall_protocol())
     return 0
 
 

@@ -11,6 +11,7 @@
 """
 
 import numbers
+import os
 
 import numpy as np
 import torch
@@ -25,7 +26,9 @@ from nmt.decoding.greedy import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
+from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.errors import NmtError
+from nmt.memory_sizes import allocation_bytes, human_bytes
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
 from nmt.device import resolve_device
@@ -63,6 +66,31 @@ def length_limits(config) -> dict:
     return {"max_src_len": max_src_len, "max_tgt_len": int(table) if table else None}
 
 
+OPTIONS = ("max_len_ratio", "max_len_extra")      # what from_checkpoint(s) pass on to Translator
+
+
+def check_load_args(path, device, options: dict) -> None:
+    """from_checkpoint's arguments, each checked: NmtError naming the first that is wrong."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise NmtError(f"the checkpoint must be a path (str or pathlib.Path), not {type(path).__name__} "
+                       f"{path!r:.40}")
+    if not isinstance(device, (str, torch.device)):
+        raise NmtError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not {type(device).__name__} "
+                       f"{device!r:.40}")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise NmtError(f"{unknown[0]}= is not an option of a Translator; it takes {', '.join(OPTIONS)}")
+
+
+def check_recorder(recorder, pruned=None) -> None:
+    """A beam recorder (nmt.decoding.beam_tree.BeamRecorder) or None; pruned None or a count."""
+    if recorder is not None and not all(callable(getattr(recorder, m, None)) for m in ("start", "step", "finish")):
+        raise NmtError(f"recorder must be a nmt.decoding.beam_tree.BeamRecorder or None, not "
+                       f"{type(recorder).__name__}")
+    if pruned is not None and (isinstance(pruned, bool) or not isinstance(pruned, numbers.Integral) or pruned < 0):
+        raise NmtError(f"pruned={pruned!r:.40} must be None or a whole number >= 0 (pruned hypotheses kept a step)")
+
+
 class Translator:
     """Greedy or beam search over a trained model; the CLI is a thin layer over it."""
 
@@ -80,6 +108,7 @@ class Translator:
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "auto", **options) -> "Translator":
+        check_load_args(path, device, options)
         state = load_checkpoint(path, parts=("model",))
         tokenizer = Tokenizer.from_bytes(state["tokenizer"])
         try:
@@ -89,6 +118,11 @@ class Translator:
                 model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
             model.load_state_dict(state["model"])        # strict: every parameter and buffer written
         except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
+            size = allocation_bytes(error)
+            if size is not None:           # the allocator's own text, never raw
+                raise NmtError(f"checkpoint {path}: its model needs a block of {human_bytes(size)} of memory "
+                               "to be built, more than this machine could give; use a machine with more memory "
+                               "or a smaller model") from None
             first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
             raise NmtError(f"checkpoint {path}: its model weights do not fit its config ({first}); "
                            "it was written by another version of nmt or edited; use another "
@@ -100,6 +134,9 @@ class Translator:
         """One checkpoint: as from_checkpoint. Several: an ensemble that averages
         their next-token probabilities (nmt.decoding.ensemble); they must share
         one sentencepiece vocabulary."""
+        if isinstance(paths, (str, bytes, os.PathLike)) or not hasattr(paths, "__iter__"):
+            raise NmtError(f"give a list of checkpoint paths, not {type(paths).__name__} {paths!r:.40} "
+                           "(one checkpoint: from_checkpoint)")
         paths = list(paths)
         if not paths:
             raise NmtError("give at least one checkpoint")
@@ -137,9 +174,10 @@ class Translator:
 
     def _prefix_ids(self, prefix: str | None) -> list[int] | None:
         """The forced prefix's target subword ids (None: no prefix)."""
+        if prefix is not None:
+            check_text(prefix, "the prefix")          # 123 or b"..": one line, not AttributeError
         if prefix is None or not prefix.strip():
             return None
-        check_text(prefix, "the prefix")
         return self.tokenizer.encode_tgt(prefix.strip())
 
     def _check_prefix_fits(self, forced: list[int] | None, ids: list[list[int]]) -> None:
@@ -154,10 +192,19 @@ class Translator:
                                f"{len(seq)} + max_len_extra {self.max_len_extra} - 1); shorten the prefix or "
                                "raise --max-length-extra")
 
+    def _check_batches(self, encoded, forced, beam_size: int, nbest: int) -> None:
+        """NmtError when the prefix outgrows a sentence's limit or the beam one batch's memory."""
+        for _, ids, _ in encoded:
+            self._check_prefix_fits(forced, ids)
+        check_beam(beam_size, nbest, self.tokenizer.tgt_vocab_size, [
+            (len(ids), src.size(1), longest_output(src.size(1), self.max_len_ratio, self.max_len_extra,
+                                                   self.max_tgt_len) + 1) for src, ids, _ in encoded], self.device)
+
     def record_beam(self, text: str, beam_size: int, pruned: int | None = None, **options):
         """Translate one sentence with a beam, recording its search ->
         (Translation, BeamRecorder: every hypothesis kept, `pruned` of those
         pruned at each step, the finals); the translation is translate()'s."""
+        check_recorder(None, pruned)
         recorder = BeamRecorder(pruned=pruned)
         out = self.translate([text], beam_size=beam_size, nbest=beam_size, recorder=recorder, **options)[0]
         return out, recorder
@@ -183,7 +230,9 @@ class Translator:
                             min_length)
         if beam_size < 1 or nbest < 1 or nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_beam_width(beam_size, self.tokenizer.tgt_vocab_size)
         check_coverage_penalty(coverage_penalty, beam_size)
+        check_recorder(recorder)
         forced = self._prefix_ids(prefix)
         results: list[Translation | None] = [None] * len(sentences)
         order = sorted((i for i, s in enumerate(sentences) if s.strip()),
@@ -191,10 +240,10 @@ class Translator:
         for i, s in enumerate(sentences):
             if not s.strip():
                 results[i] = Translation("", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
-        for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            src, ids, truncated = self._encode([sentences[i] for i in chunk])
-            self._check_prefix_fits(forced, ids)
+        chunks = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+        encoded = [self._encode([sentences[i] for i in chunk]) for chunk in chunks]
+        self._check_batches(encoded, forced, beam_size, nbest)      # every bound before any decoding
+        for chunk, (src, ids, truncated) in zip(chunks, encoded):
             if beam_size == 1:
                 hyps = [[h] for h in greedy_search(self.model, src, BOS, EOS, self.max_len_ratio,
                                                    self.max_len_extra, self.max_tgt_len, min_length,

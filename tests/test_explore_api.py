@@ -26,7 +26,7 @@ JSON = {"Content-Type": "application/json"}
 def client(toy_checkpoint):
     app = create_app([Model(str(toy_checkpoint), "cpu")])
     # Server exceptions come back as their 500 answer, which the tests refuse.
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8000") as client:
         yield client
 
 
@@ -170,7 +170,7 @@ def test_a_streamed_body_over_the_limit_is_refused_as_it_comes(client, no_traceb
 
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
              "scheme": "http", "path": "/api/translate", "raw_path": b"/api/translate", "root_path": "",
-             "query_string": b"", "headers": [(b"content-type", b"application/json")],
+             "query_string": b"", "headers": [(b"content-type", b"application/json"), (b"host", b"127.0.0.1:8000")],
              "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000)}
     asyncio.run(app(scope, receive, send))
     assert answer[0]["status"] == 413

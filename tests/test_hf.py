@@ -99,7 +99,7 @@ def test_the_explorer_shows_an_hf_model_beside_an_nmt_one(marian, toy_checkpoint
     from nmt.explore import HFModel, Model, create_app
 
     app = create_app([Model(str(toy_checkpoint), "cpu"), HFModel(str(marian), "cpu")])
-    reply = TestClient(app).post("/api/translate", json={"text": DATE, "beam_size": 2, "prefix": "e"}).json()
+    reply = TestClient(app, base_url="http://127.0.0.1:8000").post("/api/translate", json={"text": DATE, "beam_size": 2, "prefix": "e"}).json()
     nmt_result, hf_result = reply["results"]
     assert [m["name"] for m in hf_result["maps"]] == ["cross", "encoder-self", "decoder-self"]
     assert "tree" in nmt_result and hf_result["tree"]["ranking"] == "generate" and "tree_note" not in hf_result

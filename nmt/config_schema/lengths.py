@@ -1,6 +1,7 @@
 """Settings of two groups that must agree: a learned position table and
 location attention cover the longest sentence (data.max_len), and shared
-embeddings need one vocabulary."""
+embeddings need one vocabulary; batches are not padded past the longest
+sentence, and the validation beam is not wider than the vocabulary."""
 
 from nmt.errors import NmtError
 
@@ -24,8 +25,24 @@ def check_lengths(cfg) -> None:
             f"(data.max_len={max_len} subwords); set model.attention.max_len={max_len} "
             f"or data.max_len={window}"
         )
+    check_widths(cfg)
     if cfg.model.share_embeddings and not cfg.data.joint_vocab:
         raise NmtError(
             "model.share_embeddings=true needs one vocabulary for both languages; "
             "set data.joint_vocab=true or model.share_embeddings=false"
         )
+
+
+def check_widths(cfg) -> None:
+    """NmtError for data.pad_to_multiple past the longest sentence (every batch would
+    be padded beyond it: 10^6 took 23.9 GB) or trainer.val_beam_size over data.vocab_size
+    (a beam holds one hypothesis per subword at its first step; more are copies)."""
+    max_len, multiple = int(cfg.data.max_len), cfg.data.get("pad_to_multiple")
+    if multiple is not None and int(multiple) > max_len + 1:
+        raise NmtError(f"data.pad_to_multiple={multiple} is more than the longest sentence "
+                       f"(data.max_len={max_len} subwords, +1 for </s>): every batch would be padded past it; "
+                       f"use at most {max_len + 1} (8 gives few batch shapes)")
+    beam, vocab = cfg.get("trainer", {}).get("val_beam_size"), cfg.data.get("vocab_size")
+    if beam is not None and vocab is not None and int(beam) > int(vocab):
+        raise NmtError(f"trainer.val_beam_size={beam} is more than the data.vocab_size={vocab} subwords a beam "
+                       f"can start from; use at most {vocab}")

@@ -21,6 +21,7 @@ COUNT = Int(low=0)
 DROPOUT = Float(low=0, high=1, high_open=True)
 SEED = Int(low=0, high=2**63 - 1, hint="torch's generator takes a signed 64-bit seed")
 MAX_VAL_BEAM = 100
+MAX_VOCAB = 2**20           # sentencepiece counts pieces in 32 bits; 2^20 rows are 2 GB of output layer at d=512
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")   # torch.compile's
 LANGUAGES = ("de", "en", "fr", "cs")
 RULES: dict[str, Rule] = {
@@ -184,7 +185,8 @@ RULES: dict[str, Rule] = {
     "data.sort_by": Choice(options=("source", "target")).means(      # nmt.data.batching.SORT_KEYS
         "batches are cut from the pairs sorted by (source, target) length, or by (target, source) as Marian "
         "does: less target padding, other batches"),
-    "data.vocab_size": Int(low=5, hint="4 special pieces and at least one more").means(
+    "data.vocab_size": Int(low=5, high=MAX_VOCAB, hint="4 special pieces and at least one more; at most 2^20: "
+                           "the output layer holds a row per piece").means(
         "subwords in each sentencepiece model, its 4 special pieces (pad, unk, <s>, </s>) included"),
     "data.spm_model_type": Choice(options=("unigram", "bpe")).means(
         "sentencepiece's way of cutting words: unigram (Kudo 2018) or bpe (Sennrich et al. 2016)"),

@@ -21,7 +21,7 @@ def check_coverage_penalty(beta, beam_size, penalty: str = "coverage_penalty=",
     nmt.train's validation beam): beta a finite number >= 0, and with beta > 0
     a beam of 2 or more, since the penalty re-ranks a beam's hypotheses.
     `penalty` and `beam` name the two settings as the user wrote them."""
-    if not (beta >= 0 and beta != float("inf")):
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not (beta >= 0 and beta != float("inf")):
         raise NmtError(f"{penalty}{beta} must be a finite number >= 0")
     if beta and beam_size < 2:
         raise NmtError(f"{penalty}{beta} re-ranks the beam's hypotheses; set {beam} to 2 or more")

@@ -25,6 +25,7 @@ from nmt.decoding.greedy import max_output_length
 from nmt.errors import NmtError
 
 MAX_LEN_RATIO, MAX_LEN_EXTRA = 1.5, 10     # Translator's defaults: the trainer's validation search
+MOST_EXTRA, MOST_RATIO = 2**31 - 1, 1000.0   # past these only the step cap limits an output; 2^64 overflowed int64
 STEP_CAP_RATIO = 4          # no position table: at most 4 * max_src_len + MAX_LEN_EXTRA decoding steps
 
 
@@ -52,6 +53,12 @@ def check_search_limits(max_src_len: int, max_len_ratio: float, max_len_extra: i
         raise NmtError(f"max_len_ratio={max_len_ratio!r} (--max-length-ratio) must be a finite number >= 0")
     if isinstance(max_len_extra, bool) or not isinstance(max_len_extra, numbers.Integral) or max_len_extra < 0:
         raise NmtError(f"max_len_extra={max_len_extra!r} (--max-length-extra) must be a whole number >= 0")
+    if max_len_ratio > MOST_RATIO:
+        raise NmtError(f"max_len_ratio={max_len_ratio:g} (--max-length-ratio) must be at most {MOST_RATIO:g}: an "
+                       "output is capped by the model's decoding steps long before")
+    if max_len_extra > MOST_EXTRA:
+        raise NmtError(f"max_len_extra={max_len_extra} (--max-length-extra) must be at most {MOST_EXTRA:,}: an "
+                       "output is capped by the model's decoding steps long before")
     limits = f"max_len_ratio={max_len_ratio:g} x S source subwords + max_len_extra={max_len_extra}" + \
         (f", at most the model's {max_tgt_len} decoding steps" if max_tgt_len else "") + ", minus 1 for </s>"
     shortest = longest_output(1, max_len_ratio, max_len_extra, max_tgt_len)

@@ -41,6 +41,7 @@ import numpy as np
 
 from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.interface import Translation, check_search, check_sentences
+from nmt.decoding.search_bounds import check_beam_width
 from nmt.deploy import layout, require_ctranslate2
 from nmt.errors import NmtError
 
@@ -141,6 +142,7 @@ class CTranslate2Translator:
         check_search(beam_size, nbest, batch_size, min_length, length_penalty)
         if nbest > beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_beam_width(beam_size, self.tokenizer.tgt_vocab_size)
         if coverage_penalty and beam_size == 1:
             raise NmtError("the coverage penalty re-ranks a beam's hypotheses; use a beam size > 1")
         rerank = beam_size > 1 and (length_penalty != 0 or coverage_penalty != 0)

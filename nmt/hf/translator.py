@@ -20,10 +20,11 @@ import numpy as np
 import torch
 
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, longest_output
+from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.device import resolve_device
 from nmt.errors import NmtError
 from nmt.hf.loading import load_seq2seq
-from nmt.decoding.interface import Translation, check_sentences
+from nmt.decoding.interface import Translation, check_search, check_sentences, check_text
 from nmt.viz.attention_data import _map
 
 logger = logging.getLogger("nmt.hf")
@@ -75,6 +76,7 @@ class HFTranslator:
         self.max_src_len = int(min(self.positions, getattr(self.hf_tokenizer, "model_max_length", 512) or 512))
         self.vocab_size = int(self.hf_model.get_input_embeddings().num_embeddings)
         self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
+        self.vocab_size = int(getattr(config, "vocab_size", None) or len(self.hf_tokenizer))
 
     def describe(self) -> str:
         config = self.hf_model.config
@@ -114,6 +116,8 @@ class HFTranslator:
         return args
 
     def _prefix_ids(self, prefix: str | None, src_len: int) -> list[int] | None:
+        if prefix is not None:
+            check_text(prefix, "the prefix")
         if not prefix or not prefix.strip():
             return None
         ids = self.hf_tokenizer(text_target=prefix.strip(), add_special_tokens=False)["input_ids"]
@@ -134,8 +138,10 @@ class HFTranslator:
                   prefix: str | None = None) -> list[Translation]:
         """One Translation per sentence; an empty line gives an empty one."""
         refuse_coverage_penalty(coverage_penalty)
+        check_search(beam_size, nbest, batch_size, min_length, length_penalty)
         if not 1 <= nbest <= beam_size:
             raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_beam_width(beam_size, self.vocab_size)
         sentences = check_sentences(sentences)
         for number, sentence in enumerate(sentences, 1):        # every line's limits before any search
             if sentence.strip():
@@ -154,8 +160,10 @@ class HFTranslator:
         (Translation, HFBeamTree: nodes and finals as nmt's BeamRecorder has
         them); the translation is translate()'s with nbest = beam_size."""
         refuse_coverage_penalty(coverage_penalty)
+        check_search(beam_size, beam_size, 1, min_length, length_penalty)
         if beam_size < 2:
             raise NmtError(f"the beam tree needs a beam of 2 or more (got {beam_size})")
+        check_beam_width(beam_size, self.vocab_size)
         return self._one(check_sentences([text])[0], beam_size, beam_size, length_penalty, min_length, prefix,
                          pruned=pruned)
 
@@ -167,6 +175,7 @@ class HFTranslator:
         S = enc["input_ids"].shape[1]
         forced = self._prefix_ids(prefix, S)
         args = self.generate_args(S, beam_size, nbest, length_penalty, min_length, len(forced or []))
+        check_beam(beam_size, nbest, self.vocab_size, [(1, S, args["max_new_tokens"])], self.device)
         if forced:
             start = self.hf_model.config.decoder_start_token_id
             args["decoder_input_ids"] = torch.tensor([[start] + forced], device=self.device)

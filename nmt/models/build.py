@@ -9,6 +9,7 @@ from torch.overrides import TorchFunctionMode
 
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, check_combination
 from nmt.errors import NmtError
+from nmt.memory_sizes import allocation_bytes, human_bytes
 from nmt.models.seq2seq import Seq2Seq
 
 def instantiate(config, **kwargs):
@@ -19,6 +20,11 @@ def instantiate(config, **kwargs):
         cause = error.__cause__
         if isinstance(cause, NmtError):
             raise cause from None
+        size = allocation_bytes(cause) if cause is not None else None
+        if size is not None:            # the allocator's own text ("[enforce fail at alloc_cpu.cpp...") never raw
+            raise NmtError(f"cannot build {config.get('_target_', 'a model part')}: it needs a block of "
+                           f"{human_bytes(size)} of memory, more than this machine could give; make it smaller "
+                           "(hidden_size, d_model, ff_size, layers) or use a machine with more memory") from None
         raise NmtError(f"cannot build {config.get('_target_', 'a model part')}: "
                        f"{str(cause or error).splitlines()[-1][:200]}") from None
 

@@ -64,12 +64,20 @@ def _walk(node, keys: tuple = ()):
         yield from _walk(value, keys + (key,))
 
 
+def _a(value) -> str:
+    """'a tuple', 'an int': the type of `value` with its article."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def _check_entry(path, keys: tuple, key, value) -> None:
     where = ".".join(str(k) for k in keys + (key,))
     if isinstance(key, str) and "${" in key or isinstance(value, str) and "${" in value:
         _refuse(path, where, "holds an interpolation (${...}), which would run when resolved")
-    if not isinstance(key, (str, int)) or not isinstance(value, (dict, list, str, int, float, bool, type(None))):
-        _refuse(path, where, f"holds a {type(value).__name__}, not a plain value")
+    if not isinstance(key, (str, int)):
+        _refuse(path, where, f"has a key that is {_a(key)} (not text or a whole number)")
+    if not isinstance(value, (dict, list, str, int, float, bool, type(None))):
+        _refuse(path, where, f"holds {_a(value)}, not a plain value")
     if not isinstance(key, str) or not key.startswith("_"):
         return
     group = GROUPS.get(keys)

@@ -12,11 +12,19 @@ from nmt.study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVE
 from nmt.study.preregistration import PREREGISTERED_FOLDER
 from nmt.study.provenance import REPRODUCE
 
-OPTIONS = {"budget_minutes": finite_float, "budget_steps": int, "seeds": int, "only": str, "spread": str,
-           "data": str, "data_path": str, "val_sentences": int, "val_every": int, "test_sentences": int,
-           "beam_size": int, "jobs": int, "patience": int, "target_bleu": finite_float, "links": str,
-           "valid_links": str,
-           "train_links": str, "transformer_budget_steps": int, "only_seeds": str, "confirm_links": str}
+def whole_number(text: str) -> int:
+    """argparse type: an integer written in ASCII digits (int() also takes "1_0" and "١")."""
+    body = text.strip().removeprefix("-")
+    if not (body.isascii() and body.isdigit()) or len(body) > 18:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (digits 0-9, at most 18)")
+    return int(text)
+
+
+OPTIONS = {"budget_minutes": finite_float, "budget_steps": whole_number, "seeds": whole_number, "only": str,
+           "spread": str, "data": str, "data_path": str, "val_sentences": whole_number, "val_every": whole_number,
+           "test_sentences": whole_number, "beam_size": whole_number, "jobs": whole_number,
+           "patience": whole_number, "target_bleu": finite_float, "links": str, "valid_links": str,
+           "train_links": str, "transformer_budget_steps": whole_number, "only_seeds": str, "confirm_links": str}
 
 
 def parse_args(argv, description: str = "") -> argparse.Namespace:
@@ -55,7 +63,7 @@ def parse_reproduce(text: str, parser) -> dict[str, list[int]]:
     wanted: dict[str, list[int]] = {}
     for item in (i.strip() for i in text.split(",") if i.strip()):
         name, sep, seed = item.partition(":")
-        if not sep or not seed.isdigit() or int(seed) < 1:
+        if not sep or not (seed.isascii() and seed.isdigit()) or len(seed) > 18 or int(seed) < 1:
             parser.error(f"--reproduce {item!r}: expected NAME:SEED, e.g. bahdanau:1")
         wanted.setdefault(name, []).append(int(seed))
     return wanted
@@ -69,11 +77,11 @@ def build_parser(description: str) -> ArgumentParser:
     parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--budget-minutes", type=finite_float, help="wall-clock minutes per run")
-    budget.add_argument("--budget-steps", type=int, help="optimiser updates per run (toy default 600, "
+    budget.add_argument("--budget-steps", type=whole_number, help="optimiser updates per run (toy default 600, "
                         "multi30k 1600)")
-    parser.add_argument("--transformer-budget-steps", type=int, help="the Transformers' updates per run, "
+    parser.add_argument("--transformer-budget-steps", type=whole_number, help="the Transformers' updates per run, "
                         "where they differ (multi30k default 1000: they are slower per update)")
-    parser.add_argument("--seeds", type=int, help="seeds per configuration (default 3; on Multi30k 5 for the "
+    parser.add_argument("--seeds", type=whole_number, help="seeds per configuration (default 3; on Multi30k 5 for the "
                         "base and the top group fixed in nmt.study.configs)")
     parser.add_argument("--spread", default="", help="configurations that get one seed more than --seeds")
     parser.add_argument("--only-seeds", default="", help="comma-separated seeds: of the plan, train only these "
@@ -83,20 +91,20 @@ def build_parser(description: str) -> ArgumentParser:
     parser.add_argument("--records-only", action="store_true",
                         help="train and save (and with --git-commit, commit) the records only: no report is "
                         "written; a later --report-only writes it")
-    parser.add_argument("--jobs", type=int, default=1, help="runs side by side, one thread each")
-    parser.add_argument("--max-runs", type=int, help="stop after training this many runs (split a long "
+    parser.add_argument("--jobs", type=whole_number, default=1, help="runs side by side, one thread each")
+    parser.add_argument("--max-runs", type=whole_number, help="stop after training this many runs (split a long "
                         "study into sittings; run the command again to continue)")
     parser.add_argument("--runs-dir", type=Path, help="run folders (default runs/attention_study/DATA)")
     parser.add_argument("--out", type=Path, help="where README.md, the records, CSV files and pictures go "
                         "(default benchmarks/attention_study/DATA)")
-    parser.add_argument("--val-sentences", type=int, help="validation sentences during training")
-    parser.add_argument("--val-every", type=int, help="updates between validations")
-    parser.add_argument("--patience", type=int, help="validations without improvement before a run stops "
+    parser.add_argument("--val-sentences", type=whole_number, help="validation sentences during training")
+    parser.add_argument("--val-every", type=whole_number, help="updates between validations")
+    parser.add_argument("--patience", type=whole_number, help="validations without improvement before a run stops "
                         "(default 0 = never: every run trains its whole budget)")
     parser.add_argument("--target-bleu", type=finite_float, help="report the updates needed to reach this "
                         "validation BLEU (toy default 95)")
-    parser.add_argument("--test-sentences", type=int, help="first N test sentences (default all)")
-    parser.add_argument("--beam-size", type=int, default=1, help="test decoding beam (1 = greedy)")
+    parser.add_argument("--test-sentences", type=whole_number, help="first N test sentences (default all)")
+    parser.add_argument("--beam-size", type=whole_number, default=1, help="test decoding beam (1 = greedy)")
     parser.add_argument("--links", help="reference word links of the test set, one line per sentence, "
                         "Pharaoh 'i-j' (e.g. from nmt.study.eflomal_links); the toy task has its own")
     parser.add_argument("--valid-links", help="reference word links of the validation set, one line per "
@@ -105,7 +113,7 @@ def build_parser(description: str) -> ArgumentParser:
     parser.add_argument("--train-links", help="word links of the training pairs for the guided runs, one "
                         "line per pair, Pharaoh (nmt.study.eflomal_links --train-out); the toy task has its own")
     parser.add_argument("--cache-dir", help="sentencepiece cache (cache_dir); default data/")
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads per run")
+    parser.add_argument("--threads", type=whole_number, default=1, help="CPU threads per run")
     parser.add_argument("--report-every", type=finite_float, default=10.0,
                         help="minutes between rewrites of the report while the study runs")
     parser.add_argument("--machine", help="how the report names this machine")
@@ -155,7 +163,7 @@ def apply_overrides(args, parser) -> None:
             try:
                 setattr(args, option, OPTIONS[option](value))
             except (ValueError, argparse.ArgumentTypeError):
-                kind = "finite number" if OPTIONS[option] is finite_float else OPTIONS[option].__name__
+                kind = "finite number" if OPTIONS[option] is finite_float else "whole number"
                 parser.error(f"{key}={value!r}: not a {kind}")
         else:
             extra.append(item)
@@ -200,6 +208,8 @@ AT_LEAST = {"budget_steps": (1, "at least 1"), "transformer_budget_steps": (1, "
             "test_sentences": (1, "at least 1 (leave it out for the whole test set)"),
             "patience": (0, "at least 0 (0: no early stopping)"), "max_runs": (0, "at least 0")}
 MAX_BEAM = 100     # a test beam past this decodes for hours and finds nothing a smaller one does not
+MAX_SEEDS = 100    # seeds per configuration: each is one training run of minutes to hours
+MAX_JOBS = 256     # runs side by side, one thread each
 
 
 def check_numbers(args) -> None:
@@ -212,6 +222,10 @@ def check_numbers(args) -> None:
         raise NmtError(f"--budget-minutes {args.budget_minutes:g}: must be more than 0")
     if args.report_every <= 0:
         raise NmtError(f"--report-every {args.report_every:g}: must be more than 0 minutes")
+    for name, most, why in (("seeds", MAX_SEEDS, "each seed is one training run of every configuration"),
+                            ("jobs", MAX_JOBS, "each job is a process and a thread")):
+        if getattr(args, name) is not None and getattr(args, name) > most:
+            raise NmtError(f"--{name} {getattr(args, name)}: at most {most} ({why})")
     if args.beam_size > MAX_BEAM:
         raise NmtError(f"--beam-size {args.beam_size}: at most {MAX_BEAM}")
     if args.target_bleu is not None and not 0 <= args.target_bleu <= 100:

@@ -12,12 +12,7 @@ def plan(args, configs) -> dict[str, list[int]]:
     unknown = spread - {c.name for c in study_configs(args.data)}
     if unknown:
         raise NmtError(f"--spread {','.join(sorted(unknown))}: unknown configuration (see --list)")
-    wanted = None
-    if args.only_seeds:
-        try:
-            wanted = {int(n) for n in args.only_seeds.split(",") if n.strip()}
-        except ValueError:
-            raise NmtError(f"--only-seeds {args.only_seeds}: give seed numbers, e.g. 3 or 2,3") from None
+    wanted = only_seeds(args.only_seeds) if args.only_seeds else None
     budget = BUDGETS[args.data]
     # an explicit --seeds overrides the top group's; so do the checks, which fix their own seeds
     top = set(budget.top_group) if args.seeds == budget.seeds and not (args.convergence or args.confirm) else set()
@@ -26,7 +21,19 @@ def plan(args, configs) -> dict[str, list[int]]:
         name = config.decode_of or config.name                 # a decode-only row follows what it decodes
         return max(args.seeds, budget.top_seeds if name in top else 0) + (config.name in spread)
 
+    most = max((count(c) for c in configs), default=0)
+    if wanted is not None and not wanted & set(range(1, most + 1)):
+        raise NmtError(f"--only-seeds {args.only_seeds}: the plan has seeds 1 to {most} (--seeds, --spread); "
+                       "give some of those, e.g. 1 or 1,2")
     return {c.name: [s for s in range(1, count(c) + 1) if wanted is None or s in wanted] for c in configs}
+
+
+def only_seeds(text: str) -> set[int]:
+    """--only-seeds 2,3 -> {2, 3}: ASCII digits only (int() also takes "1_0")."""
+    items = [n.strip() for n in text.split(",")]
+    if not all(n.isascii() and n.isdigit() and len(n) <= 18 and int(n) >= 1 for n in items):
+        raise NmtError(f"--only-seeds {text}: give seed numbers from 1, comma-separated, e.g. 3 or 2,3")
+    return {int(n) for n in items}
 
 
 def collect_records(out: Path, name: str) -> list[dict]:

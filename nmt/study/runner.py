@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
 from nmt.provenance import git_commit
+from nmt.study.child_death import die_with_parent
 from nmt.study.configs import StudyConfig
 from nmt.study.machine import cpu_fingerprint
 
@@ -48,20 +48,14 @@ def record_path_of(out_dir: Path, name: str, seed: int) -> Path:
 
 
 def read_record(path: Path) -> dict | None:
-    """The record at `path`; None where there is none or it is not JSON (a run to train
-    again). A FIFO or device there, or a finished record without its figures, is one
-    NmtError: reading the one would hang, and the other would break the report."""
-    refuse_special(path, "study record", "a record is a JSON file; remove it to train the run again")
-    try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict):
-        raise NmtError(f"study record {path}: not a JSON object; remove it to train the run again")
-    if record.get("status") == "finished" and not isinstance(record.get("eval"), dict):
-        raise NmtError(f"study record {path}: finished, but its figures (eval) are "
-                       f"{json.dumps(record.get('eval'))[:40]}; remove it to train the run again")
-    return record
+    """The record at `path`; None where there is none (a run to train). Anything
+    else that is not a whole record (a FIFO, a folder, a link loop, bytes that are
+    not UTF-8 or not whole JSON, a finished record whose figures are not numbers)
+    is one NmtError naming it (record_reading): reading the one would hang, and
+    counting the others as not run would hide them."""
+    from nmt.study.record_reading import load_record
+
+    return load_record(path)
 
 
 def write_record(path: Path, record: dict) -> None:
@@ -139,7 +133,9 @@ def run_watched(command: list[str], log_path: Path, env: dict, timeout_s: float 
     started = time.monotonic()
     watched = (log_path, *progress)
     with open(log_path, "a" if append else "w", encoding="utf-8") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        # the child ends with the study, even one killed by SIGKILL (child_death)
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                   preexec_fn=die_with_parent())
         CHILDREN.add(process)
         try:
             return watch(process, watched, timeout_s, stall_s, started)

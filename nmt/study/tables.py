@@ -9,6 +9,7 @@ import math
 import statistics
 from pathlib import Path
 
+from nmt.errors import NmtError
 from nmt.study.configs import StudyConfig
 from nmt.study.readings import derived
 from nmt.study.statistics import decide, describe, welch
@@ -46,6 +47,9 @@ def collect(out_dir: Path, configs: list[StudyConfig], seeds: dict[str, list[int
             status = record.get("status", "not run")
             evaluation = dict(record["eval"]) if status == "finished" else None
             if evaluation is not None:   # a decode-only row costs its decoding, not the training it reuses
+                if not config.decode_of and evaluation.get("wall_s") is None:     # the cost column needs it
+                    raise NmtError(f"study record {record_path_of(out_dir, config.name, seed)}: finished, but "
+                                   "eval.wall_s is missing; remove it to train the run again")
                 trained = 0 if config.decode_of else evaluation["wall_s"]
                 evaluation["cpu_minutes"] = (trained + record.get("eval_seconds", 0)) / 60
                 evaluation.update(derived(evaluation))

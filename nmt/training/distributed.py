@@ -69,7 +69,7 @@ class Distributed:
         self.lent = _Lent()   # the tensors of collectives the backend may still hold
 
     @classmethod
-    def start(cls, device: torch.device, peer_timeout_s: float = 300.0) -> "Distributed":
+    def start(cls, device: torch.device, peer_timeout_s: float = 60.0) -> "Distributed":
         """From torchrun's environment: join the process group (nccl on GPUs, gloo on
         CPUs), whose collectives give up on a silent rank after `peer_timeout_s`."""
         try:

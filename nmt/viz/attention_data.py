@@ -99,6 +99,8 @@ def describe(translator) -> str:
 
 def check_source(translator, text: str) -> str:
     """The text to translate, stripped; NmtError when empty or too long."""
+    if text is not None and not isinstance(text, str):
+        raise NmtError(f"the source sentence must be text, not {type(text).__name__} {text!r:.40}")
     text = (text or "").strip()
     if not text:
         raise NmtError("the source sentence is empty; type or paste a sentence to translate")

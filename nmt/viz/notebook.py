@@ -17,6 +17,7 @@ nmt.explore (after BertViz, Vig 2019, and Seq2Seq-Vis, Strobelt et al. 2018).
 """
 
 import html
+import numbers
 
 from nmt import own_files
 from nmt.cli_checks import check_output
@@ -60,8 +61,27 @@ def view_page(translator, result: dict, view: str, name: str = "model") -> str:
                         "sentences": [{"line": 1, "source": result["source"], "results": [result]}]})
 
 
+MAX_HEIGHT = 20_000      # pixels of an iframe: a tall page scrolls inside it
+
+
+def check_view_args(translator, text, beam_size, prefix, height) -> None:
+    """NmtError naming the first argument of a view that is not what it takes."""
+    if not (hasattr(translator, "translate") and hasattr(translator, "tokenizer")):
+        raise NmtError(f"translator must be an nmt Translator (Translator.from_checkpoint), not "
+                       f"{type(translator).__name__}")
+    for name, value in (("text", text), ("prefix", prefix)):
+        if (value is not None or name == "text") and not isinstance(value, str):
+            raise NmtError(f"{name}={value!r:.40} must be text, not {type(value).__name__}")
+    for name, value, low, high in (("beam_size", beam_size, 1, None), ("height", height, 1, MAX_HEIGHT)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low or \
+                (high is not None and value > high):
+            raise NmtError(f"{name}={value!r:.40} must be a whole number from {low}"
+                           + (f" to {high}" if high else " up") + (" (pixels)" if name == "height" else ""))
+
+
 def heatmap(translator, text: str, beam_size: int = 1, prefix: str | None = None, height: int = 560) -> InlineView:
     """The matrix view of `text`'s translation: one map, layer and head at a time, hover to read."""
+    check_view_args(translator, text, beam_size, prefix, height)
     return InlineView(view_page(translator, translate_and_explain(translator, text, beam_size, prefix), "matrix"),
                       height)
 
@@ -69,6 +89,7 @@ def heatmap(translator, text: str, beam_size: int = 1, prefix: str | None = None
 def model_view(translator, text: str, beam_size: int = 1, prefix: str | None = None,
                height: int = 900) -> InlineView:
     """Every layer x head of every attention as thumbnails; click one to open it large."""
+    check_view_args(translator, text, beam_size, prefix, height)
     return InlineView(view_page(translator, translate_and_explain(translator, text, beam_size, prefix), "model"),
                       height)
 
@@ -76,6 +97,7 @@ def model_view(translator, text: str, beam_size: int = 1, prefix: str | None = N
 def head_view(translator, text: str, beam_size: int = 1, prefix: str | None = None,
               height: int = 620) -> InlineView:
     """One layer's attention as lines between the subwords, one colour per head."""
+    check_view_args(translator, text, beam_size, prefix, height)
     return InlineView(view_page(translator, translate_and_explain(translator, text, beam_size, prefix), "head"),
                       height)
 
@@ -83,6 +105,7 @@ def head_view(translator, text: str, beam_size: int = 1, prefix: str | None = No
 def beam_tree(translator, text: str, beam_size: int = 5, prefix: str | None = None,
               height: int = 720) -> InlineView:
     """The beam search of `text` as a tree; click a node to see its prefix's attention."""
+    check_view_args(translator, text, beam_size, prefix, height)
     if beam_size < 2:
         raise NmtError(f"the beam tree needs beam_size 2 or more (got {beam_size})")
     return InlineView(view_page(translator, explain_with_tree(translator, text, beam_size, prefix), "tree"), height)
