@@ -11,7 +11,6 @@ if __name__ == "__main__":      # first: stop signals are one line while torch l
 
     run_command("nmt.translate", "; an --output file is written whole or not at all")
 
-import argparse
 import logging
 import math
 import sys
@@ -19,78 +18,15 @@ from pathlib import Path
 
 from nmt import own_files
 from nmt.cli import command
-from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, finite_float,
-                            picture_dpi, write_stdout)
+from nmt.cli_checks import (check_checkpoint_exists, check_not_input, check_output, write_stdout)
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special
 from nmt.folders import make_folder
 from nmt.own_files import check_pictures, check_replace
 from nmt.run_files import check_not_run_file
+from nmt.translate_options import parse_args, positive_int  # noqa: F401  (the command's options)
 
 log = logging.getLogger("nmt.translate")
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return value
-
-
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m nmt.translate", description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", nargs="+", metavar="PATH",
-                        help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
-                             "as an ensemble that averages their next-token probabilities")
-    parser.add_argument("--hf", metavar="NAME_OR_FOLDER",
-                        help="instead of --checkpoint: a Hugging Face encoder-decoder (AutoModelForSeq2SeqLM, "
-                             "e.g. Helsinki-NLP/opus-mt-de-en, or a save_pretrained folder), decoded by its "
-                             "generate(); needs pip install 'nmt[hf]'")
-    parser.add_argument("--engine", choices=["nmt", "ctranslate2"], default=None,
-                        help="nmt (a .pt checkpoint) or ctranslate2 (a folder written by nmt.export); "
-                             "default: ctranslate2 when --checkpoint is a folder")
-    parser.add_argument("--input", help="source file, one sentence a line (default or -: stdin)")
-    parser.add_argument("--output", help="write translations here, atomically (default: stdout)")
-    parser.add_argument("--beam-size", type=positive_int, default=5, help="1 = greedy")
-    parser.add_argument("--nbest", type=positive_int, default=1,
-                        help="print the N best as 'line ||| text ||| score' (Moses n-best format)")
-    parser.add_argument("--length-penalty", type=finite_float, default=1.0, help="Wu et al. 2016 alpha")
-    parser.add_argument("--coverage-penalty", type=finite_float, default=0.0, metavar="BETA",
-                        help="Wu et al. 2016 beta: beam hypotheses ranked by log P / lp + beta * "
-                             "sum over source tokens of log(min(attention received, 1)); 0 = off")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
-    parser.add_argument("--max-length-ratio", type=finite_float, default=1.5, metavar="R",
-                        help="the output may have at most R * source subwords + --max-length-extra")
-    parser.add_argument("--max-length-extra", type=int, default=10, metavar="N",
-                        help="subwords an output may have beyond --max-length-ratio R * source subwords")
-    parser.add_argument("--min-length", type=int, default=0, metavar="N",
-                        help="no output ends before N subwords (unless the maximum comes first)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
-                        help="auto: the GPU when there is one")
-    parser.add_argument("--plot-attention", metavar="DIR",
-                        help="write a heatmap PNG of each sentence here, NNNNN.png, one figure however long "
-                             "the source (see --plot-columns)")
-    parser.add_argument("--plot-columns", type=positive_int, default=None, metavar="N",
-                        help="split a source over N subwords into PNGs NNNNN_source_A-B.png (default: never)")
-    parser.add_argument("--dpi", type=picture_dpi, default=150,
-                        help="--plot-attention's resolution, 1 to 1200: 150 draws 16 source subwords in 510 pixels")
-    parser.add_argument("--attention-layer", type=int, default=None,
-                        help="Transformer or --hf: cross-attention layer to draw (1-based; default last)")
-    parser.add_argument("--attention-head", type=int, default=None,
-                        help="Transformer or --hf: head to draw (1-based; default mean over heads)")
-    parser.add_argument("--attention-scale", choices=["absolute", "relative"], default="absolute", help="--plot-"
-                        "attention's colours: weight 0 to 1, or 0 to the map's largest (printed, with the entropy)")
-    parser.add_argument("--reference", help="reference file: also print sacreBLEU and chrF")
-    parser.add_argument("--attention-html", metavar="FILE",
-                        help="write every line's interactive attention heatmaps to one offline HTML file")
-    parser.add_argument("--links", metavar="FILE",
-                        help="reference word links, one Pharaoh line ('i-j ...') per input line, of the source "
-                             "and its translation: drawn on --attention-html's maps with AER, precision, recall")
-    parser.add_argument("--beam-tree", metavar="FILE.json",
-                        help="one input line: write its beam search as a tree (every hypothesis kept or "
-                             "pruned at each step, the finals and their penalties) as JSON")
-    parser.add_argument("--overwrite", action="store_true", help="replace output files that nmt did not write")
-    return parser.parse_args(argv)
 
 
 def read_input(path: str | None) -> list[str]:
