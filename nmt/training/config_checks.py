@@ -32,7 +32,7 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     from nmt.decoding.search_bounds import check_model_memory
     from nmt.device import resolve_device
 
-    check_model_memory(model, resolve_device(str(cfg.trainer.device)))   # 10^6 hidden units: not an OOM kill
+    check_model_memory(model, resolve_device(str(cfg.trainer.device)))  # 10^6 hidden units: not an OOM kill
     make_folder(cfg.cache_dir, "cache_dir")  # last: only a run that passed makes it
 
 

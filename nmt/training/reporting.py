@@ -106,8 +106,10 @@ class Reporter:
             try:
                 atomic_write(self.run_dir / "summary.json", (json.dumps(summary, indent=1) + "\n").encode("utf-8"))
             except OSError as error:
-                raise NmtError(f"cannot write {self.run_dir / 'summary.json'}: {error.strerror or error}; free "
-                               "disk space, then continue with trainer.resume=auto") from None
+                raise NmtError(
+                    f"cannot write {self.run_dir / 'summary.json'}: {error.strerror or error}; free "
+                    "disk space, then continue with trainer.resume=auto"
+                ) from None
 
     def close(self, drop: bool = False) -> None:
         """Wait for the heatmaps being drawn (drop: only the card in progress), then close the files."""

@@ -137,7 +137,7 @@ def finished_already(path, run_dir, trainer_cfg) -> tuple[dict, str] | None:
         progress = load_checkpoint(path, mmap=True)["progress"]
         step, epoch = int(progress["step"]), int(progress["epoch"])
     except (OSError, ValueError, KeyError, TypeError, NmtError):
-        return None                     # unreadable: the resume's own checks say what is wrong
+        return None  # unreadable: the resume's own checks say what is wrong
     if not isinstance(summary, dict) or summary.get("step") != step:
         return None
     if step >= int(trainer_cfg.max_steps):
@@ -146,5 +146,7 @@ def finished_already(path, run_dir, trainer_cfg) -> tuple[dict, str] | None:
         key = f"trainer.max_epochs={trainer_cfg.max_epochs}"
     else:
         return None
-    return summary, (f"nmt: the run in {run_dir} already finished at step {step} ({key}); nothing to "
-                     f"train, no file changed; raise {key.split('=')[0]} to train on\n")
+    return summary, (
+        f"nmt: the run in {run_dir} already finished at step {step} ({key}); nothing to "
+        f"train, no file changed; raise {key.split('=')[0]} to train on\n"
+    )
