@@ -68,6 +68,8 @@ def _check_entry(path, keys: tuple, key, value) -> None:
     where = ".".join(str(k) for k in keys + (key,))
     if isinstance(key, str) and "${" in key or isinstance(value, str) and "${" in value:
         _refuse(path, where, "holds an interpolation (${...}), which would run when resolved")
+    if value == "???" or key == "???":
+        _refuse(path, where, "holds ??? (a value that was never set), which nmt cannot build from")
     if not isinstance(key, (str, int)) or not isinstance(value, (dict, list, str, int, float, bool, type(None))):
         _refuse(path, where, f"holds a {type(value).__name__}, not a plain value")
     if not isinstance(key, str) or not key.startswith("_"):
