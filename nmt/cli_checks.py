@@ -20,6 +20,7 @@ from pathlib import Path
 from nmt import signals
 from nmt.atomic import write_all
 from nmt.errors import NmtError
+from nmt.path_names import PATH_DESTS, check_name_length, printable
 
 
 def finite_float(text: str) -> float:
@@ -76,6 +77,21 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        """As argparse's; then every option that names a file is checked for a
+        name the file system can hold (nmt.path_names), one line and exit 2."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            if action.dest in PATH_DESTS or action.type is Path:
+                value = getattr(parsed, action.dest, None)
+                for path in value if isinstance(value, (list, tuple)) else [value]:
+                    if isinstance(path, (str, Path)) and str(path):
+                        try:
+                            check_name_length(path, "/".join(action.option_strings) or action.dest)
+                        except NmtError as error:
+                            self.error(str(error))
+        return parsed, extras
+
     def error(self, message):
         """A usage mistake (a missing or malformed option): one line and exit 2."""
         print_error_line(f"{message} ({self.prog} --help lists the options)")
@@ -95,7 +111,7 @@ class ArgumentParser(argparse.ArgumentParser):
 def print_error_line(text: str) -> None:
     """`nmt: error: TEXT` on stderr, a failed command's one line; a stop signal
     after it writes no other (nmt.signals)."""
-    print(f"nmt: error: {text}", file=sys.stderr, flush=True)
+    print(f"nmt: error: {printable(text)}", file=sys.stderr, flush=True)
     signals.error_reported()
 
 
@@ -129,7 +145,7 @@ def write_stdout(data: str | bytes, keep_going: bool = False) -> None:
         return
     try:
         sys.stdout.flush()               # what print() and logging left, first
-        write_all(fd, data.encode("utf-8") if isinstance(data, str) else data)
+        write_all(fd, printable(data).encode("utf-8") if isinstance(data, str) else data)
     except BrokenPipeError:              # the reader (e.g. `head`) stopped reading: not our error
         _drop_stdout()
     except OSError as error:
@@ -243,7 +259,8 @@ def refuse_link_loop(path, option: str) -> None:
 
 def check_output(path, option: str = "--output") -> None:
     """Refuse an output file that cannot be written before any work is done:
-    a link loop, a folder, or a file in a folder that does not exist."""
+    a name too long, a link loop, a folder, or a file in a folder that does not exist."""
+    check_name_length(path, option)
     refuse_link_loop(path, option)
     target = Path(path)
     if target.is_dir():

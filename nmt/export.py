@@ -73,8 +73,21 @@ def check_output_folder(output: Path, force: bool, checkpoint: str | None = None
         raise NmtError(f"--output {output} exists; choose another folder or add --force to replace it")
     if output.exists():
         check_replaceable(output, checkpoint)
+        check_not_working_folder(output)
     if not output.resolve().parent.is_dir():
         raise NmtError(f"--output {output}: its parent folder does not exist")
+
+
+def check_not_working_folder(output: Path) -> None:
+    """--force never replaces the folder the command runs in (or one above it):
+    the shell would be left in a folder that no longer exists."""
+    try:
+        here = Path.cwd().resolve()
+    except OSError:                     # the working folder is gone already: nothing to protect
+        return
+    if output.resolve() == here or output.resolve() in here.parents:
+        raise NmtError(f"--output {output} is the folder this command runs in (or holds it); --force would "
+                       "replace it under the shell; run the export from another folder")
 
 
 def check_replaceable(output: Path, checkpoint: str | None) -> None:

@@ -20,6 +20,7 @@ from nmt.cli_checks import write_stdout
 from nmt.config_files import CONFIGS, group_options
 from nmt.config_schema.table import RULES
 from nmt.errors import NmtError
+from nmt.path_names import check_name_length
 
 LIST_KEYS = "python -m nmt.train --cfg job lists every key"
 OTHER_CONFIG = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd")
@@ -133,6 +134,20 @@ def _check_key(cfg: dict, override) -> None:
     raise NmtError(f"{key}={value}: not a setting nmt knows{hint} ({LIST_KEYS})")
 
 
+PATH_KEYS = ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir", "trainer.resume", "cache_dir", "data.path")
+
+
+def check_path_lengths(overrides) -> None:
+    """A path setting no file system can hold (a name over 255 bytes): one
+    line before Hydra makes the folder (its OSError is a traceback)."""
+    for override in overrides:
+        name = override.key_or_group
+        if name in PATH_KEYS or name.startswith("data.") and name.endswith(("_src", "_tgt", "_links")):
+            for value in _values(override):
+                if value:
+                    check_name_length(value, name + "=")
+
+
 def check_overrides(args: list[str]) -> None:
     """Group options and keys of the command line's overrides, against the
     shipped configs; anything this does not understand is left to Hydra."""
@@ -143,6 +158,7 @@ def check_overrides(args: list[str]) -> None:
         overrides = OverridesParser.create().parse_overrides(overrides=lines)
     except Exception:  # noqa: BLE001 - a grammar error: Hydra's message shows where
         return
+    check_path_lengths(overrides)
     groups, keys = [], []
     for override in overrides:
         name = override.key_or_group

@@ -42,8 +42,9 @@ import numpy as np
 from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.interface import Translation, check_search, check_sentences
 from nmt.decoding.search_bounds import check_beam_width
-from nmt.deploy import layout, require_ctranslate2
+from nmt.deploy import layout, members, require_ctranslate2
 from nmt.errors import NmtError
+from nmt.path_names import printable
 
 COVERAGE_FLOOR = np.float32(1e-9)   # as nmt.decoding.beam.COVERAGE_FLOOR
 
@@ -81,12 +82,20 @@ class CTranslate2Translator:
         ctranslate2 = require_ctranslate2()
         folder = Path(folder)
         metadata = layout.read_metadata(folder)
-        self.tokenizer = Tokenizer((folder / layout.SOURCE_SPM).read_bytes(),
-                                   (folder / layout.TARGET_SPM).read_bytes())
+        files = members.read_export(folder)       # every member checked and read: CTranslate2 opens no path
+        self.tokenizer = Tokenizer(files[layout.SOURCE_SPM], files[layout.TARGET_SPM])
+        members.check_config(folder, files)
+        tok = self.tokenizer
+        members.check_vocabularies(
+            folder, files, {"src": tok.src_pieces(range(tok.src_vocab_size)),
+                            "tgt": tok.tgt_pieces(range(tok.tgt_vocab_size))},
+            {shown: tok.tgt_pieces([i])[0] for shown, i in (("<pad>", tok.pad_id), ("<s>", tok.bos_id),
+                                                            ("</s>", tok.eos_id), ("<unk>", tok.unk_id))})
+        given = {name: data for name, data in files.items() if name not in layout.NMT_FILES}
         try:
-            self.engine = ctranslate2.Translator(str(folder), device=device, compute_type=compute_type,
-                                                 intra_threads=threads)
-        except (RuntimeError, ValueError) as error:
+            self.engine = ctranslate2.Translator(printable(str(folder)), device=device, compute_type=compute_type,
+                                                 intra_threads=threads, files=given)
+        except (RuntimeError, ValueError, TypeError) as error:
             raise NmtError(f"CTranslate2 cannot load {folder}: {str(error).splitlines()[0][:200]}") from None
         self.folder, self.metadata = folder, metadata
         self.max_src_len = int(metadata["max_src_len"])

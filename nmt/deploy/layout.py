@@ -17,10 +17,12 @@ nmt_export.json:
 """
 
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
+from nmt.deploy.regular_files import read_member
 from nmt.errors import NmtError
 
 FORMAT = 1
@@ -34,6 +36,7 @@ MODEL_FILE = "model.bin"
 
 # Every file an export holds: CTranslate2's (vocabularies as .json, or .txt from older
 # versions) and nmt's. `--force` replaces a folder of these only.
+NMT_FILES = frozenset({METADATA, SOURCE_SPM, TARGET_SPM})      # nmt's, beside CTranslate2's
 EXPORT_FILES = frozenset({MODEL_FILE, "config.json", METADATA, SOURCE_SPM, TARGET_SPM} | {
     f"{side}_vocabulary.{ext}" for side in ("shared", "source", "target") for ext in ("json", "txt")})
 
@@ -53,7 +56,7 @@ FIELDS = {"checkpoint": (str, False), "quantization": (str, False), "max_src_len
 
 def is_export(path) -> bool:
     """True for a folder that holds an nmt export (its metadata file)."""
-    return (Path(path) / METADATA).is_file()
+    return os.path.lexists(Path(path) / METADATA)    # a FIFO there is refused when it is read
 
 
 def read_metadata(folder) -> dict:
@@ -62,13 +65,13 @@ def read_metadata(folder) -> dict:
     if not folder.is_dir():
         raise NmtError(f"{folder}: no such folder; export a checkpoint with "
                        f"python -m nmt.export --checkpoint best.pt --output {folder}")
-    missing = [name for name in (METADATA, MODEL_FILE, SOURCE_SPM, TARGET_SPM) if not (folder / name).is_file()]
+    missing = [name for name in (METADATA, MODEL_FILE, SOURCE_SPM, TARGET_SPM) if not os.path.lexists(folder / name)]
     if missing:
         raise NmtError(f"{folder} is not a model exported by nmt.export (no {missing[0]}); export one with "
                        f"python -m nmt.export --checkpoint best.pt --output DIR")
     try:
-        metadata = json.loads((folder / METADATA).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        metadata = json.loads(read_member(folder / METADATA).decode("utf-8"))   # a FIFO: refused, not opened
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise NmtError(f"{folder / METADATA} cannot be read ({error}); export the checkpoint again") from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise NmtError(f"{folder / METADATA} is not format {FORMAT}; export the checkpoint again "

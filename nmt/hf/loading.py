@@ -1,10 +1,13 @@
 """Open a Hugging Face encoder-decoder model and its tokenizer, or say in one line why not."""
 
 import logging
+import os
+import pickle
 import warnings
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.hf.folder_checks import WEIGHTS, check_folder
 
 
 def _transformers():
@@ -22,6 +25,11 @@ def _transformers():
     return transformers
 
 
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0][:160]}" if text else type(error).__name__
+
+
 def load_seq2seq(name: str, device):
     """(model, tokenizer) of the AutoModelForSeq2SeqLM `name`: a folder written
     by save_pretrained, or a hub name (which needs the network); in eval mode
@@ -29,9 +37,12 @@ def load_seq2seq(name: str, device):
     not an encoder-decoder, a hub name that cannot be fetched."""
     transformers = _transformers()
     folder = Path(name)
-    if folder.exists() and not (folder.is_dir() and (folder / "config.json").is_file()):
+    if folder.exists() and not (folder.is_dir() and os.path.lexists(folder / "config.json")):
         raise NmtError(f"--hf {name} is not a Hugging Face model folder (no config.json in it); give a folder "
                        "written by save_pretrained, or a hub name such as Helsinki-NLP/opus-mt-de-en")
+    local = folder.is_dir()
+    if local:
+        check_folder(name, folder)          # every member, before transformers opens one
     try:
         config = transformers.AutoConfig.from_pretrained(name)
     except (OSError, ValueError) as error:
@@ -41,10 +52,22 @@ def load_seq2seq(name: str, device):
     if not getattr(config, "is_encoder_decoder", False):
         raise NmtError(f"--hf {name} is a {config.model_type} model, not an encoder-decoder: it has no "
                        "cross-attention to show; give a translation model such as Marian (opus-mt-*)")
+    weights = next((w for w in WEIGHTS if (folder / w).is_file()), "weights") if local else "weights"
     try:
-        model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name, attn_implementation="eager")
+        with warnings.catch_warnings():         # torch's pickle-protocol warning: the line below says it all
+            warnings.simplefilter("ignore")
+            model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name, attn_implementation="eager")
+    except Exception as error:  # noqa: BLE001 - torch's, safetensors' and transformers' errors: one line
+        if isinstance(error, pickle.UnpicklingError):
+            raise NmtError(f"--hf {name}: {folder / weights} was refused: it is a pickle holding objects that "
+                           "could run code, not only tensors (nothing of it ran); give a folder with "
+                           "model.safetensors") from None
+        raise NmtError(f"--hf {name}: cannot load its model from {folder / weights if local else name} "
+                       f"({_first_line(error)}); give a folder written by save_pretrained") from None
+    try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(name)
-    except (OSError, ValueError, KeyError) as error:
-        first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
-        raise NmtError(f"--hf {name}: cannot load its model or tokenizer ({first})") from None
+    except Exception as error:  # noqa: BLE001 - sentencepiece's, json's and transformers' errors: one line
+        raise NmtError(f"--hf {name}: cannot load its tokenizer (tokenizer_config.json, vocab.json, "
+                       f"source.spm, target.spm) ({_first_line(error)}); give a folder written by "
+                       "save_pretrained") from None
     return model.to(device).eval(), tokenizer

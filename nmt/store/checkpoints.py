@@ -11,7 +11,6 @@ interpolation, only the classes of nmt's config groups, no unknown key.
 import hashlib
 import io
 import math
-import pickle
 import warnings
 import zipfile
 from pathlib import Path
@@ -22,7 +21,11 @@ from nmt import own_files
 from nmt.atomic import atomic_link, atomic_write
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special, special_kind
+from nmt.cli_checks import refuse_link_loop
+from nmt.path_names import check_name_length
+from nmt.store.load_errors import load_failure, utf8_name
 from nmt.store.integrity import check_part_bytes, check_stored_bytes, check_tensor_sizes, holds_tensors
+from nmt.store.state_checks import check_state
 from nmt.store.stored_config import check_stored_config
 
 FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
@@ -83,7 +86,9 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False, parts: tuple[s
     is mapped, only those parts' bytes are read and CRC-checked, and the other
     parts that hold tensors (the optimiser's state, the RNG) are left out."""
     path = Path(path)
+    check_name_length(path, "checkpoint")
     if not path.exists():
+        refuse_link_loop(path, "checkpoint")
         raise NmtError(f"checkpoint {path} does not exist")
     if path.is_dir():
         raise NmtError(f"checkpoint {path} is a directory; give the .pt file inside it")
@@ -92,23 +97,21 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False, parts: tuple[s
         with warnings.catch_warnings():     # torch's pickle-protocol warnings: the line below says it all
             warnings.simplefilter("ignore")
             mapped = (mmap or parts is not None) and zipfile.is_zipfile(path)   # torch maps only its zip format
-            state = torch.load(path, map_location=map_location, weights_only=True, mmap=mapped)
-    except Exception as error:  # noqa: BLE001 - any failure means a refused or damaged file
-        blocked = [line.strip() for line in str(error).splitlines() if "GLOBAL" in line]
-        if isinstance(error, pickle.UnpicklingError) and blocked:
-            raise NmtError(f"checkpoint {path} was refused: it holds objects that could run code, not "
-                           f"only tensors and plain data ({blocked[0][:120]}); "
-                           "load only checkpoints written by nmt.train") from None
-        # any other unpickling failure (e.g. "Unsupported operand") is a damaged file
-        raise NmtError(f"checkpoint {path} is truncated or not a checkpoint "
-                       f"({type(error).__name__}); {other_checkpoint_advice(path)}") from None
+            if utf8_name(path):
+                state = torch.load(path, map_location=map_location, weights_only=True, mmap=mapped)
+            else:                            # torch takes only UTF-8 names: read through an open file
+                with open(path, "rb") as file:
+                    state = torch.load(file, map_location=map_location, weights_only=True)
+    except Exception as error:  # noqa: BLE001 - any failure: the file's bytes say which kind
+        raise load_failure(path, error, other_checkpoint_advice(path)) from None
     if not isinstance(state, dict) or any(k not in state for k in REQUIRED_KEYS):
         raise NmtError(f"checkpoint {path} is not an nmt checkpoint (missing model, config or tokenizer)")
+    if state["tokenizer"] is None or isinstance(state["tokenizer"], (dict, bytes, str)) and not state["tokenizer"]:
+        raise NmtError(f"checkpoint {path} holds no sentencepiece model; it cannot translate")
+    check_state(state, path)                 # every field's type, every tensor's layout: before any use
     if state["format_version"] not in READS_VERSIONS:
         raise NmtError(f"checkpoint {path} has format version {state['format_version']}; "
                        f"this nmt reads versions {', '.join(map(str, READS_VERSIONS))}")
-    if not state["tokenizer"]:
-        raise NmtError(f"checkpoint {path} holds no sentencepiece model; it cannot translate")
     config = state["config"] = _moved(state["config"])
     check_stored_config(config, path)        # data, not code: before anything is built from it
     if parts is None:

@@ -74,6 +74,8 @@ def _check_entry(path, keys: tuple, key, value) -> None:
     where = ".".join(str(k) for k in keys + (key,))
     if isinstance(key, str) and "${" in key or isinstance(value, str) and "${" in value:
         _refuse(path, where, "holds an interpolation (${...}), which would run when resolved")
+    if "???" in [v for v in (key, value) if isinstance(v, str)]:
+        _refuse(path, where, "holds ??? (a value that was never set), which nmt cannot build from")
     if not isinstance(key, (str, int)):
         _refuse(path, where, f"has a key that is {_a(key)} (not text or a whole number)")
     if not isinstance(value, (dict, list, str, int, float, bool, type(None))):
