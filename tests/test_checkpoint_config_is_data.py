@@ -66,6 +66,13 @@ PAYLOADS = {
     "another-groups-class": lambda c, m: c["model"]["bridge"].update(
         _target_="nmt.models.encoders.rnn.RNNEncoder"),
     "unknown-plain-key": lambda c, m: c["model"]["encoder"].update(evil_setting=3),
+    # names (nmt.config_schema.registry): one that is no option, a class path as a name, a name its
+    # settings contradict, and the older form (a class path) naming another group's class
+    "unknown-name": lambda c, m: c["model"]["attention"].update(name="evil"),
+    "class-path-as-name": lambda c, m: c["model"]["positional"].update(name="builtins.open"),
+    "contradicted-name": lambda c, m: c["model"]["encoder"].update(name="lstm"),
+    "old-form-another-groups-class": lambda c, m: (
+        c["model"]["bridge"].pop("name"), c["model"]["bridge"].update(_target_="nmt.models.encoders.rnn.RNNEncoder")),
 }
 
 

@@ -202,7 +202,7 @@ def test_a_checkpoint_of_format_1_loads_with_its_per_direction_size(dot_run, tmp
 
     best = dot_run["dir"] / "checkpoints" / "best.pt"
     state = torch.load(best, weights_only=True)
-    assert state["format_version"] == 2
+    assert state["format_version"] == 3
     state["config"]["model"]["encoder"]["hidden_size"] = 128
     state["format_version"] = 1
     old = tmp_path / "format1.pt"

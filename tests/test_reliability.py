@@ -103,7 +103,8 @@ def test_a_checkpoint_cannot_run_code_through_its_config(tmp_path, toy_checkpoin
     source = tmp_path / "in.txt"
     source.write_text(SENTENCE + "\n")
     assert translate_main(["--checkpoint", str(path), "--input", str(source)]) == 1
-    assert "names 'os.system', which is not a class of nmt's model/positional options" in error_line(capsys.readouterr().err)
+    assert "names 'os.system' at model.positional, which is not one of nmt's model/positional options" in \
+        error_line(capsys.readouterr().err)
     assert not marker.exists()
 
 

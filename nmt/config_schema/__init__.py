@@ -19,7 +19,8 @@ any data is read by `nmt.training.config_checks.check_config`, in this order:
 The model's constructors' own checks (heads dividing d_model, ...) answer
 when it is built on the meta device (`nmt.models.build.check_model_config`).
 `choices` is Hydra's runtime.choices (group -> option), to name options in
-messages.
+messages. registry.py names each option's class by the option's name: a
+checkpoint stores its parts by those names (nmt.store.checkpoints).
 """
 
 from omegaconf import DictConfig

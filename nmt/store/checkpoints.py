@@ -2,7 +2,9 @@
 
 A checkpoint is a dict of tensors, numbers, strings and bytes only, so it
 loads with `torch.load(weights_only=True)`: a pickle that tries to run code
-is refused before anything runs. Its config is data too: `load_checkpoint`,
+is refused before anything runs. Its config names each part by nmt's
+registry name, never a class (nmt.config_schema.registry), and is data
+too: `load_checkpoint`,
 the one function every command and the API open a checkpoint with, checks it
 against nmt's schema before anything is built (nmt.store.stored_config): no
 interpolation, only the classes of nmt's config groups, no unknown key.
@@ -19,6 +21,7 @@ import torch
 
 from nmt import own_files
 from nmt.atomic import atomic_link, atomic_write
+from nmt.config_schema.registry import registry_targets, stored_names
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special, special_kind
 from nmt.cli_checks import refuse_link_loop
@@ -28,27 +31,11 @@ from nmt.store.integrity import check_part_bytes, check_stored_bytes, check_tens
 from nmt.store.state_checks import check_state
 from nmt.store.stored_config import check_stored_config
 
-FORMAT_VERSION = 2          # 2: a bidirectional RNN encoder's hidden_size is its state size
-READS_VERSIONS = (1, 2)     # version 1 is read by doubling that size (per direction in 1)
+FORMAT_VERSION = 3          # 3: the config names each part by its registry name, not its class
+READS_VERSIONS = (1, 2, 3)  # 2: a bidirectional RNN encoder's hidden_size is its state size
+#                             (version 1 is read by doubling that size, per direction in 1)
 REQUIRED_KEYS = ("format_version", "config", "tokenizer", "model")
 RESUME_KEYS = ("optimizer", "schedule", "progress", "rng")    # what a run continues from, beside the weights
-# Classes that moved: a checkpoint naming the old place loads the class from the new one.
-MOVED_TARGETS = {
-    "nmt.models.encoders.transformer.TransformerEncoder": "nmt.models.transformer.encoder.TransformerEncoder",
-    "nmt.models.decoders.transformer.TransformerDecoder": "nmt.models.transformer.decoder.TransformerDecoder",
-}
-
-
-def _moved(node):
-    """A config with every `_target_` of MOVED_TARGETS renamed (a new dict/list)."""
-    if isinstance(node, dict):
-        return {key: MOVED_TARGETS.get(value, value) if key == "_target_" and isinstance(value, str)
-                else _moved(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_moved(value) for value in node]
-    return node
-
-
 TRAINING_ADVICE = "free disk space or choose another output folder (hydra.run.dir=...); the previous checkpoint is kept"
 
 
@@ -65,6 +52,8 @@ def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also
     """
     path = Path(path)
     state = dict(state, format_version=FORMAT_VERSION)
+    if isinstance(state.get("config"), dict):
+        state["config"] = stored_names(state["config"])     # parts by registry name: no class path
     written = path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +101,9 @@ def load_checkpoint(path, map_location="cpu", mmap: bool = False, parts: tuple[s
     if state["format_version"] not in READS_VERSIONS:
         raise NmtError(f"checkpoint {path} has format version {state['format_version']}; "
                        f"this nmt reads versions {', '.join(map(str, READS_VERSIONS))}")
-    config = state["config"] = _moved(state["config"])
+    # each part by its registry name (a class path of an older file mapped to its name), and its
+    # class from the registry alone: nothing in the file names code
+    config = state["config"] = registry_targets(stored_names(state["config"], path), path)
     check_stored_config(config, path)        # data, not code: before anything is built from it
     if parts is None:
         check_stored_bytes(path, state, other_checkpoint_advice(path))    # torch.load does not check the CRCs
