@@ -31,11 +31,14 @@ def test_an_old_checkpoint_translates_as_it_did(path):
 
 
 def _compare(translator, expected) -> None:
+    """The same words; the same scores and attention to float32 rounding. The expected
+    values were written on one processor (make.py); another one's vector units sum in
+    another order, so bits may differ there while nothing a reader sees does."""
     for beam in (1, 3):
         got = translator.translate(expected["sentences"], beam_size=beam)
         for translation, want in zip(got, expected[f"beam_{beam}"], strict=True):
             assert translation.text == want["text"]
-            assert float(translation.score) == want["score"]
+            assert float(translation.score) == pytest.approx(want["score"], rel=1e-5, abs=1e-5)
             attention = np.asarray(want["attention"], dtype=np.float32)
             assert translation.attention.shape == attention.shape
-            assert np.array_equal(translation.attention, attention)
+            np.testing.assert_allclose(translation.attention, attention, rtol=0, atol=1e-5)

@@ -8,17 +8,12 @@ import pytest
 from nmt.errors import NmtError
 from nmt.study.autocommit import commit_record, work_tree_of
 from nmt.study.configs import study_configs
-
-
-def git(repo, *args):
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+from tests.study.git_repos import git, new_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    git(tmp_path, "init", "--quiet")
-    git(tmp_path, "config", "user.name", "study test")
-    git(tmp_path, "config", "user.email", "study@example.invalid")
+    new_repo(tmp_path)
     (tmp_path / "notes.txt").write_text("the user's own work\n")
     git(tmp_path, "add", "notes.txt")                       # staged by the user, not to be committed
     return tmp_path

@@ -2,26 +2,20 @@
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from nmt.errors import NmtError
 from nmt.study.preregistration import check_records, load_plan, plan_configs, require_committed
+from tests.study.git_repos import git, new_repo
 
 PLAN = Path(__file__).resolve().parents[2] / "benchmarks" / "attention_study" / "preregistered" / "plan.json"
 
 
-def git(repo, *args):
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
 def repo(tmp_path):
-    git(tmp_path, "init", "--quiet")
-    git(tmp_path, "config", "user.name", "study test")
-    git(tmp_path, "config", "user.email", "study@example.invalid")
+    new_repo(tmp_path)
     (tmp_path / "code.txt").write_text("the code before the plan\n")
     git(tmp_path, "add", "code.txt")
     git(tmp_path, "commit", "--quiet", "-m", "code")
