@@ -280,6 +280,18 @@ def empty_input(args) -> int:
 
 
 @command
+def line_per_source(path: str | None, option: str, sources: list[str]) -> list[str] | None:
+    """A file of one line per input line (--links, --reference), or None when not given."""
+    if not path:
+        return None
+    from nmt.data.readers import read_lines
+
+    lines = read_lines(path)
+    if len(lines) != len(sources):
+        raise NmtError(f"{option} {path} has {len(lines)} lines but the input has {len(sources)}")
+    return lines
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")
@@ -291,19 +303,8 @@ def main(argv=None) -> int:
     sources = read_input(args.input)
     if args.beam_tree:
         one_sentence(sources)
-    links = None
-    if args.links:
-        from nmt.data.readers import read_lines
-        links = read_lines(args.links)
-        if len(links) != len(sources):
-            raise NmtError(f"--links {args.links} has {len(links)} lines but the input has {len(sources)}")
-    references = None
-    if args.reference:
-        from nmt.data.readers import read_lines
-        references = read_lines(args.reference)
-        if len(references) != len(sources):
-            raise NmtError(f"--reference {args.reference} has {len(references)} lines but the "
-                           f"input has {len(sources)}")
+    links = line_per_source(args.links, "--links", sources)
+    references = line_per_source(args.reference, "--reference", sources)
     if not sources:
         return empty_input(args)
     translator, search = open_engine(args)
