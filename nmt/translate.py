@@ -279,7 +279,6 @@ def empty_input(args) -> int:
     return 0
 
 
-@command
 def line_per_source(path: str | None, option: str, sources: list[str]) -> list[str] | None:
     """A file of one line per input line (--links, --reference), or None when not given."""
     if not path:
@@ -292,6 +291,7 @@ def line_per_source(path: str | None, option: str, sources: list[str]) -> list[s
     return lines
 
 
+@command
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="nmt: %(message)s")

@@ -119,7 +119,7 @@ def test_the_page_script_computes_what_the_python_rule_computes(tmp_path):
     url = hand_page(tmp_path, [[one_map("cross", [[[[0.5, 0.5, 0.0]] * 3]], ["x", "y", "</s>"], ["a", "b", "c"])]])
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page()
+        page = browser.new_page(bypass_csp=True)
         page.goto(url)
         script = """([w, mask, scale, shared]) => {
             const map = {mask: mask};
@@ -148,7 +148,7 @@ def test_compared_panels_share_one_relative_scale(tmp_path):
     problems = []
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(hand_page(tmp_path, [[sharp], [flat]]))
@@ -205,7 +205,7 @@ def test_the_explorer_draws_a_nearly_uniform_map_dark(marian_explorer, width):
     problems = []
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": width, "height": 1000})
+        page = browser.new_page(viewport={"width": width, "height": 1000}, bypass_csp=True)
         page.set_default_timeout(90_000)
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
@@ -248,7 +248,7 @@ def test_two_panels_stand_side_by_side_from_1280_px(tmp_path, width):
     maps = [one_map("cross", [[[[1 / 40] * 40] * 3]], rows, cols)]
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": width, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": 900}, bypass_csp=True)
         page.goto(hand_page(tmp_path, [maps, maps]))
         boxes = page.locator("#results > .panel").evaluate_all(
             "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right]; })")

@@ -94,7 +94,7 @@ def test_attention_html_with_a_beam_holds_the_beam_tree(toy_checkpoint, tmp_path
     problems = []
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(html.as_uri())

@@ -80,7 +80,7 @@ def test_the_explorer_keeps_the_other_models_result(marian16, toy_checkpoint):
     from nmt.explore import HFModel, Model, create_app
 
     hf = HFModel(str(marian16), "cpu")
-    client = TestClient(create_app([Model(str(toy_checkpoint), "cpu"), hf]))
+    client = TestClient(create_app([Model(str(toy_checkpoint), "cpu"), hf]), base_url="http://127.0.0.1:8000")
     assert len(hf.translator.tokenizer.encode_src(DATE)) > 16            # the nmt model takes it, the Marian not
     reply = client.post("/api/translate", json={"text": DATE, "beam_size": 2})
     assert reply.status_code == 200

@@ -35,7 +35,7 @@ def test_the_explorer_badges_unknown_input_and_clears_the_panel_of_a_refused_one
     problems = []
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
         page.set_default_timeout(90_000)
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
@@ -72,7 +72,7 @@ def test_labels_are_words_by_default_and_subwords_on_request(tmp_path):
     problems = []
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(url)
