@@ -272,7 +272,12 @@ def write_beam_tree(translator, sources: list[str], args) -> None:
 
 
 def empty_input(args) -> int:
-    """An input of no lines: an empty output, and a word why (exit 0)."""
+    """An input of no lines: an empty output, and a word why (exit 0); with --reference,
+    one line that there is nothing to score (exit 1), before anything is written."""
+    if args.reference:
+        from nmt.scoring import score_translations
+
+        score_translations([], [])                   # its NmtError: no sentences to score
     write_output([], args.output)
     log.warning("the input (%s) has no lines: nothing to translate, so %s is empty too",
                 args.input if args.input not in (None, "-") else "standard input", args.output or "the output")
@@ -319,7 +324,7 @@ def main(argv=None) -> int:
     if truncated:
         log.warning("%d input line(s) longer than the model's %d subwords were truncated "
                     "(first: line %d)", len(truncated), translator.max_src_len, truncated[0])
-    from nmt.viz.attention_data import warn_unknown
+    from nmt.viz.unknown_share import warn_unknown
     warn_unknown(outputs, log)                    # lines mostly <unk>: one line
     if args.nbest > 1:
         lines = [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(outputs)

@@ -84,7 +84,7 @@ def test_translate_output_file_size_limit_keeps_the_old_file(tmp_path, toy_check
     source.write_bytes(MANY_LINES)
     output.write_text("old\n")
     done = run("nmt.translate", "--checkpoint", toy_checkpoint, "--beam-size", 1, "--input", source,
-               "--output", output, limited=True)
+               "--output", output, "--overwrite", limited=True)
     one_error(done, f"cannot write {output}: File too large")
     assert output.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] and not list(tmp_path.glob(".*.tmp"))
@@ -203,7 +203,7 @@ def test_average_output_is_an_input(tmp_path, toy_checkpoint, name):
     copy.write_bytes(toy_checkpoint.read_bytes())
     before = copy.read_bytes()
     output = spellings(tmp_path, copy)[name]
-    done = run("nmt.average", copy, toy_checkpoint, "--output", output)
+    done = run("nmt.average", copy, toy_checkpoint, "--output", output, "--overwrite")
     line = one_error(done, f"--output {output} is the same file as --checkpoint {copy}; ")
     assert line.endswith("choose another file")
     assert copy.read_bytes() == before

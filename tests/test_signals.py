@@ -189,7 +189,7 @@ def test_translate_stops_while_loading_or_reading_stdin(tmp_path, toy_checkpoint
     loads, the checkpoint loads, or the read waits for input."""
     output = tmp_path / "out.txt"
     output.write_text("an older translation\n")
-    child = Child("nmt.translate", "--checkpoint", str(toy_checkpoint), "--output", str(output),
+    child = Child("nmt.translate", "--checkpoint", str(toy_checkpoint), "--output", str(output), "--overwrite",
                   stdin=subprocess.PIPE)
     child.wait_for(child.handles_sigterm)
     time.sleep(delay)

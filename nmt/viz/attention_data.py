@@ -34,11 +34,10 @@ import torch
 
 from nmt.errors import NmtError
 from nmt.viz.colour_scale import CAUSAL
+from nmt.viz.unknown_share import UNKNOWN, UNKNOWN_SHARE, unknown_source, unknown_text, warn_unknown  # noqa: F401
 
 BOS = 2
 DIGITS = 4
-UNKNOWN_SHARE = 0.3     # over this share of <unk> source subwords, a translation is flagged
-UNKNOWN = "<unk>"
 SPARSE_NORMALISERS = ("sparsemax", "entmax15")
 
 
@@ -111,29 +110,6 @@ def check_source(translator, text: str) -> str:
         raise NmtError(f"the sentence has {n} subwords but this model takes at most "
                        f"{translator.max_src_len}; shorten it")
     return text
-
-
-def unknown_source(src_pieces: list[str]) -> dict:
-    """How many source subwords are <unk> (</s> not counted), and whether
-    that is over UNKNOWN_SHARE: the model saw too little of the input for
-    its translation, or its attention, to say much."""
-    pieces = [p for p in src_pieces if p != "</s>"]
-    count = sum(p == UNKNOWN for p in pieces)
-    return {"count": count, "of": len(pieces), "over": bool(pieces) and count / len(pieces) > UNKNOWN_SHARE}
-
-
-def unknown_text(unknown: dict) -> str:
-    return (f"{unknown['count']} of {unknown['of']} source subwords are <unk>, unknown to the model's vocabulary "
-            f"(over {UNKNOWN_SHARE:.0%}): the translation and its attention say little about this input")
-
-
-def warn_unknown(outputs, logger) -> None:
-    """One warning line on `logger` for the Translations whose sources are mostly <unk>."""
-    flagged = [(i + 1, unknown_source(o.src_pieces)) for i, o in enumerate(outputs) if o.src_pieces]
-    flagged = [(line, unknown) for line, unknown in flagged if unknown["over"]]
-    if flagged:
-        logger.warning("%d input line(s) mostly unknown; line %d: %s", len(flagged), flagged[0][0],
-                       unknown_text(flagged[0][1]))
 
 
 def _map(name, title, rows, cols, row_axis, col_axis, layers, center=None, window=None,

@@ -80,7 +80,7 @@ def test_mandatory_file_key_missing(tmp_path):
 def test_bad_numbers_and_nothing_left(tmp_path):
     with pytest.raises(NmtError, match=r"^data\.max_len=0: must be >= 1$"):
         prepare_data(files_config(tmp_path, SENTENCES * 10, SENTENCES, max_len=0), tmp_path, seed=0)
-    with pytest.raises(NmtError, match=r"^data\.vocab_size=3: must be >= 5 \(4 special pieces"):
+    with pytest.raises(NmtError, match=r"^data\.vocab_size=3: must be in \[5, 1048576\] \(4 special pieces"):
         prepare_data(files_config(tmp_path, SENTENCES * 10, SENTENCES, vocab_size=3), tmp_path, seed=0)
     streaming = files_config(tmp_path, SENTENCES * 10, SENTENCES, streaming=True, buffer_pairs=0)
     with pytest.raises(NmtError, match=r"^data\.buffer_pairs=0: must be >= 1$"):
