@@ -9,7 +9,7 @@ A comparison is *confirmed* where it differs in the claimed direction on both
 sets, *not confirmed* where test_2017 shows no finding, *reversed* where
 test_2017 differs the other way; where test_2016 shows no finding, the reading
 says whether test_2017 differs as claimed or against the claim. "At
-convergence" is said of a claim only when every finished run of its rows
+early stopping" is said of a claim only when every finished run of its rows
 stopped by early stopping, none at the cap.
 """
 
@@ -81,7 +81,7 @@ def claim_lines(claim: Claim, tables: tuple[dict, dict], runs: list[dict]) -> li
              f"{'higher' if claim.expect == '>' else 'lower' if claim.expect == '<' else 'equal'}. "
              + ("Every finished run of these rows stopped early: read at early stopping." if converged else
                 "Not every planned run of these rows has finished and stopped early: not yet read at "
-                "convergence."), "",
+                "early stopping."), "",
              "| comparison | seeds | test_2016: gap [95% CI], Welch p, Holm in the claim | "
              "test_2017: gap [95% CI], Welch p, Holm in the claim | power for a 2-BLEU gap on test_2017 | reading |",
              "|---|---|---|---|---|---|"]

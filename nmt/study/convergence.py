@@ -76,7 +76,7 @@ def verdict(check: OrderingCheck) -> str:
 
 def shown_verdict(check: OrderingCheck) -> str:
     """The verdict as the paragraph says it: a finding not confirmed at
-    convergence also says which way the gap points there."""
+    early stopping also says which way the gap points there."""
     said = verdict(check)
     if said != NOT_CONFIRMED:
         return said

@@ -240,7 +240,7 @@ def test_records_trained_later_say_why_and_the_equivalence_checks_are_read(tmp_p
             for n, c in (("bahdanau", "d459c95f0ae4"), ("luong_dot", "d459c95f0ae4"), ("bahdanau-guided", "619a12a92ec6"))]
     text = "\n".join(commit_lines(runs))
     assert "Not from `d459c95f0ae4`: bahdanau-guided seed 1 (`619a12a92ec6`). Why: bahdanau-guided was trained " \
-           "at an earlier commit than the other rows'" in text        # 619a12a (11-26 09:23) before d459c95
+           "at a later commit than the other rows'" in text       # 619a12a (11-26 09:23) after d459c95 (05:31)
     assert equivalence_lines(tmp_path) == []
     folder = tmp_path / "commit_equivalence"
     folder.mkdir()
