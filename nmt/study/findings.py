@@ -82,6 +82,8 @@ def grouping_changes(table: dict, part: str, claims=CLAIMS) -> list[tuple[Claim,
     changed = []
     for mine in sections(part, claims).values():
         for claim, group, pooled in zip(mine, check_section(mine, table), check_pooled(mine, table)):
+            if part in dict(claim.not_read):
+                continue
             for checked, first in zip(group, pooled):
                 now, then = verdict(claim.expect, checked), verdict(claim.expect, first)
                 if now != then:
@@ -92,15 +94,17 @@ def grouping_changes(table: dict, part: str, claims=CLAIMS) -> list[tuple[Claim,
 def declared(table: dict, part: str, claims=CLAIMS) -> dict[tuple[str, str, str], tuple[str, Claim]]:
     """Every comparison a claim of `part` declares, keyed (a, b, record key) in both
     orders -> (its Holm reading within the claim, the claim): what another table
-    shows for that comparison instead of testing it again."""
+    shows for that comparison instead of testing it again ("not read" where the
+    claim cannot be read on `part`)."""
     found = {}
     for claim in claims:
         if part not in claim.parts:
             continue
+        withheld = part in dict(claim.not_read)
         for checked in check_claim(claim, table):
             (a, key_a), (b, key_b) = split_row(checked.a, claim.measure), split_row(checked.b, claim.measure)
             if key_a == key_b and checked.comparison is not None:
-                found[(a, b, key_a)] = found[(b, a, key_a)] = (checked.reading, claim)
+                found[(a, b, key_a)] = found[(b, a, key_a)] = ("not read" if withheld else checked.reading, claim)
     return found
 
 
@@ -134,12 +138,18 @@ def describe_row(table: dict, row: str, measure: str) -> str:
     return f"{what} {statistics.fmean(found):.{digits}f}{spread} ({len(found)} seed{'s' * (len(found) != 1)})"
 
 
-def render_claim(claim: Claim, checks: list[Checked], table: dict, pooled: list[Checked] | None = None) -> list[str]:
+def render_claim(claim: Claim, checks: list[Checked], table: dict, pooled: list[Checked] | None = None,
+                 part: str = "") -> list[str]:
     """One claim against the records: what the paper says and, per pair, the
     gap, its 95% interval, Welch's exact p and the Holm-corrected decision
-    under each grouping (per claim; per paper, the grouping declared first)."""
+    under each grouping (per claim; per paper, the grouping declared first).
+    On a part the claim cannot be read on (claim.not_read) the figures are
+    shown and every decision is withheld, with the reason."""
+    withheld = dict(claim.not_read).get(part, "")
     lines = [f"- {claim.where}: {claim.says}. {MEASURES.get(claim.measure, claim.measure)}; "
-             f"{EXPECTED[claim.expect]}." + (f" *Edited after its result:* {claim.edited}." if claim.edited else "")]
+             f"{EXPECTED[claim.expect]}." + (f" *Edited after its result:* {claim.edited}." if claim.edited else "")
+             + (f" *Not read on this part* (decided 2026-12-02, after the results): {withheld}." if withheld else "")]
+    said = (lambda checked: "not read (see above)") if withheld else (lambda checked: verdict(claim.expect, checked))
     pooled = pooled or checks
     digits = DIGITS.get(claim.measure, 3)
     for checked, first in zip(checks, pooled):
@@ -152,8 +162,7 @@ def render_claim(claim: Claim, checks: list[Checked], table: dict, pooled: list[
             evidence = f": gap {c.gap:+.{digits}f}"
         lines.append(f"  - {describe_row(table, checked.a, claim.measure)} vs "
                      f"{describe_row(table, checked.b, claim.measure)}{evidence}: "
-                     f"per claim **{verdict(claim.expect, checked)}**; "
-                     f"per paper (declared first) **{verdict(claim.expect, first)}**")
+                     f"per claim **{said(checked)}**; per paper (declared first) **{said(first)}**")
     return lines
 
 
@@ -182,6 +191,6 @@ def findings(table: dict, part: str, claims=CLAIMS) -> list[str]:
                if tested else "Nothing tested here yet." if mine else "No comparison of rows tests this paper.")
         out += [f"#### {source.cite}", "", f"Their setting: {source.setting}. Against ours: {source.versus}. {how}", ""]
         for claim, group, first in zip(mine, checks, pooled):
-            out += render_claim(claim, group, table, first)
+            out += render_claim(claim, group, table, first, part)
         out.append("")
     return out

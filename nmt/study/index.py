@@ -226,8 +226,7 @@ def write_index(root: Path) -> None:
     if parts["multi30k"][0]:
         out += glance_multi30k(parts["multi30k"][0],
                                baseline_note(quality.get("multi30k", {}).get("baselines_vs_committed", {}),
-                                             parts["multi30k"][0],
-                                             (quality.get("multi30k", {}).get("run2_vs_run1") or {}).get("aer")))
+                                             parts["multi30k"][0]))
     out += papers_lines(parts)
     out += ["", "## Superseded", "",
             "The first Multi30k study gave every run 1.5 minutes (80–135 updates, test BLEU 2–7): it "

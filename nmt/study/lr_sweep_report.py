@@ -79,17 +79,34 @@ def readable(runs: list[dict], chosen: dict[str, float]) -> bool:
 
 def gaps_at_best(runs: list[dict], chosen: dict[str, float], spread: dict[str, tuple[float, int]]) -> dict:
     """Per test set read: ({row: test BLEU at its own rate}, [(multiplicative row, additive's lead,
-    level: under twice the grid's largest seed spread)])."""
+    level: under twice the grid's largest seed spread, or None where no spread of that test set
+    exists)]). The grid's spread is of test_2016 BLEU; the grid scored no run on test_2017, so
+    test_2017's gaps are given without a level reading."""
     at_best = {row: [r for r in runs if r["name"] == lr_name(row, chosen[row]) and r["eval"]] for row in chosen}
-    noise = max((sd for sd, _ in spread.values()), default=None)
+    noise = {"test_2016": max((sd for sd, _ in spread.values()), default=None), "test_2017": None}
     found = {}
     for test, confirm in (("test_2016", False), ("test_2017", True)):
         scores = {row: _mean(at_best[row], "test_bleu", confirm) for row in chosen}
         if any(v is None for v in scores.values()):
             continue
         leads = [(other, scores[ADDITIVE] - scores[other]) for other in MULTIPLICATIVE]
-        found[test] = scores, [(other, gap, noise is not None and abs(gap) < 2 * noise) for other, gap in leads]
+        found[test] = scores, [(other, gap, None if noise[test] is None else abs(gap) < 2 * noise[test])
+                               for other, gap in leads]
     return found
+
+
+def lead_words(other: str, gap: float, level: bool | None) -> str:
+    if level is None:
+        return f"{'ahead of' if gap > 0 else 'behind'} {other} by {abs(gap):.2f} (no seed spread of this set)"
+    if level:
+        return f"level with {other} ({gap:+.2f}, under twice the grid's seed spread)"
+    return f"{'ahead of' if gap > 0 else 'behind'} {other} by {abs(gap):.2f}"
+
+
+def peaked_at_end(runs: list[dict]) -> list[str]:
+    """The runs whose best validation fell at their last update: still improving when the budget ended."""
+    return sorted(f"{r['name']}" for r in runs if r["eval"] and r["eval"].get("best_step") is not None
+                  and r["eval"].get("best_step") == r["eval"].get("final_step"))
 
 
 def reading_lines(runs: list[dict], chosen: dict[str, float], spread: dict[str, tuple[float, int]]) -> list[str]:
@@ -101,8 +118,7 @@ def reading_lines(runs: list[dict], chosen: dict[str, float], spread: dict[str, 
                 "has finished."]
     lines = []
     for test, (scores, leads) in gaps_at_best(runs, chosen, spread).items():
-        verdicts = [f"level with {other} ({gap:+.2f}, under twice the grid's seed spread)" if level else
-                    f"{'ahead of' if gap > 0 else 'behind'} {other} by {abs(gap):.2f}" for other, gap, level in leads]
+        verdicts = [lead_words(other, gap, level) for other, gap, level in leads]
         lines.append(f"- On {test}, at each row's own rate: {ADDITIVE} {scores[ADDITIVE]:.2f} (rate "
                      f"{chosen[ADDITIVE]:g}), " + ", ".join(f"{m} {scores[m]:.2f} (rate {chosen[m]:g})"
                                                            for m in MULTIPLICATIVE)
@@ -116,7 +132,14 @@ def reading_lines(runs: list[dict], chosen: dict[str, float], spread: dict[str, 
         lines += ["", "Scale: one seed per rate, so no test of significance is possible here. The grid's "
                   "seed-to-seed standard deviation of test_2016 BLEU at its rate is "
                   + ", ".join(f"{sd:.2f} for {row} ({n} seeds)" for row, (sd, n) in spread.items())
-                  + "; a gap under twice the largest of these is read as level."]
+                  + "; a test_2016 gap under twice the largest of these is read as level. The grid scored no run on "
+                  "test_2017, so test_2017's gaps have no spread to be read against and are given as gaps only."]
+    ended = peaked_at_end(runs)
+    done = sum(1 for r in runs if r["eval"])
+    if ended:
+        lines += ["", f"Still improving at the budget: {len(ended)} of the {done} runs had their best validation "
+                  f"at their last update ({', '.join(ended)}), so each score is the rate's at "
+                  "this budget, not at its best; a rate that learns faster is favoured."]
     return lines
 
 
@@ -161,8 +184,8 @@ def lr_sweep_item(root: Path) -> str:
     if not readable(runs, chosen):
         return item
     found = gaps_at_best(runs, chosen, grid_spread(Path(root) / "multi30k"))
-    said = [f"on {test} {ADDITIVE} is " + ", ".join(
-        f"level with {other}" if level else f"{'ahead of' if gap > 0 else 'behind'} {other} ({gap:+.2f} BLEU)"
-        for other, gap, level in leads) for test, (_, leads) in found.items()]
-    return item + ("; " + "; ".join(said) + " (one seed a rate; level: under twice the grid's seed spread)"
-                   if said else "")
+    said = [f"on {test} {ADDITIVE} is " + ", ".join(lead_words(other, gap, level) for other, gap, level in leads)
+            for test, (_, leads) in found.items()]
+    ended = len(peaked_at_end(runs))
+    return item + ("; " + "; ".join(said) + f" (one seed a rate; {ended} of {done} runs still improving at their "
+                   "last update)" if said else "")

@@ -164,9 +164,7 @@ def write_report(args, settings: dict, runs: list[dict], sentences: list[tuple[s
     table = aggregate(runs)
     galleries, curves = render_figures(out_dir, configs, runs, sentences)
     baselines = baseline_counts(test, links) if test and links else None
-    noise = (eflomal_quality(out_dir.parent).get("multi30k", {}).get("run2_vs_run1") or {}).get("aer") \
-        if not toy else None
-    note = baseline_note(baselines or {}, table, noise)
+    note = baseline_note(baselines or {}, table)
     confirming = out_dir.name == CONFIRMATION_FOLDER
     text = "\n".join([
         *header_lines(settings, runs, table, args.out), *(confirmation_lines(runs) if confirming else []),

@@ -143,3 +143,38 @@ def test_findings_render_every_paper_with_its_setting():
     assert "#### Koehn & Knowles 2017, Six Challenges for Neural Machine Translation, WNMT\n" in text
     assert "luong_general-local_m 0.210 ± 0.010 (3 seeds) vs luong_general 0.510 ± 0.010 (3 seeds)" in text
     assert findings({}, "toy") == ["The toy part has no finished runs yet."]
+
+
+def test_a_claim_not_read_on_a_part_shows_its_figures_withholds_its_decision_and_keeps_its_families():
+    from nmt.study.findings import check_pooled, declared, grouping_changes
+
+    # the same numbers as the groupings test: per claim each pair survives (p 0.0375), per paper neither
+    table = aggregate(runs_of({"a": [30.0, 30.4, 30.2], "b": [29.5, 29.9, 29.7],
+                               "c": [31.0, 31.4, 31.2], "d": [30.5, 30.9, 30.7]}, key="test_bleu"))
+    claims = (Claim("luong2015", "Table 6", "a above b", "test_bleu", (("a", "b"),), ">", ("toy",),
+                    not_read=(("toy", "the toy task cannot test it"),)),
+              Claim("luong2015", "Table 6", "c above d", "test_bleu", (("c", "d"),), ">", ("toy",)))
+    per_claim, pooled = check_section(list(claims), table), check_pooled(list(claims), table)
+    # the withheld claim still counts in the paper's family: c vs d stays "no finding" per paper
+    assert [g[0].reading for g in pooled] == ["no finding", "no finding"]
+    lines = render_claim(claims[0], per_claim[0], table, pooled[0], "toy")
+    assert lines[0].endswith("*Not read on this part* (decided 2026-12-02, after the results): "
+                             "the toy task cannot test it.")
+    assert "gap +0.50" in lines[1] and lines[1].endswith(
+        "per claim **not read (see above)**; per paper (declared first) **not read (see above)**")
+    # on a part where it is read, the decision is given as before
+    assert render_claim(claims[0], per_claim[0], table, pooled[0], "multi30k")[1].endswith(
+        "per claim **agrees: a higher**; per paper (declared first) **no finding**")
+    assert [c.a for _, c, _, _ in grouping_changes(table, "toy", claims)] == ["c"]
+    assert declared(table, "toy", claims)[("a", "b", "test_bleu")][0] == "not read"
+
+
+def test_the_claims_that_their_part_cannot_test_are_withheld_there():
+    from nmt.study.claims import CLAIMS, LOCAL_M
+
+    withheld = {(c.says[:40], part) for c in CLAIMS for part, _ in c.not_read}
+    local_m = [c for c in CLAIMS if any(LOCAL_M in pair[0] for pair in c.pairs)]
+    assert local_m and all(dict(c.not_read).get("toy") for c in local_m)
+    guided_aer = [c for c in CLAIMS if c.measure == "aer" and any("-guided" in a for a, _ in c.pairs)]
+    assert guided_aer and all(dict(c.not_read).get("multi30k") for c in guided_aer)
+    assert len(withheld) == len(local_m) + len(guided_aer)

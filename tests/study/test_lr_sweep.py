@@ -36,9 +36,11 @@ def test_lr_sweep_options(tmp_path):
         assert done.returncode == 2 and said in done.stderr.decode() and done.stderr.decode().count("\n") == 1
 
 
-def write_run(folder, name: str, seed: int, valid: float, test: float, second: float | None) -> None:
+def write_run(folder, name: str, seed: int, valid: float, test: float, second: float | None,
+              best_step: int = 1400) -> None:
     record = {"name": name, "family": "learning_rate", "seed": seed, "status": "finished", "commit": "abc123",
-              "eval": {"valid_bleu": valid, "test_bleu": test, "entropy": 1.5, "wall_s": 600.0}}
+              "eval": {"valid_bleu": valid, "test_bleu": test, "entropy": 1.5, "wall_s": 600.0,
+                       "best_step": best_step, "final_step": 1600}}
     if second is not None:
         record["confirm"] = {"eval": {"test_bleu": second}}
     write_record(record_path_of(folder, name, seed), record)
@@ -55,7 +57,7 @@ def test_the_page_chooses_each_rate_on_validation_and_reads_the_finding_there(tm
     sweep, grid = tmp_path / "learning_rate", tmp_path / "multi30k"
     for row, rates in SWEEP.items():
         for rate, (valid, test, second) in rates.items():
-            write_run(sweep, lr_name(row, rate), 1, valid, test, second)
+            write_run(sweep, lr_name(row, rate), 1, valid, test, second, 1600 if row == "luong_dot" else 1400)
     for row, scores in (("luong_general", (29.0, 30.0, 31.0)), ("bahdanau", (34.5, 35.0, 35.5))):
         for seed, score in enumerate(scores, 1):                    # the grid's seeds: sd 1.0 and 0.5
             write_run(grid, row, seed, score, score, None)
@@ -70,16 +72,21 @@ def test_the_page_chooses_each_rate_on_validation_and_reads_the_finding_there(tm
     assert ("- On test_2016, at each row's own rate: bahdanau 35.00 (rate 0.002), luong_general 31.00 (rate 0.001), "
             "luong_dot 28.00 (rate 0.004): bahdanau is ahead of luong_general by 4.00 and ahead of luong_dot by "
             "7.00.") in text
-    # test_2017: 28.00 vs 25.00 (+3.00) and 22.50 (+5.50)
-    assert "bahdanau is ahead of luong_general by 3.00 and ahead of luong_dot by 5.50." in text
+    # test_2017: 28.00 vs 25.00 (+3.00) and 22.50 (+5.50); the grid has no test_2017 spread, so no level reading
+    assert ("bahdanau is ahead of luong_general by 3.00 (no seed spread of this set) and ahead of luong_dot by 5.50 "
+            "(no seed spread of this set).") in text
+    assert "test_2017's gaps have no spread to be read against" in text
+    # luong_dot's three runs had their best validation at their last update (1,600)
+    assert ("Still improving at the budget: 3 of the 9 runs had their best validation at their last update "
+            "(luong_dot-lr0.001, luong_dot-lr0.002, luong_dot-lr0.004)") in text
     assert "1.00 for luong_general (3 seeds), 0.50 for bahdanau (3 seeds)" in text
     assert "At the edge of the sweep: luong_general's (0.001), luong_dot's (0.004) chosen rate is" in text
     assert "at the grid's budget of 1,600 updates" in text
     assert (sweep / "README.md").read_text(encoding="utf-8") == text
     assert lr_sweep_item(tmp_path).endswith(                        # the index says the answer too
-        "9 of 9 runs finished; on test_2016 bahdanau is ahead of luong_general (+4.00 BLEU), ahead of luong_dot "
-        "(+7.00 BLEU); on test_2017 bahdanau is ahead of luong_general (+3.00 BLEU), ahead of luong_dot "
-        "(+5.50 BLEU) (one seed a rate; level: under twice the grid's seed spread)")
+        "9 of 9 runs finished; on test_2016 bahdanau is ahead of luong_general by 4.00, ahead of luong_dot by 7.00; "
+        "on test_2017 bahdanau is ahead of luong_general by 3.00 (no seed spread of this set), ahead of luong_dot "
+        "by 5.50 (no seed spread of this set) (one seed a rate; 3 of 9 runs still improving at their last update)")
 
 
 def test_a_gap_within_the_grid_spread_is_level_and_a_partial_sweep_is_not_read(tmp_path):
@@ -91,8 +98,8 @@ def test_a_gap_within_the_grid_spread_is_level_and_a_partial_sweep_is_not_read(t
         write_run(grid, "luong_general", seed, score, score, None)
     text = write_lr_sweep_report(sweep, {"budget_steps": 1600, "val_sentences": 300, "sessions": []})
     assert "bahdanau is level with luong_general (+3.00, under twice the grid's seed spread)" in text
-    assert "; on test_2016 bahdanau is level with luong_general, ahead of luong_dot (+7.00 BLEU);" in \
-        lr_sweep_item(tmp_path)
+    assert ("; on test_2016 bahdanau is level with luong_general (+3.00, under twice the grid's seed spread), "
+            "ahead of luong_dot by 7.00;") in lr_sweep_item(tmp_path)
     (record_path_of(sweep, lr_name("luong_dot", 0.004), 1)).unlink()
     text = write_lr_sweep_report(sweep, {"budget_steps": 1600, "val_sentences": 300, "sessions": []})
     assert "Not read yet: 1 of 9 runs have no record (luong_dot-lr0.004)" in text

@@ -127,21 +127,29 @@ def test_a_relative_command_recorded_in_a_worktree_by_an_older_study_is_shown_fr
     assert portable_command(from_root, out) == from_root          # run from the root: as recorded
 
 
-def test_baselines_are_read_in_words_with_the_references_noise():
-    from nmt.study.alignment_table import baselines_read
+def test_baselines_are_read_in_words_with_each_gaps_own_interval_both_ways():
+    from nmt.study.alignment_table import baselines_read, gap_interval
 
-    table = {"a": {"n": 3, "stats": {"aer": (0.50, 0.01)}}, "b": {"n": 3, "stats": {"aer": (0.42, 0.01)}},
-             "c": {"n": 3, "stats": {"aer": (0.30, 0.01)}}, "d": {"n": 0, "stats": {}}}
-    said = baselines_read(table, {"diagonal": 0.444, "same_position": 0.507}, 0.038)
-    # diagonal 0.444: a is worse; b (0.42) is within 0.038 below it (0.406 to 0.444); c is clear of it.
-    # same position 0.507: none is worse; a (0.50) is within 0.038 below it (0.469 to 0.507)
-    assert said == ("Read against them: 1 of the 3 configurations aligns worse than the diagonal (a), and 1 more "
-                    "is better than it by less than the references' run-to-run noise (AER 0.038): b; 0 of the 3 "
-                    "configurations align worse than the same-position baseline, and 1 more is better than it "
-                    "by less than the references' run-to-run noise (AER 0.038): a.")
-    assert "noise" not in baselines_read(table, {"diagonal": 0.444, "same_position": 0.507}, None)
-    both = baselines_read(table, {"diagonal": 0.51, "same_position": 0.507}, 0.1)   # a and b within 0.1 below
-    assert "0 of the 3 configurations align worse than the diagonal, and 2 more are better than it" in both
+    table = {"a": {"n": 3, "values": {"aer": [0.50, 0.51, 0.49]}}, "b": {"n": 3, "values": {"aer": [0.42, 0.46, 0.44]}},
+             "c": {"n": 3, "values": {"aer": [0.30, 0.31, 0.29]}}, "d": {"n": 1, "values": {"aer": [0.40]}},
+             "e": {"n": 0}}
+    # b: mean 0.44, sd 0.02, t(0.975, 2) = 4.303: half-width 4.303 * 0.02 / sqrt(3) = 0.0497;
+    # its gap to the diagonal's 0.444 is -0.004: [-0.054, +0.046] spans 0
+    low, high = gap_interval([0.42, 0.46, 0.44], 0.444)
+    assert low == pytest.approx(-0.0537, abs=1e-4) and high == pytest.approx(0.0457, abs=1e-4)
+    assert gap_interval([0.40], 0.444) is None
+    said = baselines_read(table, {"diagonal": 0.444, "same_position": 0.507})
+    # a (0.50 ± 0.0248): +0.056 to the diagonal, wholly above (worse); -0.007 to same position: spans.
+    # c is wholly below both (better); d has one seed; e no runs
+    assert said.endswith("against the diagonal, of the 4 configurations 1 better, 1 worse (a), 1 not separable "
+                         "from it (b), 1 with one seed, not read (d); against the same-position baseline, of the 4 "
+                         "configurations 2 better, 0 worse, 1 not separable from it (a), 1 with one seed, not read "
+                         "(d).")
+    # the band works both ways: a row just below the baseline within its noise is not "better"
+    near = baselines_read({"x": {"n": 3, "values": {"aer": [0.43, 0.45, 0.44]}}}, {"diagonal": 0.45,
+                                                                               "same_position": 0.43})
+    assert "against the diagonal, of the 1 configurations 0 better, 0 worse, 1 not separable" in near
+    assert "against the same-position baseline, of the 1 configurations 0 better, 0 worse, 1 not separable" in near
 
 
 def test_only_the_multi30k_page_sets_the_grid_beside_the_convergence_check():
