@@ -133,7 +133,7 @@ class ForkServer:
                        "stderr": str(stderr)}
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
-            pid = self._answer(60)["pid"]
+            pid = self._answer(max(60, timeout))["pid"]     # the first answer waits for the server's imports too
             try:
                 returncode = self._answer(timeout)["returncode"]
             except TimeoutError:

@@ -16,7 +16,7 @@ stopped by early stopping, none at the cap.
 from nmt.study.claims import CONFIRMATION_CLAIMS, Claim
 from nmt.study.configs import CONFIRMATION
 from nmt.study.findings import Checked, check_claim
-from nmt.study.preregistered_report import power_at
+from nmt.study.statistics import power_at
 from nmt.study.statistics import describe
 from nmt.study.tables import aggregate
 

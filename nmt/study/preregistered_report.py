@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 
 from nmt.study.preregistration import Plan, check_records, plan_commit, record_commit
-from nmt.study.statistics import holm, welch
+from nmt.study.statistics import holm, interval90, power_at, welch
 
 STOPPED = "trainer.patience"          # a run's stopped_by when its stopping rule ended it
 
@@ -51,28 +51,6 @@ def commit_date(repo: Path, commit: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%cI", commit],
                           capture_output=True, text=True)
     return done.stdout.strip() or "unknown"
-
-
-def interval90(a: list[float], b: list[float]) -> tuple[float, float] | None:
-    """The 90% Welch interval of mean(a) - mean(b), or None without spread."""
-    from scipy import stats
-
-    if len(a) < 2 or len(b) < 2 or (statistics.variance(a) == 0 and statistics.variance(b) == 0):
-        return None
-    found = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.90)
-    return float(found.low), float(found.high)
-
-
-def power_at(a: list[float], b: list[float], gap: float, alpha: float) -> float | None:
-    """Power to detect `gap` at the rows' pooled spread and seed counts (two-sided)."""
-    from statsmodels.stats.power import TTestIndPower
-
-    if len(a) < 2 or len(b) < 2:
-        return None
-    sd = math.sqrt((statistics.variance(a) + statistics.variance(b)) / 2)
-    if sd == 0:
-        return 1.0
-    return float(TTestIndPower().power(effect_size=gap / sd, nobs1=len(a), ratio=len(b) / len(a), alpha=alpha))
 
 
 def complete(runs: list[dict], name: str, plan: Plan) -> bool:

@@ -16,6 +16,12 @@ section's comparisons, all counted, findings or not.
 Two configurations whose seeds gave one value each, without spread (toy
 BLEU 100 ± 0), are compared by equality only: that is a description, not a
 test, and is never corrected or called significant.
+
+Equivalence and power (the pre-registered confirmation): the 90% Welch
+interval of the gap, read against ±margin, is Schuirmann's two one-sided
+tests at 5% (Schuirmann 1987, J. Pharmacokinetics and Biopharmaceutics 15);
+power is the two-sample t-test's at the rows' pooled spread (statsmodels'
+TTestIndPower).
 """
 
 import math
@@ -106,3 +112,25 @@ def mean_interval(values: list[float]) -> tuple[float, float, float] | None:
         return mean, mean, mean
     low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=sem)
     return mean, float(low), float(high)
+
+
+def interval90(a: list[float], b: list[float]) -> tuple[float, float] | None:
+    """The 90% Welch interval of mean(a) - mean(b), or None without spread."""
+    from scipy import stats
+
+    if len(a) < 2 or len(b) < 2 or (statistics.variance(a) == 0 and statistics.variance(b) == 0):
+        return None
+    found = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.90)
+    return float(found.low), float(found.high)
+
+
+def power_at(a: list[float], b: list[float], gap: float, alpha: float) -> float | None:
+    """Power to detect `gap` at the rows' pooled spread and seed counts (two-sided)."""
+    from statsmodels.stats.power import TTestIndPower
+
+    if len(a) < 2 or len(b) < 2:
+        return None
+    sd = math.sqrt((statistics.variance(a) + statistics.variance(b)) / 2)
+    if sd == 0:
+        return 1.0
+    return float(TTestIndPower().power(effect_size=gap / sd, nobs1=len(a), ratio=len(b) / len(a), alpha=alpha))
