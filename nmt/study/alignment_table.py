@@ -59,6 +59,13 @@ def gap_interval(seeds: list[float], baseline: float) -> tuple[float, float] | N
     return mean - baseline - half, mean - baseline + half
 
 
+NAMED_AT_MOST = 8      # a longer list is given as its count: the tables above give each row's AER
+
+
+def named(names: list[str]) -> str:
+    return f" ({', '.join(names)})" if 0 < len(names) <= NAMED_AT_MOST else ""
+
+
 def baselines_read(table: dict, aer: dict[str, float]) -> str:
     """Against each baseline, the configurations whose gap's 95% interval over their
     seeds lies wholly above it (worse), wholly below it (better) or spans it (not
@@ -75,12 +82,10 @@ def baselines_read(table: dict, aer: dict[str, float]) -> str:
             band = gap_interval(values, aer[key])
             found["one seed" if band is None else "worse" if band[0] > 0 else "better" if band[1] < 0
                   else "not separable"].append(name)
-        said = [f"{len(found['better'])} better", f"{len(found['worse'])} worse"
-                + (f" ({', '.join(found['worse'])})" if found["worse"] else ""),
-                f"{len(found['not separable'])} not separable from it"
-                + (f" ({', '.join(found['not separable'])})" if found["not separable"] else "")]
+        said = [f"{len(found['better'])} better", f"{len(found['worse'])} worse{named(found['worse'])}",
+                f"{len(found['not separable'])} not separable from it{named(found['not separable'])}"]
         if found["one seed"]:
-            said.append(f"{len(found['one seed'])} with one seed, not read ({', '.join(found['one seed'])})")
+            said.append(f"{len(found['one seed'])} with one seed, not read{named(found['one seed'])}")
         parts.append(f"against {words}, of the {len(seeds)} configurations " + ", ".join(said))
     return ("Read against them, each configuration's gap with its 95% t-interval over its seeds (the gap's own "
             "noise, applied both ways; uncorrected, so described, not tested): " + "; ".join(parts) + ".")

@@ -24,7 +24,9 @@ from nmt.study.runner import record_done
 from nmt.study.tables import aggregate, cell, collect
 
 PARTS = {"toy": "Part 1: the toy task (true alignment known)", "multi30k": "Part 2: Multi30k de→en"}
+# Superseded rounds left the working tree; git history keeps them at this commit.
 SUPERSEDED = "superseded_2026-11-23_1.5min"
+SUPERSEDED_AT = "2ccdd218e3d8"
 
 
 def part_table(folder: Path, data: str) -> tuple[dict, list[dict], dict]:
@@ -231,8 +233,9 @@ def write_index(root: Path) -> None:
     out += ["", "## Superseded", "",
             "The first Multi30k study gave every run 1.5 minutes (80–135 updates, test BLEU 2–7): it "
             "ranked start-up speed, not attention mechanisms, and its \"peak on reference\" column measured "
-            f"monotonicity, not alignment. It is kept for the record in [{SUPERSEDED}/]({SUPERSEDED}/README.md) "
-            "and is not part of any table above.", ""]
+            "monotonicity, not alignment. Its records and report are kept in git history, not in the working "
+            f"tree: `git show {SUPERSEDED_AT}:benchmarks/attention_study/{SUPERSEDED}/README.md` (the second "
+            f"round's, under `round2_2026-11-25/` at the same commit). Neither is part of any table above.", ""]
     (root / "README.md").write_text("\n".join(out), encoding="utf-8")
 
 
