@@ -2,6 +2,10 @@
 
     python -m scripts.docs_hero            # docs/images/hero_multi30k.png and hero_multi30k.json
 
+It also draws docs/images/multi30k_red_hat.png, the picture of the translate and
+attention pages, as their command does (`nmt.translate --model multi30k-de-en
+--plot-attention`, beam 5, on RED_HAT).
+
 The model (nmt.pretrained: multi30k-de-en) translates SENTENCE greedily; the heatmap is
 drawn from its attention, and docs/images/hero_multi30k.json records the translation,
 where each output subword looked most (source subword and weight) and the commit. Then
@@ -13,7 +17,9 @@ with what the picture shows, exit status 1 (tests/test_docs_hero.py checks the s
 
 import json
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from nmt.pretrained import MODELS
@@ -27,6 +33,8 @@ RECORD = PICTURE.with_suffix(".json")
 MODEL = "multi30k-de-en"
 SENTENCE = "Eine Frau mit einem großen Hut fährt auf einem Fahrrad durch die Stadt."
 PAGES = (ROOT / "README.md", ROOT / "docs" / "index.md")
+RED_HAT = "Ein Mann mit einem roten Hut sitzt auf einer Bank im Park."
+RED_HAT_PICTURE = ROOT / "docs" / "images" / "multi30k_red_hat.png"
 CLAIM = re.compile(r"(\w+) at (\w+)")          # "bicycle at Fahrrad": where an output word looked
 
 
@@ -55,6 +63,21 @@ def caption_problems(page_text: str, record: dict) -> list[str]:
     return problems
 
 
+def draw_red_hat() -> str:
+    """RED_HAT through the command as a user runs it -> its translation; the picture copied."""
+    from nmt.translate import main as translate
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "in.de").write_text(RED_HAT + "\n", encoding="utf-8")
+        argv = ["--model", MODEL, "--input", str(folder / "in.de"), "--output", str(folder / "out.en"),
+                "--plot-attention", str(folder / "pictures")]
+        if translate(argv) != 0:
+            raise SystemExit("nmt.translate failed")
+        shutil.copyfile(folder / "pictures" / "00001.png", RED_HAT_PICTURE)
+        return (folder / "out.en").read_text(encoding="utf-8").strip()
+
+
 def main() -> int:
     out = Translator.pretrained(MODEL, device="cpu").translate([SENTENCE])[0]
     save_figure(out.plot(title=f"{MODEL}: {out.text}"), PICTURE, dpi=150)
@@ -65,6 +88,7 @@ def main() -> int:
               "command": "python -m scripts.docs_hero"}
     RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{PICTURE}: {out.text}")
+    print(f"{RED_HAT_PICTURE}: {draw_red_hat()}")
     print("  " + " ".join(f"{r['output']}>{r['source']}" for r in rows))
     bad = 0
     for page in PAGES:

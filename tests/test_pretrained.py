@@ -113,3 +113,42 @@ def test_half_precision_bleu_stays_within_tolerance_of_float32(shipped):
     assert abs(bleu - row["float32"]["bleu_first_200"]) <= TOLERANCE
     assert bleu == pytest.approx(row["shipped"]["bleu_first_200"], abs=0.01)
     assert abs(row["shipped"]["bleu"] - row["float32"]["bleu"]) <= TOLERANCE
+
+
+def test_the_explorer_serves_the_shipped_model(tmp_path):
+    """`python -m nmt.explore --model multi30k-de-en` as a user runs it: its page translates."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.test_explore import free_port, post
+
+    port = free_port()
+    with open(tmp_path / "stderr.txt", "w") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "nmt.explore", "--model", "multi30k-de-en", "--port",
+                                    str(port), "--device", "cpu"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
+    url, deadline = f"http://127.0.0.1:{port}/", time.monotonic() + 120
+    try:
+        while True:
+            assert process.poll() is None, (tmp_path / "stderr.txt").read_text()
+            try:
+                urllib.request.urlopen(url, timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (tmp_path / "stderr.txt").read_text()
+                time.sleep(0.3)
+        status, reply = post(url, json.dumps({"text": SOURCES[4], "beam_size": 1}).encode())
+        assert status == 200 and reply["results"][0]["text"] == GREEDY[4]
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_the_explorer_refuses_an_unknown_name_in_one_line():
+    from tests.test_explore import free_port
+
+    done = run_cli("nmt.explore", "--model", "nope", "--port", str(free_port()))
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        "nmt: error: no pretrained model is named 'nope'; the models shipped with nmt are: multi30k-de-en"]
