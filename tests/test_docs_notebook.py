@@ -27,7 +27,7 @@ def test_the_notebook_runs_and_shows_heatmaps_inline(tmp_path, monkeypatch):
     assert (tmp_path / "multi30k-de-en.png").stat().st_size > 1000
     plain = [o["data"]["text/plain"] for o in outputs if "text/plain" in o.get("data", {})]
     assert any("A man in a red hat is sitting on a bench in the park." in text for text in plain)
-    assert not [o for o in outputs if o.get("name") == "stderr"]       # quiet: no log lines, no warnings
+    assert not [o for o in outputs if o.get("name") == "stderr"]  # quiet: no log lines, no warnings
     views = [page for page in html if 'class="nmt-view"' in page]  # model, head, tree, what if
     assert len(views) == 4 and all("srcdoc=" in page for page in views)
     for view in ("model", "head", "tree"):

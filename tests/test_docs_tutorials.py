@@ -55,7 +55,7 @@ def test_your_first_hour_runs(tmp_path, cache_dir):
     ]
     assert "experiment=first_run" in commands[7]
     outputs = run_page(commands, tmp_path, cache_dir)
-    assert outputs[0] == "A man in a red hat is sitting on a bench in the park.\n"      # the shipped model, no training
+    assert outputs[0] == "A man in a red hat is sitting on a bench in the park.\n"  # the shipped model, no training
     assert (tmp_path / "pictures_shipped" / "00001.png").is_file()
     assert (tmp_path / "runs" / "quickstart" / "checkpoints" / "best.pt").is_file()
     assert (tmp_path / "pictures" / "00001.png").is_file()
