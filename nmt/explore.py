@@ -1,5 +1,7 @@
 """python -m nmt.explore --checkpoint PATH [--compare PATH2] [--hf NAME] [--port N]: the attention explorer.
 
+    python -m nmt.explore --model multi30k-de-en      # the model shipped with nmt (nmt.pretrained)
+
 Serves a local page on 127.0.0.1: type a source sentence (or pick one of
 the validation sentences stored in the checkpoint), choose greedy or a beam
 size, and see the translation, its score and interactive heatmaps of every
@@ -269,6 +271,8 @@ def check_port(port: int) -> None:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", help="a .pt file written by nmt.train")
+    parser.add_argument("--model", metavar="NAME",
+                        help="instead of --checkpoint: a trained model shipped with nmt, by name (multi30k-de-en)")
     parser.add_argument("--hf", metavar="NAME_OR_FOLDER",
                         help="a Hugging Face encoder-decoder (e.g. Helsinki-NLP/opus-mt-de-en or a save_pretrained "
                              "folder); with --checkpoint, shown beside it; needs pip install 'nmt[hf]'")
@@ -286,8 +290,15 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     check_port(args.port)
+    if args.model and args.checkpoint:
+        raise NmtError("give --checkpoint PATH or --model NAME, not both (--compare PATH2 adds a second model)")
+    if args.model:
+        from nmt.pretrained import checkpoint_path
+
+        args.checkpoint = str(checkpoint_path(args.model))     # an unknown name: one line of the names
     if not args.checkpoint and not args.hf:
-        raise NmtError("give a model to explore: --checkpoint PATH (nmt) or --hf NAME_OR_FOLDER (Hugging Face)")
+        raise NmtError("give a model to explore: --checkpoint PATH (nmt), --model NAME (one shipped with nmt, "
+                       "e.g. multi30k-de-en) or --hf NAME_OR_FOLDER (Hugging Face)")
     for path in (args.checkpoint, args.compare):     # before the seconds of importing torch
         if path is not None:
             check_checkpoint_exists(path)

@@ -1,5 +1,7 @@
 """python -m nmt.translate --checkpoint PATH [options]: a thin CLI over Translator.
 
+    echo "Ein Hund läuft." | python -m nmt.translate --model multi30k-de-en    # a model shipped with nmt
+
 Reads stdin when no --input and writes stdout when no --output, one line out
 per line in; an empty line gives an empty line. Input and output are UTF-8
 whatever the locale; --output is replaced atomically, so a failed run leaves
@@ -215,10 +217,15 @@ def open_engine(args):
 
 
 def check_model_options(args) -> None:
-    """One model source: --checkpoint (nmt's, or an export) or --hf, and what --hf cannot do."""
-    if bool(args.checkpoint) == bool(args.hf):
-        raise NmtError("give the model to translate with: --checkpoint PATH (nmt) or --hf NAME_OR_FOLDER "
-                       "(Hugging Face), one of the two")
+    """One model source: --checkpoint (nmt's, or an export), --model (a shipped one, read
+    as its checkpoint file from here on) or --hf, and what --hf cannot do."""
+    if sum(map(bool, (args.checkpoint, args.model, args.hf))) != 1:
+        raise NmtError("give the model to translate with: --checkpoint PATH (nmt), --model NAME (one shipped "
+                       "with nmt, e.g. multi30k-de-en) or --hf NAME_OR_FOLDER (Hugging Face), one of the three")
+    if args.model:
+        from nmt.pretrained import checkpoint_path
+
+        args.checkpoint = [str(checkpoint_path(args.model))]    # an unknown name: one line of the names
     args.checkpoint = args.checkpoint or []
     if args.hf and args.engine:
         raise NmtError("--engine needs nmt's own model and search; a --hf model is decoded by its generate()")

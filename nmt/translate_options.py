@@ -3,8 +3,10 @@
 import argparse
 
 from nmt.cli_checks import ArgumentParser, finite_float, picture_dpi
+from nmt.pretrained import names as pretrained_names
 
-DESCRIPTION = "python -m nmt.translate --checkpoint PATH [options]: a thin CLI over Translator."
+DESCRIPTION = ("python -m nmt.translate --checkpoint PATH [options]: a thin CLI over Translator. "
+               "No model yet? --model multi30k-de-en translates German to English with a model shipped in nmt.")
 
 
 def positive_int(text: str) -> int:
@@ -19,6 +21,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
+    parser.add_argument("--model", metavar="NAME",
+                        help="instead of --checkpoint: a trained model shipped with nmt, by name: "
+                             f"{', '.join(pretrained_names())} (its model card: nmt/pretrained/NAME/README.md)")
     parser.add_argument("--hf", metavar="NAME_OR_FOLDER",
                         help="instead of --checkpoint: a Hugging Face encoder-decoder (AutoModelForSeq2SeqLM, "
                              "e.g. Helsinki-NLP/opus-mt-de-en, or a save_pretrained folder), decoded by its "

@@ -2,6 +2,7 @@
 
     from nmt import Translator
     t = Translator.from_checkpoint("outputs/.../checkpoints/best.pt", device="cpu")
+    t = Translator.pretrained("multi30k-de-en")   # or a model shipped with nmt (nmt.pretrained)
     out = t.translate(["Ein Hund läuft."], beam_size=5)
     out[0].text, out[0].score, out[0].attention   # attention (T, S)
     out[0].plot()      # the heatmap as a matplotlib Figure; in Jupyter, `out[0]` alone shows it
@@ -128,6 +129,14 @@ class Translator:
                            "it was written by another version of nmt or edited; use another "
                            "checkpoint") from None
         return cls(model, tokenizer, resolve_device(device, "device"), **limits, **options)
+
+    @classmethod
+    def pretrained(cls, name: str, device: str = "auto", **options) -> "Translator":
+        """A model shipped with nmt, by name (nmt.pretrained.names(): "multi30k-de-en");
+        its file is checked as any checkpoint is. An unknown name: NmtError listing the names."""
+        from nmt.pretrained import checkpoint_path
+
+        return cls.from_checkpoint(checkpoint_path(name), device=device, **options)
 
     @classmethod
     def from_checkpoints(cls, paths, device: str = "auto", **options) -> "Translator":

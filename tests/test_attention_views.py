@@ -10,7 +10,8 @@ from tests.helpers import run_cli
 from tests.test_attention_html import DATE, attributes, launch_chromium, needs_chromium
 from tests.test_explore import explorer, post, transformer_checkpoint  # noqa: F401 (fixtures)
 
-DOCS = os.environ.get("NMT_VIEW_SCREENSHOTS")   # a folder to keep the screenshots in (docs/*.png are made so)
+DOCS = os.environ.get("NMT_VIEW_SCREENSHOTS")   # a folder to keep the screenshots in (docs/what_if.png is made so; the
+# docs model, head and beam-tree views come from trained models: scripts/docs_views.py)
 
 
 def open_page(playwright, url, problems, width=1400, requests=None):

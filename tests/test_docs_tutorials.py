@@ -42,6 +42,7 @@ def test_your_first_hour_runs(tmp_path, cache_dir):
     commands = page_commands((DOCS / "tutorials" / "first-hour.md").read_text(encoding="utf-8"))
     programs = [c.split(" | ")[-1].split()[2] if "python -m" in c else c.split()[0] for c in commands]
     assert programs == [
+        "echo",
         "nmt.train",
         "printf",
         "nmt.translate",
@@ -52,11 +53,13 @@ def test_your_first_hour_runs(tmp_path, cache_dir):
         "nmt.translate",
         "nmt.explore",
     ]
-    assert "experiment=first_run" in commands[6]
+    assert "experiment=first_run" in commands[7]
     outputs = run_page(commands, tmp_path, cache_dir)
+    assert outputs[0] == "A man in a red hat is sitting on a bench in the park.\n"  # the shipped model, no training
+    assert (tmp_path / "pictures_shipped" / "00001.png").is_file()
     assert (tmp_path / "runs" / "quickstart" / "checkpoints" / "best.pt").is_file()
     assert (tmp_path / "pictures" / "00001.png").is_file()
-    assert "| model/attention |" in outputs[4] and "bahdanau" in outputs[4]  # the compare table
-    assert "best by validation bleu" in outputs[4]
+    assert "| model/attention |" in outputs[5] and "bahdanau" in outputs[5]  # the compare table
+    assert "best by validation bleu" in outputs[5]
     assert (tmp_path / "runs" / "first_run" / "summary.json").is_file()
-    assert (tmp_path / "pictures_m30k" / "00001.png").is_file() and outputs[7].count("\n") == 1
+    assert (tmp_path / "pictures_m30k" / "00001.png").is_file() and outputs[8].count("\n") == 1

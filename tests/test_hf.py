@@ -90,7 +90,8 @@ def test_bad_models_are_one_line(tmp_path, make, message):
 
 def test_hf_and_checkpoint_are_one_or_the_other(tmp_path):
     result = run_cli("nmt.translate", input=b"x\n")
-    assert result.returncode == 1 and "--checkpoint PATH (nmt) or --hf NAME_OR_FOLDER" in result.stderr.decode()
+    assert result.returncode == 1 and "--checkpoint PATH (nmt), --model NAME" in result.stderr.decode()
+    assert "or --hf NAME_OR_FOLDER (Hugging Face), one of the three" in result.stderr.decode()
 
 
 def test_the_explorer_shows_an_hf_model_beside_an_nmt_one(marian, toy_checkpoint):

@@ -366,8 +366,9 @@ def test_a_checkpoint_folder_lists_its_checkpoints_before_torch_loads(tmp_path, 
 def test_translate_without_a_checkpoint_is_one_line():
     done = run_cli("nmt.translate", input=b"x\n")
     assert done.returncode == 1 and done.stdout == b""
-    assert done.stderr.decode() == ("nmt: error: give the model to translate with: --checkpoint PATH (nmt) or "
-                                    "--hf NAME_OR_FOLDER (Hugging Face), one of the two\n")
+    assert done.stderr.decode() == ("nmt: error: give the model to translate with: --checkpoint PATH (nmt), "
+                                    "--model NAME (one shipped with nmt, e.g. multi30k-de-en) or --hf NAME_OR_FOLDER "
+                                    "(Hugging Face), one of the three\n")
 
 
 def test_a_usage_mistake_is_one_line():

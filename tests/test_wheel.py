@@ -1,7 +1,8 @@
 """nmt installs like a Python package: a wheel built from the sources, put
 into a fresh virtual environment outside the checkout, trains the quick-start
 (its Hydra configs travel inside the package) and translates, through the
-console commands `nmt-train` and `nmt-translate`.
+console commands `nmt-train` and `nmt-translate`, with the model it trained and with
+the one shipped inside it (`--model multi30k-de-en`).
 
 The fresh environment takes nmt from the wheel alone; its dependencies (torch,
 Hydra, ...) come from the environment running the tests through a `.pth`
@@ -73,6 +74,15 @@ def test_wheel_in_a_fresh_venv_trains_and_translates(tmp_path):
     out = _run([venv / "bin" / "nmt-translate", "--checkpoint", best, "--beam-size", "1"], cwd=work, env=env,
                input="thursday the twenty second of march twenty forty seven\n")
     assert len(out.stdout.splitlines()) == 1
+
+    # the shipped model travels in the wheel and translates offline by name
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {"nmt/pretrained/multi30k-de-en/model.pt", "nmt/pretrained/multi30k-de-en/README.md"} <= set(names)
+    shipped = _run([venv / "bin" / "nmt-translate", "--model", "multi30k-de-en", "--beam-size", "1"], cwd=work,
+                   env=env, input="Zwei Hunde spielen im Schnee.\n")
+    assert shipped.stdout == "Two dogs are playing in the snow.\n"
 
     # every console command answers --help
     for command in ("nmt-average", "nmt-explore", "nmt-compare", "nmt-study", "nmt-data"):
