@@ -1,9 +1,9 @@
-"""nmt.models.dropout: the mask from 16-bit slices of 64-bit words, by hand;
+"""nmt.speedups.dropout: the mask from 16-bit slices of 64-bit words, by hand;
 its drop rate and scale; identity in eval mode."""
 
 import torch
 
-from nmt.models.dropout import Dropout, dropout_noise, noise_from_words
+from nmt.speedups.dropout import Dropout, dropout_noise, noise_from_words
 
 
 def test_noise_from_one_word_by_hand():

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from nmt.models.encoders.padded_rnn import run_padded
+from nmt.speedups.padded_rnn import run_padded
 
 
 @pytest.mark.parametrize("cell", [nn.GRU, nn.LSTM])
