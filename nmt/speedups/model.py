@@ -24,7 +24,7 @@ def install_model_speedups(model: nn.Module) -> list[str]:
     found = set()
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) is nn.Dropout:                       # subclasses are someone else's
+            if type(child) is nn.Dropout:  # subclasses are someone else's
                 cheap = Dropout(child.p)
                 cheap.train(child.training)
                 setattr(parent, name, cheap)
