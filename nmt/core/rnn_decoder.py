@@ -1,13 +1,22 @@
 """GRU and LSTM decoders with attention, Bahdanau-style or Luong-style.
 
-Bahdanau, Cho & Bengio 2015, ICLR, arXiv:1409.0473, Sec. 3.1 and App. A
-(attend with s_{i-1}, then update the state); Luong, Pham & Manning 2015,
-EMNLP, arXiv:1508.04025, Sec. 3 and 3.3 (update the state, then attend with
-h_t, input feeding):
+style="bahdanau": Bahdanau, Cho & Bengio 2015, Neural Machine Translation by
+Jointly Learning to Align and Translate, ICLR, arXiv:1409.0473, Sec. 3.1 and
+App. A:
 
-    bahdanau:  c_i = attend(s_{i-1}, H),  s_i = RNN(s_{i-1}, [E y_{i-1}; c_i])
-    luong:     h_t = RNN(h_{t-1}, [E y_{t-1}; ht_{t-1}]),  c_t = attend(h_t, H),
-               ht_t = tanh(W_c [c_t; h_t])
+    c_i = attend(s_{i-1}, H)               query is the previous state
+    s_i = RNN(s_{i-1}, [E y_{i-1}; c_i])    context fed into the recurrence
+    t_i = tanh(W_o [s_i; c_i; E y_{i-1}])   deep output (tanh, not maxout)
+    p(y_i) = softmax(W_v t_i)
+
+style="luong": Luong, Pham & Manning 2015, Effective Approaches to
+Attention-based Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3
+and 3.3:
+
+    h_t  = RNN(h_{t-1}, [E y_{t-1}; ht_{t-1}])   ht fed back if input_feeding
+    c_t  = attend(h_t, H)                        query is the current state
+    ht_t = tanh(W_c [c_t; h_t])                  attentional vector
+    p(y_t) = softmax(W_s ht_t)
 """
 
 import torch
@@ -21,19 +30,7 @@ STYLES = ("bahdanau", "luong")
 
 
 class RNNDecoder(nn.Module):
-    """An attentional GRU/LSTM decoder.
-
-    style="bahdanau" (Bahdanau, Cho & Bengio 2015, Sec. 3.1 and App. A):
-        c_i = attend(s_{i-1}, H)               query is the previous state
-        s_i = RNN(s_{i-1}, [E y_{i-1}; c_i])    context fed into the recurrence
-        t_i = tanh(W_o [s_i; c_i; E y_{i-1}])   deep output (tanh, not maxout)
-        p(y_i) = softmax(W_v t_i)
-
-    style="luong" (Luong, Pham & Manning 2015, Sec. 3 and 3.3):
-        h_t  = RNN(h_{t-1}, [E y_{t-1}; ht_{t-1}])   ht fed back if input_feeding
-        c_t  = attend(h_t, H)                        query is the current state
-        ht_t = tanh(W_c [c_t; h_t])                  attentional vector
-        p(y_t) = softmax(W_s ht_t)
+    """An attentional GRU/LSTM decoder, style "bahdanau" or "luong" (the formulas above).
 
     With coverage attention (attention.uses_coverage, model/attention=coverage)
     the state also holds the coverage vector c_t = sum over t' < t of a_t'

@@ -1,7 +1,7 @@
 """Luong's location-based attention: weights from the target state alone.
 
 Luong, Pham & Manning 2015, Effective Approaches to Attention-based Neural
-Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. (8):
+Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
 
     a_t = softmax(W_a h_t)
 """
@@ -13,12 +13,7 @@ from nmt.core.errors import NmtError
 
 
 class LocationAttention(Attention):
-    """Luong "location" attention.
-
-    Luong, Pham & Manning 2015, Effective Approaches to Attention-based
-    Neural Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
-
-        a_t = softmax(W_a h_t)      over source positions, real ones only
+    """Luong "location" attention, a_t = softmax(W_a h_t) over the real source positions.
 
     The scores depend only on the target state, never on the keys. W_a maps
     query_dim -> max_len (no bias, as in the paper); position s reads row s,

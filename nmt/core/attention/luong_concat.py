@@ -1,7 +1,7 @@
 """Luong's "concat" score: Bahdanau's family with one matrix.
 
 Luong, Pham & Manning 2015, Effective Approaches to Attention-based Neural
-Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. (8):
+Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
 
     score(h_t, h_s) = v_a . tanh(W_a [h_t; h_s])
 """

@@ -1,7 +1,7 @@
 """Luong's "dot" score: the plain inner product, no parameters.
 
 Luong, Pham & Manning 2015, Effective Approaches to Attention-based Neural
-Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. (8):
+Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
 
     score(h_t, h_s) = h_t . h_s
 """

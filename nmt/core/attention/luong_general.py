@@ -1,7 +1,7 @@
 """Luong's "general" (bilinear) score.
 
 Luong, Pham & Manning 2015, Effective Approaches to Attention-based Neural
-Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1, eq. (8):
+Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.1:
 
     score(h_t, h_s) = h_t . (W_a h_s)
 """

@@ -1,7 +1,7 @@
 """Softmax: the dense normaliser every attention paper starts from.
 
 Bahdanau, Cho & Bengio 2015, Neural Machine Translation by Jointly Learning
-to Align and Translate, ICLR, arXiv:1409.0473, Sec. 3.1, eq. (6):
+to Align and Translate, ICLR, arXiv:1409.0473, Sec. 3.1:
 
     a_ij = exp(e_ij) / sum_k exp(e_ik)
 

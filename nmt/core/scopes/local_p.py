@@ -1,7 +1,7 @@
 """Predictive local attention (local-p): a learned centre and a Gaussian.
 
 Luong, Pham & Manning 2015, Effective Approaches to Attention-based Neural
-Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.2, eqs. (9)-(10):
+Machine Translation, EMNLP, arXiv:1508.04025, Sec. 3.2:
 
     p_t    = S_len * sigmoid(v_p . tanh(W_p h_t))
     a_t(s) = softmax_window(score(h_t, h_s)) * exp(-(s - p_t)^2 / (2 sigma^2)),  sigma = D / 2
