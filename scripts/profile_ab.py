@@ -521,7 +521,7 @@ def bench_precision(rounds: int) -> None:
 
 
 def bench_compile(rounds: int) -> None:
-    from nmt.core.rnn_decoder import keep_loop_eager
+    from nmt.speedups.eager_loop import keep_loop_eager
 
     for preset in PRESETS:
         model = training_model(preset)

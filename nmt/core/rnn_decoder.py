@@ -135,7 +135,7 @@ class RNNDecoder(nn.Module):
         return self.output(vec), state, att.weights[:, 0]
 
     # -- teacher forcing -----------------------------------------------------
-    # trainer.compile=true compiles the encoder and leaves this loop eager (keep_loop_eager): Dynamo
+    # trainer.compile=true compiles the encoder and leaves this loop eager (nmt/speedups/eager_loop.py): Dynamo
     # would unroll it for every target length, and torch 2.13's Inductor fails on the unrolled step's shapes.
     def forward(self, tgt_in: Tensor, state: dict, memory: Memory,
                 need_weights: bool = False) -> DecoderOutput:
@@ -177,12 +177,3 @@ def _select(value, index: Tensor):
         return type(value)(_select(v, index) for v in value)
     return value
 
-
-def keep_loop_eager() -> None:
-    """torch.compiler.disable on RNNDecoder.forward (the teacher-forced loop),
-    once per process; call it before torch.compile sees a model. It is not a
-    decorator because it imports torch._dynamo (1-2 s), which every command
-    that builds an RNN would pay without compiling anything."""
-    if not getattr(RNNDecoder.forward, "kept_eager", False):
-        RNNDecoder.forward = torch.compiler.disable(RNNDecoder.forward)
-        RNNDecoder.forward.kept_eager = True
