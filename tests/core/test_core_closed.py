@@ -48,3 +48,10 @@ def test_the_core_imports_only_torch_entmax_the_standard_library_and_itself():
             if root not in LIBRARIES and root not in sys.stdlib_module_names:
                 foreign.setdefault(path.relative_to(CORE).as_posix(), []).append(module)
     assert not foreign
+
+
+def test_every_folder_of_the_core_and_the_speedups_is_a_package():
+    """setuptools' find (pyproject.toml) ships only folders with an __init__.py."""
+    folders = [p for root in (CORE, ROOT / "nmt" / "speedups") for p in [root, *root.rglob("*")]
+               if p.is_dir() and p.name != "__pycache__"]
+    assert [p for p in folders if not (p / "__init__.py").is_file()] == []
