@@ -4,7 +4,7 @@
 
 Builds transformer_small as `python -m nmt.train` does and, for each set of
 F.scaled_dot_product_attention backends the model may use
-(nmt.models.transformer.attention.FUSED_BACKENDS), times 15 updates over
+(nmt.core.multihead.FUSED_BACKENDS), times 15 updates over
 batches of shapes not seen before and then the same 15 again, in bf16 and
 fp32; then a torch.profiler table of 3 bf16 updates with cuDNN allowed.
 cuDNN's attention builds a plan for each new batch shape: benchmarks/gpu/README.md.
@@ -19,7 +19,7 @@ from hydra import compose, initialize_config_dir
 from torch.nn.attention import SDPBackend
 from torch.profiler import ProfilerActivity, profile
 
-import nmt.models.transformer.attention as transformer_attention
+import nmt.core.multihead as transformer_attention
 from nmt.config_files import CONFIGS
 from nmt.training.build import build_trainer
 from nmt.training.config_checks import check_config

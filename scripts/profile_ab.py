@@ -21,13 +21,13 @@ those of the presets on Multi30k (data.batch_tokens=4096, 8k joint vocabulary).
   rnn_step   rnn_bahdanau's decoder, teacher-forced forward and backward, slicing
              emb[:, t] at every step against one emb.unbind(1)
   dropout_update  a whole forward and backward of each preset, its dropout modules
-             drawing F.dropout's mask against nmt.models.dropout's
+             drawing F.dropout's mask against nmt.speedups.dropout's
   dropout_bool  a whole forward and backward of each preset, nmt's dropout multiplying by a
              float noise tensor (now) against a bool mask applied with masked_fill
   kv_fused   transformer_small's forward and backward, each attention's keys and values
              from two products (w_k, w_v) against one product with the weights stacked
   encoder_pack  the bidirectional GRU encoder on packed sequences against
-             nmt.models.encoders.padded_rnn, forward and backward
+             nmt.speedups.padded_rnn, forward and backward
   precision  a whole forward and backward of each preset in fp32 against the
              trainer's trainer.precision=bf16 (torch.autocast on the CPU: bf16 matrix
              products, fp32 weights and loss)
@@ -150,8 +150,8 @@ def bench_optimizer(rounds: int) -> None:
 
 
 def dropout_words(x, p: float):
-    """nmt.models.dropout's mask: 16-bit slices of random 64-bit words."""
-    from nmt.models.dropout import dropout_noise
+    """nmt.speedups.dropout's mask: 16-bit slices of random 64-bit words."""
+    from nmt.speedups.dropout import dropout_noise
 
     return x * dropout_noise(x.shape, p, x.device, x.dtype)
 
@@ -188,8 +188,8 @@ def bench_dropout(rounds: int) -> None:
 
 
 def noise_cast_from_bool(words, shape, p: float):
-    """nmt.models.dropout's m / q as it was to 410dd26: the bool mask, cast to float, scaled."""
-    from nmt.models.dropout import LEVELS
+    """nmt.speedups.dropout's m / q as it was to 410dd26: the bool mask, cast to float, scaled."""
+    from nmt.speedups.dropout import LEVELS
 
     cut = round(p * LEVELS)
     keep = words.view(torch.int16)[: shape[0] * shape[1]].view(shape) >= cut - LEVELS // 2
@@ -197,7 +197,7 @@ def noise_cast_from_bool(words, shape, p: float):
 
 
 def bench_dropout_noise(rounds: int) -> None:
-    from nmt.models.dropout import noise_from_words
+    from nmt.speedups.dropout import noise_from_words
 
     for shape in ((4096, 256), (4096, 1024)):
         words = torch.empty((shape[0] * shape[1] + 3) // 4, dtype=torch.int64).random_(-(2**63), 2**63 - 1)
@@ -327,7 +327,7 @@ def bench_loss_update(rounds: int) -> None:
 
 
 def bench_rnn_step(rounds: int) -> None:
-    from nmt.models.decoders import rnn
+    from nmt.core import rnn_decoder as rnn
 
     current = rnn.RNNDecoder.forward  # emb.unbind(1) once
 
@@ -357,7 +357,7 @@ def bench_rnn_step(rounds: int) -> None:
 def bench_dropout_update(rounds: int) -> None:
     """A whole forward+backward of each preset with the model's dropout
     modules drawing torch's mask (F.dropout) and their own (now)."""
-    from nmt.models.dropout import Dropout
+    from nmt.speedups.dropout import Dropout
 
     def torch_mask(self, x):
         return F.dropout(x, self.p, self.training)
@@ -378,13 +378,13 @@ def bench_dropout_update(rounds: int) -> None:
 
 def bench_encoder_pack(rounds: int) -> None:
     """rnn_bahdanau's bidirectional GRU encoder forward+backward on packed
-    sequences (as nmt ran it before) against nmt.models.encoders.padded_rnn
+    sequences (as nmt ran it before) against nmt.speedups.padded_rnn
     (now), on a batch of mixed lengths. ATen's packed layer narrows the
     projected input at every step, and each narrow's backward writes a zero
     (N, 3H) tensor: O(S^2) memory traffic."""
     from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-    from nmt.models.encoders.padded_rnn import run_padded
+    from nmt.speedups.padded_rnn import run_padded
 
     encoder = training_model("rnn_bahdanau").encoder
     x = torch.randn(B, S, 256, requires_grad=True)
@@ -405,7 +405,7 @@ def bench_encoder_pack(rounds: int) -> None:
     )
 
     # the whole model, its encoder as it was (packed) and as it is
-    from nmt.models.encoders import rnn
+    from nmt.core import rnn_encoder as rnn
 
     model, (src, tgt) = training_model("rnn_bahdanau"), random_batch()
     src[torch.arange(S)[None, :] >= lengths[:, None]] = 0  # padding
@@ -449,7 +449,7 @@ class MaskedScale(torch.autograd.Function):
 def bench_dropout_bool(rounds: int) -> None:
     """nmt's Dropout as it is (x * a float noise tensor) against the same random
     words turned into a bool mask and applied with masked_fill."""
-    from nmt.models.dropout import LEVELS, Dropout
+    from nmt.speedups.dropout import LEVELS, Dropout
 
     def bool_mask(self, x):
         if not self.training or self.p == 0.0:
@@ -476,7 +476,7 @@ def bench_dropout_bool(rounds: int) -> None:
 def bench_kv_fused(rounds: int) -> None:
     """Keys and values of every attention of transformer_small from one matrix
     product (w_k and w_v stacked) against two (now)."""
-    from nmt.models.transformer.attention import MultiHeadAttention as Attention
+    from nmt.core.multihead import MultiHeadAttention as Attention
 
     def stacked(self, x, positions=None):
         weight = torch.cat([self.w_k.weight, self.w_v.weight])  # (2D, Dkv)
@@ -521,7 +521,7 @@ def bench_precision(rounds: int) -> None:
 
 
 def bench_compile(rounds: int) -> None:
-    from nmt.models.decoders.rnn import keep_loop_eager
+    from nmt.speedups.eager_loop import keep_loop_eager
 
     for preset in PRESETS:
         model = training_model(preset)
@@ -540,7 +540,7 @@ def bench_attention_dropout(rounds: int) -> None:
     F.scaled_dot_product_attention with dropout_p = 0.1, which only its math path can do:
     bmm, softmax, a Bernoulli mask) against none (dropout_p = 0: the fused CPU kernel,
     flash attention); every other dropout as it is."""
-    from nmt.models.transformer.attention import MultiHeadAttention as Attention
+    from nmt.core.multihead import MultiHeadAttention as Attention
 
     model, (src, tgt) = training_model("transformer_small"), random_batch()
     attentions = [m for m in model.modules() if isinstance(m, Attention)]

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from nmt.models.transformer.decoder import TransformerDecoder
-from nmt.models.transformer.encoder import TransformerEncoder
-from nmt.models.memory import Memory
+from nmt.core.transformer_decoder import TransformerDecoder
+from nmt.core.transformer_encoder import TransformerEncoder
+from nmt.core.outputs import Memory
 from tests.helpers import train
 
 CHROMIUM = "/usr/bin/chromium"

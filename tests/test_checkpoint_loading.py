@@ -136,7 +136,8 @@ def test_translating_an_rnn_checkpoint_never_imports_dynamo(toy_checkpoint):
 
 
 def test_the_teacher_forced_loop_is_kept_eager_once_before_compiling():
-    from nmt.models.decoders.rnn import RNNDecoder, keep_loop_eager
+    from nmt.core.rnn_decoder import RNNDecoder
+    from nmt.speedups.eager_loop import keep_loop_eager
 
     keep_loop_eager()
     disabled = RNNDecoder.forward

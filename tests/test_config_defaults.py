@@ -26,7 +26,7 @@ from tests.test_config_schema import compose_config, every_config
 
 # (class, parameter) whose default is not a copy of the key's: the positional classes
 # take `kind` only to refuse a kind other than their own (None: not given)
-NOT_A_DEFAULT = {("nmt.models.positional", "kind")}
+NOT_A_DEFAULT = {("nmt.core.positional", "kind")}
 
 
 def _class(target: str):

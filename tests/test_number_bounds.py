@@ -117,7 +117,7 @@ def test_data_sizes_are_bounded_before_any_data_is_read(override, expected):
 
 @pytest.mark.parametrize("p", [0.9999999999, 1 - 2**-17, 0.5, 0.0])
 def test_dropout_survives_every_probability_below_one(p):
-    from nmt.models.dropout import Dropout, noise_from_words
+    from nmt.speedups.dropout import Dropout, noise_from_words
 
     words = torch.arange(-(2**40), 2**40, 2**30, dtype=torch.int64)
     noise = noise_from_words(words, (words.numel() * 4,), p)              # was ZeroDivisionError at 0.9999999999

@@ -6,11 +6,11 @@ from omegaconf import DictConfig
 
 from nmt.errors import NmtError
 
-TRANSFORMER_DECODER = "nmt.models.transformer.decoder.TransformerDecoder"
-TRANSFORMER_ENCODER = "nmt.models.transformer.encoder.TransformerEncoder"
+TRANSFORMER_DECODER = "nmt.core.transformer_decoder.TransformerDecoder"
+TRANSFORMER_ENCODER = "nmt.core.transformer_encoder.TransformerEncoder"
 # A Transformer decoder reads the memory through cross-attention; these
 # bridges have nothing to start, so only they may be combined with it.
-BRIDGES_WITHOUT_EFFECT = ("nmt.models.bridges.LastBridge", "nmt.models.bridges.ZeroBridge")
+BRIDGES_WITHOUT_EFFECT = ("nmt.core.bridges.LastBridge", "nmt.core.bridges.ZeroBridge")
 
 
 def check_combination(model_cfg: DictConfig, positional_kind: str) -> None:

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from nmt.data.masks import padding_mask, target_mask
+from nmt.core.masks import padding_mask, target_mask
 from nmt.errors import NmtError
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3

@@ -46,11 +46,11 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.deploy import layout
 from nmt.errors import NmtError
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, TRANSFORMER_ENCODER
-from nmt.models.positional.base import AttentionPositions
-from nmt.models.positional.learned import LearnedEmbedding
-from nmt.models.positional.relative import RelativeTerms
-from nmt.models.positional.rotary import RotaryEmbedding
-from nmt.models.positional.sinusoidal import SinusoidalEmbedding, sinusoidal_table
+from nmt.core.positional.base import AttentionPositions
+from nmt.core.positional.learned import LearnedEmbedding
+from nmt.core.positional.relative import RelativeTerms
+from nmt.core.positional.rotary import RotaryEmbedding
+from nmt.core.positional.sinusoidal import SinusoidalEmbedding, sinusoidal_table
 
 EXPORTABLE_POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 POSITION_ROWS = 1024     # sinusoidal / no positions: longest source or output CTranslate2 can take

@@ -1,4 +1,9 @@
-"""Config in, model out: every part built with hydra.utils.instantiate."""
+"""Config in, model out: every part built with hydra.utils.instantiate.
+
+The parts are nmt.core's plain reference code; with speedups=True (the
+default) nmt.speedups.model then replaces its plain pieces with faster ones
+that give the same results (nmt/speedups/).
+"""
 
 import torch
 from hydra.errors import InstantiationException
@@ -8,9 +13,11 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, check_combination
+from nmt.core.seq2seq import Seq2Seq
 from nmt.errors import NmtError
 from nmt.memory_sizes import allocation_bytes, human_bytes
-from nmt.models.seq2seq import Seq2Seq
+from nmt.speedups.model import install_model_speedups
+
 
 def instantiate(config, **kwargs):
     """hydra.utils.instantiate, but a constructor's NmtError stays one clear line."""
@@ -38,7 +45,7 @@ def check_model_config(model_cfg: DictConfig, vocab_size: int) -> Seq2Seq:
     layers and heads (trainer.guided_alignment).
     """
     with torch.device("meta"), MetaInitSkipped():
-        return build_model(model_cfg, vocab_size, vocab_size)
+        return build_model(model_cfg, vocab_size, vocab_size, speedups=False)
 
 
 class MetaInitSkipped(TorchFunctionMode):
@@ -56,7 +63,10 @@ class MetaInitSkipped(TorchFunctionMode):
 
 
 def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,
-                pad_id: int = 0) -> Seq2Seq:
+                pad_id: int = 0, speedups: bool = True) -> Seq2Seq:
+    """The model `model_cfg` describes, from nmt.core's parts; speedups=True
+    installs nmt.speedups.model's replacements (same parameters, same results),
+    False leaves the core's plain code alone."""
     positional = instantiate(model_cfg.positional)
     check_combination(model_cfg, positional.kind)
     encoder = instantiate(model_cfg.encoder, vocab_size=src_vocab_size, positional=positional,
@@ -79,7 +89,10 @@ def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,
     if model_cfg.get("share_embeddings", False):
         share_embeddings(encoder, decoder, src_vocab_size, tgt_vocab_size)
     bridge = instantiate(model_cfg.bridge, enc_dim=encoder.output_size, dec_dim=bridge_dim)
-    return Seq2Seq(encoder, decoder, bridge, memory_proj, pad_id)
+    model = Seq2Seq(encoder, decoder, bridge, memory_proj, pad_id)
+    if speedups:
+        install_model_speedups(model)
+    return model
 
 
 def share_embeddings(encoder: nn.Module, decoder: nn.Module, src_vocab_size: int,

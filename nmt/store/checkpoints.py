@@ -21,7 +21,7 @@ import torch
 
 from nmt import own_files
 from nmt.atomic import atomic_link, atomic_write
-from nmt.config_schema.registry import registry_targets, stored_names
+from nmt.config_schema.registry import class_of, registry_targets, stored_names
 from nmt.errors import NmtError
 from nmt.file_inputs import refuse_special, special_kind
 from nmt.cli_checks import refuse_link_loop
@@ -123,7 +123,8 @@ def sizes_from_format_1(model_config: dict) -> dict:
     per direction; from format 2 it is the state size. Returns the model
     config with that size doubled, so the old weights fit (a plain dict)."""
     encoder = dict(model_config.get("encoder") or {})
-    if encoder.get("_target_") == "nmt.models.encoders.rnn.RNNEncoder" and encoder.get("bidirectional", True):
+    rnn_encoder = class_of("model/encoder", "gru")       # its class: the registry's, as the config's is
+    if encoder.get("_target_") == rnn_encoder and encoder.get("bidirectional", True):
         encoder["hidden_size"] = 2 * int(encoder.get("hidden_size", 256))
     return dict(model_config, encoder=encoder)
 

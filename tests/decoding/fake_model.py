@@ -2,7 +2,7 @@
 
 import torch
 
-from nmt.models.memory import Memory
+from nmt.core.outputs import Memory
 
 PAD, UNK, BOS, EOS, A, B, C, D, X = range(9)
 V = 9

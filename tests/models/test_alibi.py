@@ -9,14 +9,14 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from nmt.data.masks import padding_mask
+from nmt.core.masks import padding_mask
 from nmt.errors import NmtError
-from nmt.models.transformer.decoder import TransformerDecoder
-from nmt.models.transformer.encoder import TransformerEncoder
-from nmt.models.memory import Memory
-from nmt.models.positional.alibi import AlibiBias, AlibiPositions, alibi_bias, alibi_slopes
-from nmt.models.positional.none import NoPositions
-from nmt.models.transformer.attention import MultiHeadAttention
+from nmt.core.transformer_decoder import TransformerDecoder
+from nmt.core.transformer_encoder import TransformerEncoder
+from nmt.core.outputs import Memory
+from nmt.core.positional.alibi import AlibiBias, AlibiPositions, alibi_bias, alibi_slopes
+from nmt.core.positional.none import NoPositions
+from nmt.core.multihead import MultiHeadAttention
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 V, D, PAD = 13, 8, 0
@@ -158,8 +158,8 @@ def sort_batch(gen, size, lo, hi):
 def train_sorter(positional, steps=250):
     """A 2+2-layer, d 32, 4-head Transformer on sentences of 2..8 words: about
     10 s on one thread (the two models of this module: about 20 s)."""
-    from nmt.models.bridges import ZeroBridge
-    from nmt.models.seq2seq import Seq2Seq
+    from nmt.core.bridges import ZeroBridge
+    from nmt.core.seq2seq import Seq2Seq
     torch.manual_seed(0)
     enc = TransformerEncoder(SORT_V, d_model=32, layers=2, heads=4, ff_size=64, dropout=0.0,
                              positional=positional, pad_id=PAD)
@@ -190,7 +190,7 @@ def exact_match(model, lo, hi, n=100):
 
 @pytest.fixture(scope="module")
 def sorters():
-    from nmt.models.positional.sinusoidal import SinusoidalPositions
+    from nmt.core.positional.sinusoidal import SinusoidalPositions
     threads = torch.get_num_threads()
     torch.set_num_threads(1)         # tiny matrices: one thread is faster, and on a busy
     try:                             # machine two threads spin against each other (20x)

@@ -8,9 +8,9 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from nmt.models.attention.base import SCOPES, Attention
-from nmt.models.decoders.rnn import RNNDecoder
-from nmt.models.memory import Memory
+from nmt.core.attention.base import SCOPES, Attention
+from nmt.core.rnn_decoder import RNNDecoder
+from nmt.core.outputs import Memory
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTENTION = ROOT / "configs" / "model" / "attention"

@@ -7,12 +7,15 @@ import pytest
 import torch
 
 from nmt.errors import NmtError
-from nmt.models.attention.additive import AdditiveAttention, ConcatAttention
-from nmt.models.attention.base import SCOPES, AttentionOutput
-from nmt.models.attention.cosine import CosineAttention
-from nmt.models.attention.location import LocationAttention
-from nmt.models.attention.multihead import MultiHeadDotAttention
-from nmt.models.attention.multiplicative import DotAttention, GeneralAttention, ScaledDotAttention
+from nmt.core.attention.bahdanau import AdditiveAttention
+from nmt.core.attention.luong_concat import ConcatAttention
+from nmt.core.attention.base import SCOPES, AttentionOutput
+from nmt.core.attention.cosine import CosineAttention
+from nmt.core.attention.location import LocationAttention
+from nmt.core.multihead import MultiHeadDotAttention
+from nmt.core.attention.luong_dot import DotAttention
+from nmt.core.attention.luong_general import GeneralAttention
+from nmt.core.attention.scaled_dot import ScaledDotAttention
 
 LN2 = math.log(2.0)
 E1 = [0.731059, 0.268941]                   # softmax([1, 0])

@@ -6,12 +6,17 @@ import pytest
 import torch
 
 from nmt.errors import NmtError
-from nmt.models.attention.additive import AdditiveAttention, ConcatAttention
-from nmt.models.attention.cosine import CosineAttention
-from nmt.models.attention.location import LocationAttention
-from nmt.models.attention.multihead import MultiHeadDotAttention
-from nmt.models.attention.multiplicative import DotAttention, GeneralAttention, ScaledDotAttention
-from nmt.models.attention.scores import cosine_score, dot_score, masked_softmax
+from nmt.core.attention.bahdanau import AdditiveAttention
+from nmt.core.attention.luong_concat import ConcatAttention
+from nmt.core.attention.cosine import CosineAttention
+from nmt.core.attention.location import LocationAttention
+from nmt.core.multihead import MultiHeadDotAttention
+from nmt.core.attention.luong_dot import DotAttention
+from nmt.core.attention.luong_general import GeneralAttention
+from nmt.core.attention.scaled_dot import ScaledDotAttention
+from nmt.core.attention.cosine import cosine_score
+from nmt.core.attention.luong_dot import dot_score
+from nmt.core.normalisers.softmax import masked_softmax
 
 # softmax([1, 0]) = [e/(e+1), 1/(e+1)]
 E1 = [0.731059, 0.268941]

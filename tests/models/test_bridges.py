@@ -9,7 +9,7 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from nmt.errors import NmtError
-from nmt.models.bridges import (HanBridge, LastBridge, MeanBridge, StructuredBridge, ZeroBridge,
+from nmt.core.bridges import (HanBridge, LastBridge, MeanBridge, StructuredBridge, ZeroBridge,
                                 ZhouBridge)
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "model" / "bridge"

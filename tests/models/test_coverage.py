@@ -8,7 +8,7 @@ import torch
 from nmt.decoding.beam import beam_search
 from nmt.decoding.greedy import greedy_search
 from nmt.errors import NmtError
-from nmt.models.attention.coverage import CoverageAttention
+from nmt.core.attention.coverage import CoverageAttention
 from nmt.models.build import build_model
 from nmt.training.coverage_loss import CoverageLoss
 from tests.helpers import make_config, one_thread, run_cli, train  # noqa: F401 - one_thread: a fixture

@@ -11,20 +11,20 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from nmt.data.masks import padding_mask
+from nmt.core.masks import padding_mask
 from nmt.errors import NmtError
-from nmt.models.attention.base import SCOPES, Attention
-from nmt.models.attention.multiplicative import DotAttention
-from nmt.models.attention.normalisers import (
-    NORMALISERS, entmax15, masked_normalise, sparsemax,
-)
+from nmt.core.attention.base import SCOPES, Attention
+from nmt.core.attention.luong_dot import DotAttention
+from nmt.core.normalisers.entmax import entmax15
+from nmt.core.normalisers.masked import NORMALISERS, masked_normalise
+from nmt.core.normalisers.sparsemax import sparsemax
 from nmt.models.build import build_model
-from nmt.models.transformer.decoder import TransformerDecoder
-from nmt.models.transformer.encoder import TransformerEncoder
-from nmt.models.memory import Memory
-from nmt.models.positional.alibi import AlibiPositions
-from nmt.models.positional.sinusoidal import SinusoidalPositions
-from nmt.models.transformer.attention import MultiHeadAttention
+from nmt.core.transformer_decoder import TransformerDecoder
+from nmt.core.transformer_encoder import TransformerEncoder
+from nmt.core.outputs import Memory
+from nmt.core.positional.alibi import AlibiPositions
+from nmt.core.positional.sinusoidal import SinusoidalPositions
+from nmt.core.multihead import MultiHeadAttention
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTENTION = ROOT / "configs" / "model" / "attention"
@@ -195,8 +195,8 @@ def test_hard_attention_samples_only_where_the_weight_is_not_zero(normaliser):
 @pytest.mark.parametrize("scope", ["global", "local_m", "local_p"])
 @pytest.mark.parametrize("normaliser", SPARSE)
 def test_rnn_decoder_step_by_step_equals_teacher_forcing(normaliser, scope):
-    from nmt.models.attention.multiplicative import GeneralAttention
-    from nmt.models.decoders.rnn import RNNDecoder
+    from nmt.core.attention.luong_general import GeneralAttention
+    from nmt.core.rnn_decoder import RNNDecoder
     torch.manual_seed(0)
     attention = GeneralAttention(6, 4, scope=scope, window=1, normaliser=normaliser)
     dec = RNNDecoder(12, memory_dim=4, attention=attention, cell="lstm", style="luong",

@@ -9,12 +9,12 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from nmt.errors import NmtError
-from nmt.models.positional.learned import LearnedPositions
-from nmt.models.positional.none import NoPositions
-from nmt.models.positional.relative import RelativePositions, RelativeTerms, relative_index
-from nmt.models.positional.rotary import RotaryPositions, rotate_pairs
-from nmt.models.positional.sinusoidal import SinusoidalPositions, sinusoidal_table
-from nmt.models.transformer.attention import MultiHeadAttention
+from nmt.core.positional.learned import LearnedPositions
+from nmt.core.positional.none import NoPositions
+from nmt.core.positional.relative import RelativePositions, RelativeTerms, relative_index
+from nmt.core.positional.rotary import RotaryPositions, rotate_pairs
+from nmt.core.positional.sinusoidal import SinusoidalPositions, sinusoidal_table
+from nmt.core.multihead import MultiHeadAttention
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

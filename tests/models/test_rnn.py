@@ -4,12 +4,12 @@ import pytest
 import torch
 from torch import nn
 
-from nmt.data.masks import padding_mask
-from nmt.models.attention.multiplicative import GeneralAttention
-from nmt.models.decoders.rnn import RNNDecoder
-from nmt.models.encoders.lstmn import LSTMNEncoder
-from nmt.models.encoders.rnn import RNNEncoder
-from nmt.models.memory import Memory
+from nmt.core.masks import padding_mask
+from nmt.core.attention.luong_general import GeneralAttention
+from nmt.core.rnn_decoder import RNNDecoder
+from nmt.core.lstmn import LSTMNEncoder
+from nmt.core.rnn_encoder import RNNEncoder
+from nmt.core.outputs import Memory
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])

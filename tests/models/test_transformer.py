@@ -7,18 +7,18 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from nmt.data.masks import padding_mask
+from nmt.core.masks import padding_mask
 from nmt.errors import NmtError
-from nmt.models.transformer.decoder import TransformerDecoder
-from nmt.models.transformer.encoder import TransformerEncoder
-from nmt.models.memory import Memory
-from nmt.models.positional.alibi import AlibiPositions
-from nmt.models.positional.learned import LearnedPositions
-from nmt.models.positional.none import NoPositions
-from nmt.models.positional.relative import RelativePositions
-from nmt.models.positional.rotary import RotaryPositions
-from nmt.models.positional.sinusoidal import SinusoidalPositions
-from nmt.models.transformer.attention import MultiHeadAttention
+from nmt.core.transformer_decoder import TransformerDecoder
+from nmt.core.transformer_encoder import TransformerEncoder
+from nmt.core.outputs import Memory
+from nmt.core.positional.alibi import AlibiPositions
+from nmt.core.positional.learned import LearnedPositions
+from nmt.core.positional.none import NoPositions
+from nmt.core.positional.relative import RelativePositions
+from nmt.core.positional.rotary import RotaryPositions
+from nmt.core.positional.sinusoidal import SinusoidalPositions
+from nmt.core.multihead import MultiHeadAttention
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 V, D, PAD = 13, 8, 0
@@ -256,7 +256,7 @@ def test_a_checkpoint_naming_the_transformers_old_modules_still_loads(tmp_path):
     old["decoder"]["_target_"] = "nmt.models.decoders.transformer.TransformerDecoder"
     state = {"config": {"model": old}, "tokenizer": {"joint": b"proto"}, "model": model.state_dict()}
     loaded = load_checkpoint(save_checkpoint(state, tmp_path / "old.pt"))
-    assert loaded["config"]["model"]["encoder"]["_target_"] == "nmt.models.transformer.encoder.TransformerEncoder"
-    assert loaded["config"]["model"]["decoder"]["_target_"] == "nmt.models.transformer.decoder.TransformerDecoder"
+    assert loaded["config"]["model"]["encoder"]["_target_"] == "nmt.core.transformer_encoder.TransformerEncoder"
+    assert loaded["config"]["model"]["decoder"]["_target_"] == "nmt.core.transformer_decoder.TransformerDecoder"
     rebuilt = build_model(OmegaConf.create(loaded["config"]["model"]), 20, 20)
     rebuilt.load_state_dict(loaded["model"])      # every weight has its old name and shape

@@ -1,0 +1,6 @@
+"""The reference core: every model mechanism nmt teaches, one file each.
+
+It imports torch (and entmax for the sparse normalisers) and nothing else of
+nmt (import-linter holds this, pyproject.toml). README.md in this folder gives
+the reading order; the docs page "Read the core" shows each file's source.
+"""
