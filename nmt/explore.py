@@ -8,9 +8,11 @@ attention with local-p's centre and window). With --compare, a second
 model translates the same sentence beside the first.
 
 The page's API: POST /api/translate with Content-Type: application/json and
-a body {"text": "...", "beam_size": 1..10, "prefix": "..." (optional)} of
+a body {"text": "...", "beam_size": 1..10, "prefix": "..." (optional),
+"explain": a method of nmt.explain.METHODS and "top_k": 0..50 (optional)} of
 at most 64 KiB (MAX_BODY), answered with {"results": [one per model]}, each
-with its beam tree ("tree") for a beam, and with a prefix also
+with its beam tree ("tree") for a beam (with "explain", that method's map
+first among its maps; with "top_k", each step's alternatives), and with a prefix also
 {"forced": [one per model]}: the translation that starts with it. Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
@@ -164,7 +166,9 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
+    from nmt.explain import METHODS
     from nmt.explore_guard import HostGuard, content_security_policy
+    from nmt.viz.explanation_maps import explain_replies, explain_request
     from nmt.viz.html_export import render_page
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
@@ -177,6 +181,7 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
         "links": sample_links,
         "note": vocabulary_note(models),
+        "explain_methods": {name: title for name, (title, _) in METHODS.items()},
     })
 
     app.add_middleware(HostGuard, port=port, headers={"Content-Security-Policy": content_security_policy(page),
@@ -197,11 +202,14 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
             return error(str(refused), refused.status)
         try:
             text, beam, prefix, links = parse_request(body, models[0].translator)
+            methods, top_k = explain_request(body)
         except NmtError as problem:
             return error(str(problem))
         reply = {"results": await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)}
         if prefix:                   # what if: the forced translation beside the free one
             reply["forced"] = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
+        for results in (reply["results"], reply.get("forced", [])) if methods or top_k else ():
+            await run_in_threadpool(locked, lock, explain_replies, models, results, methods, top_k)
         return reply
 
     @app.exception_handler(HTTPException)
@@ -213,6 +221,12 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         return error(f"internal error ({type(exc).__name__}); see the explorer's terminal", 500)
 
     return app
+
+
+def locked(lock, function, *args):
+    """function(*args) while holding `lock` (the models are shared)."""
+    with lock:
+        return function(*args)
 
 
 def _translate_all(models, text, beam, lock, prefix=None, links=None) -> list[dict]:

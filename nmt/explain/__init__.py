@@ -45,9 +45,11 @@ GRADIENT_METHODS = ("saliency", "input-x-gradient", "integrated-gradients")
 
 
 def check_method(name, option: str = "--explain") -> str:
-    """`name` if it is one of METHODS, else NmtError listing them."""
-    if name not in METHODS:
-        raise NmtError(f"{option} {name}: unknown method; choose one of {', '.join(METHODS)}")
+    """`name` if it is one of METHODS, else NmtError listing them; `option` names
+    where it came from ("--explain", or "explain=" for a keyword)."""
+    if not isinstance(name, str) or name not in METHODS:
+        given = f"{option}{name!r:.40}" if option.endswith("=") else f"{option} {name}"
+        raise NmtError(f"{given}: unknown method; choose one of {', '.join(METHODS)}")
     return name
 
 

@@ -16,6 +16,7 @@ which the page shows when a cell is hovered.
 """
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from nmt.errors import NmtError
 from nmt.viz.attention_data import DIGITS, _map
@@ -57,11 +58,13 @@ def row_tips(rows: list[dict]) -> list[str]:
             + ", ".join(f"{piece} {p:.4g}" for piece, p in zip(row["pieces"], row["p"])) for row in rows]
 
 
-def add_explanations(translator, result: dict, out, methods=(), top_k: int | None = None) -> dict:
+def add_explanations(translator, result: dict, out, methods=(), top_k: int | None = None,
+                     first: bool = False) -> dict:
     """`result` (nmt.viz.attention_data.explain) with the maps of `methods`
-    added, and with `top_k` its "alternatives" and each target-row map's tips."""
-    for method in methods:
-        result["maps"].append(explanation_map(translator, result["source"], out, method))
+    added (before the attention maps when `first`: the one shown), and with
+    `top_k` its "alternatives" and each target-row map's tips."""
+    maps = [explanation_map(translator, result["source"], out, method) for method in methods]
+    result["maps"] = maps + result["maps"] if first else result["maps"] + maps
     if top_k:
         result["alternatives"] = alternatives_text(translator, result["source"], out, top_k)
         tips = row_tips(result["alternatives"])
@@ -69,6 +72,37 @@ def add_explanations(translator, result: dict, out, methods=(), top_k: int | Non
             if entry["row_axis"] == "target":
                 entry["alternatives"] = tips
     return result
+
+
+def explain_result(translator, result: dict, methods=(), top_k: int | None = None) -> dict:
+    """add_explanations of a result alone (its "tokens" are the output's ids), the explanations first."""
+    out = SimpleNamespace(tokens=result["tokens"], src_pieces=result["src_pieces"], tgt_pieces=result["tgt_pieces"])
+    return add_explanations(translator, result, out, methods, top_k, first=True)
+
+
+def explain_request(body: dict) -> tuple[list[str], int]:
+    """The explorer's {"explain": METHOD or absent, "top_k": K or absent} -> (methods, k); NmtError if wrong."""
+    from nmt.explain import check_method
+
+    method, k = body.get("explain"), body.get("top_k", 0)
+    if method is not None and not isinstance(method, str):
+        raise NmtError("explain must be the name of a method, or left out")
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 50:
+        raise NmtError("top_k must be a whole number from 0 to 50")
+    return ([check_method(method, "explain=")] if method else []), k
+
+
+def explain_replies(models, results: list[dict], methods: list[str], k: int) -> None:
+    """Each model's result (those without an error) with its explanation first
+    and its alternatives; a method the model cannot give is said in
+    `explain_error`, the rest of the result kept."""
+    for model, result in zip(models, results):
+        if "error" in result or not result.get("tgt_pieces"):
+            continue
+        try:
+            explain_result(model.translator, result, methods, k)
+        except NmtError as problem:
+            result["explain_error"] = str(problem)
 
 
 def plot_explanations(translator, sources, outputs, folder: str, method: str, dpi: int = 150,
