@@ -86,14 +86,15 @@ def heatmap(translator, text: str, beam_size: int = 1, prefix: str | None = None
     `explain`: a method of nmt.explain.METHODS, its map shown first (the attention maps
     stay in the map selector); `top_k`: each step's k most probable subwords, on hover."""
     check_view_args(translator, text, beam_size, prefix, height)
-    result = translate_and_explain(translator, text, beam_size, prefix)
-    if explain is not None or top_k:
-        from nmt.explain import check_method
-        from nmt.viz.explanation_maps import explain_result
+    from nmt.explain import check_method
+    from nmt.viz.explanation_maps import explain_result
 
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1):
-            raise NmtError(f"top_k={top_k!r:.40} must be a whole number from 1 up, or None")
-        explain_result(translator, result, [check_method(explain, "explain=")] if explain is not None else [], top_k)
+    methods = [check_method(explain, "explain=")] if explain is not None else []
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1):
+        raise NmtError(f"top_k={top_k!r:.40} must be a whole number from 1 up, or None")
+    result = translate_and_explain(translator, text, beam_size, prefix)
+    if methods or top_k:
+        explain_result(translator, result, methods, top_k)
     return InlineView(view_page(translator, result, "matrix"), height)
 
 
