@@ -166,9 +166,7 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
-    from nmt.explain import METHODS
     from nmt.explore_guard import HostGuard, content_security_policy
-    from nmt.viz.explanation_maps import explain_replies, explain_request
     from nmt.viz.html_export import render_page
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
@@ -181,7 +179,6 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
         "links": sample_links,
         "note": vocabulary_note(models),
-        "explain_methods": {name: title for name, (title, _) in METHODS.items()},
     })
 
     app.add_middleware(HostGuard, port=port, headers={"Content-Security-Policy": content_security_policy(page),
@@ -202,15 +199,13 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
             return error(str(refused), refused.status)
         try:
             text, beam, prefix, links = parse_request(body, models[0].translator)
-            methods, top_k = explain_request(body)
+            methods, top_k = explain_args(body)
         except NmtError as problem:
             return error(str(problem))
         reply = {"results": await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)}
         if prefix:                   # what if: the forced translation beside the free one
             reply["forced"] = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
-        for results in (reply["results"], reply.get("forced", [])) if methods or top_k else ():
-            await run_in_threadpool(locked, lock, explain_replies, models, results, methods, top_k)
-        return reply
+        return await explained(reply, models, lock, methods, top_k)
 
     @app.exception_handler(HTTPException)
     async def http_error(request, exc):    # another path (404) or method (405): JSON too
@@ -221,6 +216,24 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         return error(f"internal error ({type(exc).__name__}); see the explorer's terminal", 500)
 
     return app
+
+
+def explain_args(body) -> tuple[list[str], int]:
+    """A request's explanation and top-k (nmt.viz.explanation_maps.explain_request)."""
+    from nmt.viz.explanation_maps import explain_request
+
+    return explain_request(body)
+
+
+async def explained(reply: dict, models, lock, methods: list[str], top_k: int) -> dict:
+    """`reply` with each result's explanation and alternatives, when asked for."""
+    from starlette.concurrency import run_in_threadpool
+
+    from nmt.viz.explanation_maps import explain_replies
+
+    for results in (reply["results"], reply.get("forced", [])) if methods or top_k else ():
+        await run_in_threadpool(locked, lock, explain_replies, models, results, methods, top_k)
+    return reply
 
 
 def locked(lock, function, *args):

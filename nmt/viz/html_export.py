@@ -13,6 +13,7 @@ from pathlib import Path
 
 from nmt import own_files
 from nmt.errors import NmtError
+from nmt.explain import METHODS
 from nmt.viz.alignment_view import alignment_readings, parse_links
 from nmt.viz.attention_data import describe, explain
 from nmt.viz.colour_scale import page_rule
@@ -35,7 +36,8 @@ def render_page(data: dict) -> str:
     views = "\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in VIEWS)
     page = page.replace(VIEWS_PLACEHOLDER, views)
     # "<" escaped: the JSON cannot close the <script> element it sits in.
-    data = {**data, "colour": page_rule()}             # the colour rule the script mirrors
+    data = {**data, "colour": page_rule(),             # the colour rule the script mirrors
+            "explain_methods": {name: title for name, (title, _) in METHODS.items()}}   # the explorer's selector
     payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
     return page.replace(PLACEHOLDER, payload)
 
