@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from nmt.errors import NmtError
 from nmt.explore import Model, create_app
 from tests.helpers import one_thread, run_cli  # noqa: F401 - a fixture
+from tests.test_attention_html import launch_chromium, needs_chromium
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 DATE = "monday the twenty first of march nineteen eighty four"
@@ -87,3 +88,33 @@ def test_the_notebook_heatmap_shows_an_explanation(toy_checkpoint):
         notebook.heatmap(translator, DATE, explain="lime")
     with pytest.raises(NmtError, match="top_k=0 must be a whole number from 1 up"):
         notebook.heatmap(translator, DATE, top_k=0)
+
+
+@needs_chromium
+def test_the_page_draws_an_explanation_with_its_alternatives(toy_checkpoint, tmp_path):
+    """--attention-html with --explain and --top-k in headless Chromium: the method is in the
+    map selector, its map is drawn on the absolute scale, a hovered cell shows the step's
+    alternatives, and the page logs no error."""
+    from playwright.sync_api import sync_playwright
+
+    page_file = tmp_path / "page.html"
+    done = run_cli("nmt.translate", "--checkpoint", str(toy_checkpoint), "--explain", "integrated-gradients",
+                   "--top-k", "3", "--attention-html", str(page_file), input=DATE.encode())
+    assert done.returncode == 0, done.stderr
+    problems = []
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(page_file.as_uri())
+        chooser = page.locator("select.map-select").first
+        assert "integrated gradients (Sundararajan et al. 2017)" in chooser.locator("option").all_inner_texts()
+        chooser.select_option("explain-integrated-gradients")
+        heatmap = page.locator("svg.heatmap").first
+        assert heatmap.get_attribute("data-map") == "explain-integrated-gradients"
+        assert heatmap.get_attribute("data-scale") == "absolute"
+        heatmap.locator("rect.cell").first.hover()
+        assert "chosen p=" in page.locator("body").inner_text()
+        browser.close()
+    assert problems == []
