@@ -10,9 +10,11 @@ attention with local-p's centre and window). With --compare, a second
 model translates the same sentence beside the first.
 
 The page's API: POST /api/translate with Content-Type: application/json and
-a body {"text": "...", "beam_size": 1..10, "prefix": "..." (optional)} of
+a body {"text": "...", "beam_size": 1..10, "prefix": "..." (optional),
+"explain": a method of nmt.explain.METHODS and "top_k": 0..50 (optional)} of
 at most 64 KiB (MAX_BODY), answered with {"results": [one per model]}, each
-with its beam tree ("tree") for a beam, and with a prefix also
+with its beam tree ("tree") for a beam (with "explain", that method's map
+first among its maps; with "top_k", each step's alternatives), and with a prefix also
 {"forced": [one per model]}: the translation that starts with it. Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
@@ -199,12 +201,13 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
             return error(str(refused), refused.status)
         try:
             text, beam, prefix, links = parse_request(body, models[0].translator)
+            methods, top_k = explain_args(body)
         except NmtError as problem:
             return error(str(problem))
         reply = {"results": await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)}
         if prefix:                   # what if: the forced translation beside the free one
             reply["forced"] = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
-        return reply
+        return await explained(reply, models, lock, methods, top_k)
 
     @app.exception_handler(HTTPException)
     async def http_error(request, exc):    # another path (404) or method (405): JSON too
@@ -215,6 +218,30 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         return error(f"internal error ({type(exc).__name__}); see the explorer's terminal", 500)
 
     return app
+
+
+def explain_args(body) -> tuple[list[str], int]:
+    """A request's explanation and top-k (nmt.viz.explanation_maps.explain_request)."""
+    from nmt.viz.explanation_maps import explain_request
+
+    return explain_request(body)
+
+
+async def explained(reply: dict, models, lock, methods: list[str], top_k: int) -> dict:
+    """`reply` with each result's explanation and alternatives, when asked for."""
+    from starlette.concurrency import run_in_threadpool
+
+    from nmt.viz.explanation_maps import explain_replies
+
+    for results in (reply["results"], reply.get("forced", [])) if methods or top_k else ():
+        await run_in_threadpool(locked, lock, explain_replies, models, results, methods, top_k)
+    return reply
+
+
+def locked(lock, function, *args):
+    """function(*args) while holding `lock` (the models are shared)."""
+    with lock:
+        return function(*args)
 
 
 def _translate_all(models, text, beam, lock, prefix=None, links=None) -> list[dict]:

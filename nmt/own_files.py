@@ -32,7 +32,8 @@ XATTR = "user.nmt.wrote"
 # The purposes, as each refusal names them
 TRANSLATIONS, PAGE, BEAM_TREE, HEATMAP = "a translation file", "an attention page", "a beam tree", "a heatmap"
 TABLE, ALIGNMENTS, AVERAGED = "a comparison table", "an alignment file", "an averaged checkpoint"
-PICTURE = re.compile(r"\d{5,}(_source_\d+-\d+)?\.png")     # the names --plot-attention writes
+EXPLANATIONS = "an explanation file"            # nmt.translate --json
+PICTURE = re.compile(r"\d{5,}(_[a-z-]+)?(_source_\d+-\d+)?\.png")   # --plot-attention's names (_METHOD: --explain)
 
 
 def mark(purpose: str, data) -> tuple[str, bytes]:
@@ -77,7 +78,7 @@ def check_replace(path, option: str, purpose: str, overwrite: bool = False, allo
 
 
 def check_pictures(folder, option: str, overwrite: bool = False, allow: str = "--overwrite") -> None:
-    """The heatmap names a picture folder may get (00001.png, 00001_source_1-13.png):
+    """The heatmap names a picture folder may get (00001.png, 00001_source_1-13.png, 00001_saliency.png):
     each one there already must be a heatmap nmt drew, before any is drawn."""
     try:
         names = sorted(entry.name for entry in os.scandir(folder))

@@ -26,6 +26,7 @@ from nmt.file_inputs import refuse_special
 from nmt.folders import make_folder
 from nmt.own_files import check_pictures, check_replace
 from nmt.run_files import check_not_run_file
+from nmt.translate_explain import check_explain_args, check_explainable, html_additions, write_explain_outputs
 from nmt.translate_options import parse_args, positive_int  # noqa: F401  (the command's options)
 
 log = logging.getLogger("nmt.translate")
@@ -71,7 +72,8 @@ def write_output(lines: list[str], path: str | None) -> None:
         raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-OUTPUTS = {"--output": own_files.TRANSLATIONS, "--attention-html": own_files.PAGE, "--beam-tree": own_files.BEAM_TREE}
+OUTPUTS = {"--output": own_files.TRANSLATIONS, "--attention-html": own_files.PAGE, "--beam-tree": own_files.BEAM_TREE,
+           "--json": own_files.EXPLANATIONS}
 
 
 def check_files(args) -> None:
@@ -90,7 +92,7 @@ def check_files(args) -> None:
             refuse_special(path, option, f"give a text file{stdin}")
     inputs += [("--checkpoint", path) for path in args.checkpoint] + [("--hf", args.hf)]
     for option, path in (("--output", args.output), ("--attention-html", args.attention_html),
-                         ("--beam-tree", args.beam_tree)):
+                         ("--beam-tree", args.beam_tree), ("--json", args.json)):
         if path is not None:
             check_output(path, option)
             check_not_input(option, path, inputs)
@@ -99,7 +101,7 @@ def check_files(args) -> None:
     if args.plot_attention:
         check_pictures(args.plot_attention, "--plot-attention", args.overwrite)
     written = [(o, p) for o, p in (("--output", args.output), ("--attention-html", args.attention_html),
-                                   ("--beam-tree", args.beam_tree)) if p]
+                                   ("--beam-tree", args.beam_tree), ("--json", args.json)) if p]
     for k, (option, path) in enumerate(written):
         check_not_input(option, path, written[:k])
     from nmt.deploy.layout import is_export
@@ -312,6 +314,7 @@ def main(argv=None) -> int:
     from nmt.decoding.interface import check_coverage_penalty   # torch-free: see open_engine
 
     check_search_args(args, check_coverage_penalty)
+    check_explain_args(args)
     sources = read_input(args.input)
     if args.beam_tree:
         one_sentence(sources)
@@ -323,6 +326,7 @@ def main(argv=None) -> int:
     if args.attention_layer is not None or args.attention_head is not None:
         check_layer_and_head(translator, (args.checkpoint or [args.hf])[0], args.attention_layer,
                              args.attention_head)
+    check_explainable(translator, args.explain)
     outputs = translator.translate(sources, beam_size=args.beam_size, nbest=args.nbest,
                                    batch_size=args.batch_size, length_penalty=args.length_penalty,
                                    min_length=args.min_length,
@@ -342,13 +346,15 @@ def main(argv=None) -> int:
     if args.plot_attention:
         plot_attention(translator, sources, outputs, args.plot_attention,
                        args.attention_layer, args.attention_head, args.dpi, args.attention_scale, args.plot_columns)
+    write_explain_outputs(translator, sources, outputs, args)
     if args.beam_tree:
         write_beam_tree(translator, sources, args)
     if args.attention_html:
         from nmt.viz.html_export import write_attention_html
         write_attention_html(translator, sources, outputs, args.attention_html, args.checkpoint or [args.hf],
                              beam_size=args.beam_size, links=links, search={"length_penalty": args.length_penalty,
-                             "min_length": args.min_length, "coverage_penalty": args.coverage_penalty})
+                             "min_length": args.min_length, "coverage_penalty": args.coverage_penalty},
+                             add=html_additions(args))
     if references is not None:
         from nmt.scoring import score_translations
 

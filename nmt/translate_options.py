@@ -16,6 +16,20 @@ def positive_int(text: str) -> int:
     return value
 
 
+def add_explain_options(parser) -> None:
+    """--explain, --top-k and --json (nmt.translate_explain)."""
+    parser.add_argument("--explain", nargs="+", metavar="METHOD",
+                        help="also explain each translation: saliency, input-x-gradient, integrated-gradients "
+                             "(Captum, on the source embeddings), rollout (Transformers) or value-norm; its maps go "
+                             "to --plot-attention (NNNNN_METHOD.png), --attention-html and --json (docs/explain.md)")
+    parser.add_argument("--top-k", type=positive_int, default=None, metavar="K",
+                        help="each output step's K most probable subwords and their probabilities, in --json and "
+                             "--attention-html's tooltips (a teacher-forced pass; the search is unchanged)")
+    parser.add_argument("--json", metavar="FILE",
+                        help="write every line's translation, subwords, --explain maps and --top-k alternatives "
+                             "as one JSON object")
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m nmt.translate", description=DESCRIPTION)
     parser.add_argument("--checkpoint", nargs="+", metavar="PATH",
@@ -71,5 +85,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--beam-tree", metavar="FILE.json",
                         help="one input line: write its beam search as a tree (every hypothesis kept or "
                              "pruned at each step, the finals and their penalties) as JSON")
+    add_explain_options(parser)
     parser.add_argument("--overwrite", action="store_true", help="replace output files that nmt did not write")
     return parser.parse_args(argv)

@@ -223,6 +223,7 @@ def explain(translator, source: str, out, beam_size: int | None = None) -> dict:
             "ranking": getattr(translator, "ranking", "nmt"),
             "score": round(score, DIGITS) if np.isfinite(score) else None,    # JSON has no inf
             "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces, "forced": getattr(out, "forced", 0),
+            "tokens": [int(t) for t in getattr(out, "tokens", None) or []],      # the output's ids (nmt.explain)
             "truncated": bool(out.truncated), "unknown": unknown_source(out.src_pieces),
             "maps": attention_maps(translator, source, out)}
 

@@ -62,7 +62,7 @@ def _draw_cells(ax, shown, top: float, exact_zeros: bool, masked):
 def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], title: str = "",
                      centers=None, window: int | None = None, columns: range | None = None,
                      exact_zeros: bool = False, scale: str = DEFAULT_SCALE, mask: str | None = None,
-                     shared: float | None = None) -> Figure:
+                     shared: float | None = None, value_name: str = "attention weight") -> Figure:
     """weights (T, S) -> one labelled heatmap with a colour bar below it:
     source subwords across, output subwords down; 340 px wide for up to
     MAX_COLUMNS source tokens, wider beyond.
@@ -74,6 +74,7 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     normaliser, so a 0 is real and drawn white (see VIRIDIS). scale,
     mask, shared: the colour rule's (nmt.viz.colour_scale): absolute 0-1
     by default; masked cells grey and hatched; the legend says which.
+    value_name: what a cell is, on the colour bar (an explanation's score).
     """
     weights = np.asarray(weights, dtype=float)
     T, S = weights.shape
@@ -112,7 +113,7 @@ def attention_figure(weights, src_pieces: list[str], tgt_pieces: list[str], titl
     bar = fig.colorbar(image, ax=ax, location="bottom", fraction=0.05, pad=0.02, aspect=30)
     bar.ax.tick_params(labelsize=8)
     said = legend(scale, top, row_entropy(weights, masked))
-    bar.set_label("attention weight" + (" (white: exactly 0)" if exact_zeros else "")
+    bar.set_label(value_name + (" (white: exactly 0)" if exact_zeros else "")
                   + (", grey hatched: masked" if masked.any() else "") + "\n" + said, fontsize=7, labelpad=1)
     if title:                  # over the whole figure: the axes are narrower than the card
         fig.suptitle(title, fontsize=LABEL_PT)
@@ -151,7 +152,7 @@ def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: s
     """One map as TensorBoard cards: [("", figure)] for up to `max_columns`
     source tokens (None: any number), else [("/source_1-13", ...),
     ("/source_14-25", ...)], even parts on one colour scale, each titled
-    with its source range. `rule`: scale, mask, shared (attention_figure)."""
+    with its source range. `rule`: scale, mask, shared, value_name (attention_figure)."""
     S = np.asarray(weights).shape[1]
     parts = 1 if max_columns is None else -(-S // max_columns)      # ceil
     if parts == 1:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from nmt import own_files
 from nmt.errors import NmtError
+from nmt.explain import METHODS
 from nmt.viz.alignment_view import alignment_readings, parse_links
 from nmt.viz.attention_data import describe, explain
 from nmt.viz.colour_scale import page_rule
@@ -35,7 +36,8 @@ def render_page(data: dict) -> str:
     views = "\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in VIEWS)
     page = page.replace(VIEWS_PLACEHOLDER, views)
     # "<" escaped: the JSON cannot close the <script> element it sits in.
-    data = {**data, "colour": page_rule()}             # the colour rule the script mirrors
+    data = {**data, "colour": page_rule(),             # the colour rule the script mirrors
+            "explain_methods": {name: title for name, (title, _) in METHODS.items()}}   # the explorer's selector
     payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
     return page.replace(PLACEHOLDER, payload)
 
@@ -75,7 +77,7 @@ def add_tree(translator, sentence: dict, beam_size: int | None, search: dict) ->
 
 def write_attention_html(translator, sources, outputs, path, checkpoints=("model",),
                          beam_size: int | None = None, links: list[str] | None = None,
-                         search: dict | None = None) -> None:
+                         search: dict | None = None, add=None) -> None:
     """One file with every non-empty line's translation and attention maps.
 
     For an ensemble, each checkpoint re-reads the ensemble's output: one
@@ -83,13 +85,17 @@ def write_attention_html(translator, sources, outputs, path, checkpoints=("model
     input line, reference word links drawn on the maps (alignment_view).
     A beam of one model's own search also gets each line's beam tree, its
     search run again with `search` (length_penalty, coverage_penalty,
-    min_length: those of `outputs`)."""
+    min_length: those of `outputs`). `add`: None, or a function (member,
+    result, Translation) -> result that adds to each model's result
+    (nmt.viz.explanation_maps.add_explanations: explanations, top-k)."""
     if isinstance(checkpoints, (str, Path)):
         checkpoints = [checkpoints]
     members = translator.members
     ensemble = f" (in an ensemble of {len(members)})" if len(members) > 1 else ""
+    add = add or (lambda member, result, out: result)
     sentences = [
-        {"line": number, "source": source, "results": [explain(m, source, out, beam_size) for m in members]}
+        {"line": number, "source": source,
+         "results": [add(m, explain(m, source, out, beam_size), out) for m in members]}
         for number, (source, out) in enumerate(zip(sources, outputs), 1) if out.tgt_pieces
     ]
     for sentence in sentences:

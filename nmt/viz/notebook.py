@@ -7,6 +7,7 @@
     notebook.model_view(t, "Ein Hund läuft.")          # every layer x head, click one to open it
     notebook.head_view(t, "Ein Hund läuft.")           # lines, one colour per head
     notebook.heatmap(t, "Ein Hund läuft.", beam_size=5)
+    notebook.heatmap(t, "Ein Hund läuft.", explain="integrated-gradients", top_k=5)   # nmt.explain
     notebook.beam_tree(t, "Ein Hund läuft.", beam_size=5)
 
 Each returns an `InlineView`, which Jupyter shows through `_repr_html_`: the
@@ -79,11 +80,22 @@ def check_view_args(translator, text, beam_size, prefix, height) -> None:
                            + (f" to {high}" if high else " up") + (" (pixels)" if name == "height" else ""))
 
 
-def heatmap(translator, text: str, beam_size: int = 1, prefix: str | None = None, height: int = 560) -> InlineView:
-    """The matrix view of `text`'s translation: one map, layer and head at a time, hover to read."""
+def heatmap(translator, text: str, beam_size: int = 1, prefix: str | None = None, height: int = 560,
+            explain: str | None = None, top_k: int | None = None) -> InlineView:
+    """The matrix view of `text`'s translation: one map, layer and head at a time, hover to read.
+    `explain`: a method of nmt.explain.METHODS, its map shown first (the attention maps
+    stay in the map selector); `top_k`: each step's k most probable subwords, on hover."""
     check_view_args(translator, text, beam_size, prefix, height)
-    return InlineView(view_page(translator, translate_and_explain(translator, text, beam_size, prefix), "matrix"),
-                      height)
+    from nmt.explain import check_method
+    from nmt.viz.explanation_maps import explain_result
+
+    methods = [check_method(explain, "explain=")] if explain is not None else []
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1):
+        raise NmtError(f"top_k={top_k!r:.40} must be a whole number from 1 up, or None")
+    result = translate_and_explain(translator, text, beam_size, prefix)
+    if methods or top_k:
+        explain_result(translator, result, methods, top_k)
+    return InlineView(view_page(translator, result, "matrix"), height)
 
 
 def model_view(translator, text: str, beam_size: int = 1, prefix: str | None = None,
