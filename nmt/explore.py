@@ -11,7 +11,9 @@ The page's API: POST /api/translate with Content-Type: application/json and
 a body {"text": "...", "beam_size": 1..10, "prefix": "..." (optional)} of
 at most 64 KiB (MAX_BODY), answered with {"results": [one per model]}, each
 with its beam tree ("tree") for a beam, and with a prefix also
-{"forced": [one per model]}: the translation that starts with it. Anything else is a 4xx with
+{"forced": [one per model]}: the translation that starts with it. POST /api/prefix
+{"model": index, "text": "...", "tokens": [target ids]} answers {"map": the cross-attention
+of that prefix, every layer and head}: a beam node clicked in the tree. Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
@@ -154,6 +156,18 @@ def parse_request(body, translator) -> tuple[str, int, str | None]:
     return text, beam, (prefix.strip() or None) if prefix else None, (links or "").strip() or None
 
 
+def parse_prefix_request(body, models: list) -> tuple:
+    """The model, text and token ids of POST /api/prefix {model, text, tokens}; NmtError when wrong."""
+    if not isinstance(body, dict):
+        raise NmtError("send a JSON object {model, text, tokens}")
+    index = body.get("model")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(models):
+        raise NmtError(f"model must be a whole number from 0 to {len(models) - 1}")
+    if not isinstance(body.get("text"), str):
+        raise NmtError("text must be a string: the source sentence")
+    return models[index], body["text"], body.get("tokens")
+
+
 def create_app(models: list[Model], sample_links: list[str] | None = None, port: int = 8000):
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
     -> {results: [one per model]} or {error} with status 400; a request whose
@@ -166,6 +180,7 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
 
     from nmt.explore_guard import HostGuard, content_security_policy
     from nmt.viz.html_export import render_page
+    from nmt.viz.search_tree import prefix_attention
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
     app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None,
@@ -203,6 +218,22 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         if prefix:                   # what if: the forced translation beside the free one
             reply["forced"] = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
         return reply
+
+    @app.post("/api/prefix")
+    async def prefix(request: Request):      # a beam node's prefix: its attention, every layer and head
+        try:
+            body = await read_json(request)
+        except Refused as refused:
+            return error(str(refused), refused.status)
+        try:
+            model, text, tokens = parse_prefix_request(body, models)
+
+            def attention():
+                with lock:
+                    return prefix_attention(model.translator, text, tokens)
+            return {"map": await run_in_threadpool(attention)}
+        except NmtError as problem:
+            return error(str(problem))
 
     @app.exception_handler(HTTPException)
     async def http_error(request, exc):    # another path (404) or method (405): JSON too
