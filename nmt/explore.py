@@ -13,7 +13,9 @@ at most 64 KiB (MAX_BODY), answered with {"results": [one per model]}, each
 with its beam tree ("tree") for a beam, and with a prefix also
 {"forced": [one per model]}: the translation that starts with it. POST /api/prefix
 {"model": index, "text": "...", "tokens": [target ids]} answers {"map": the cross-attention
-of that prefix, every layer and head}: a beam node clicked in the tree. Anything else is a 4xx with
+of that prefix, every layer and head}: a beam node clicked in the tree. A reply's maps carry
+their last layer and the model view's thumbnails only; POST /api/maps {"id", "map",
+"layer"} answers {"heads": that layer} (nmt.viz.on_demand). Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
@@ -180,12 +182,14 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
 
     from nmt.explore_guard import HostGuard, content_security_policy
     from nmt.viz.html_export import render_page
+    from nmt.viz.on_demand import ShownOnly
     from nmt.viz.search_tree import prefix_attention
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
     app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None,
                   redirect_slashes=False)
     lock = threading.Lock()          # one translation at a time: the models are shared
+    shown = ShownOnly()              # each reply carries what the page shows; the rest on request
     page = render_page({
         "mode": "server", "title": "nmt attention explorer",
         "models": [{"name": m.name, "description": m.description} for m in models],
@@ -214,10 +218,21 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
             text, beam, prefix, links = parse_request(body, models[0].translator)
         except NmtError as problem:
             return error(str(problem))
-        reply = {"results": await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)}
+        results = await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)
+        reply = {"results": [shown.send(r) for r in results]}
         if prefix:                   # what if: the forced translation beside the free one
-            reply["forced"] = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
+            forced = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
+            reply["forced"] = [shown.send(r) for r in forced]
         return reply
+
+    @app.post("/api/maps")
+    async def maps(request: Request):       # a layer the page shows now (nmt.viz.on_demand)
+        try:
+            return {"heads": shown.layer(await read_json(request))}
+        except Refused as refused:
+            return error(str(refused), refused.status)
+        except NmtError as problem:
+            return error(str(problem))
 
     @app.post("/api/prefix")
     async def prefix(request: Request):      # a beam node's prefix: its attention, every layer and head
