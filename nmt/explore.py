@@ -170,39 +170,38 @@ def parse_prefix_request(body, models: list) -> tuple:
     return models[index], body["text"], body.get("tokens")
 
 
+def error(message: str, status: int = 400):
+    """The API's answer to a request it refuses: {"error": one line} with `status`."""
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"error": message}, status_code=status)
+
+
 def create_app(models: list[Model], sample_links: list[str] | None = None, port: int = 8000):
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
     -> {results: [one per model]} or {error} with status 400; a request whose
     Host is not 127.0.0.1:port (or localhost:port) gets 403, and every answer
     the page's Content-Security-Policy (nmt.explore_guard)."""
     from fastapi import FastAPI, Request
-    from fastapi.responses import HTMLResponse, JSONResponse
+    from fastapi.responses import HTMLResponse
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
     from nmt.explore_guard import HostGuard, content_security_policy
     from nmt.viz.html_export import render_page
     from nmt.viz.on_demand import ShownOnly
-    from nmt.viz.search_tree import prefix_attention
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
     app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None,
                   redirect_slashes=False)
     lock = threading.Lock()          # one translation at a time: the models are shared
     shown = ShownOnly()              # each reply carries what the page shows; the rest on request
-    page = render_page({
-        "mode": "server", "title": "nmt attention explorer",
-        "models": [{"name": m.name, "description": m.description} for m in models],
-        "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
-        "links": sample_links,
-        "note": vocabulary_note(models),
-    })
-
+    page = render_page({"mode": "server", "title": "nmt attention explorer",
+                        "models": [{"name": m.name, "description": m.description} for m in models],
+                        "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
+                        "links": sample_links, "note": vocabulary_note(models)})
     app.add_middleware(HostGuard, port=port, headers={"Content-Security-Policy": content_security_policy(page),
                                                       "X-Content-Type-Options": "nosniff"})
-
-    def error(message: str, status: int = 400) -> JSONResponse:
-        return JSONResponse({"error": message}, status_code=status)
 
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def index():                     # HEAD: the same headers, no body (uvicorn drops it)
@@ -224,6 +223,28 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
             forced = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
             reply["forced"] = [shown.send(r) for r in forced]
         return reply
+
+    add_on_demand(app, models, lock, shown)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request, exc):    # another path (404) or method (405): JSON too
+        return error(f"{exc.detail}: the API is POST /api/translate", exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request, exc):    # a bug: uvicorn logs the traceback; the page gets one line
+        return error(f"internal error ({type(exc).__name__}); see the explorer's terminal", 500)
+
+    return app
+
+
+def add_on_demand(app, models: list, lock, shown) -> None:
+    """The routes that send what the page shows when it shows it: POST /api/maps
+    (a layer of a kept result, nmt.viz.on_demand) and POST /api/prefix (a beam
+    node's prefix, every layer and head)."""
+    from fastapi import Request
+    from starlette.concurrency import run_in_threadpool
+
+    from nmt.viz.search_tree import prefix_attention
 
     @app.post("/api/maps")
     async def maps(request: Request):       # a layer the page shows now (nmt.viz.on_demand)
@@ -249,16 +270,6 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
             return {"map": await run_in_threadpool(attention)}
         except NmtError as problem:
             return error(str(problem))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request, exc):    # another path (404) or method (405): JSON too
-        return error(f"{exc.detail}: the API is POST /api/translate", exc.status_code)
-
-    @app.exception_handler(Exception)
-    async def unexpected(request, exc):    # a bug: uvicorn logs the traceback; the page gets one line
-        return error(f"internal error ({type(exc).__name__}); see the explorer's terminal", 500)
-
-    return app
 
 
 def _translate_all(models, text, beam, lock, prefix=None, links=None) -> list[dict]:

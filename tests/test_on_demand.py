@@ -9,6 +9,15 @@ from tests.test_attention_html import DATE
 from tests.test_explore import explorer, post, transformer_checkpoint  # noqa: F401 (fixtures)
 
 
+def test_a_packed_layer_reads_back_as_the_json_numbers():
+    from nmt.viz.on_demand import packed, unpacked
+
+    heads = [[[0.1285, 0.8715], [6.12e-10, 1.0]]]                        # (1, 2, 2): a tiny weight kept as it is
+    back = unpacked(packed(heads))
+    assert back.shape == (1, 2, 2) and back[0, 0].tolist() == [0.1285, 0.8715] and back[0, 1, 1] == 1.0
+    assert back[0, 1, 0] == pytest.approx(6.12e-10, rel=1e-6)
+
+
 def test_thumbnails_are_block_maxima_by_hand(monkeypatch):
     from nmt.viz import on_demand
 
@@ -26,17 +35,21 @@ def test_thumbnails_are_block_maxima_by_hand(monkeypatch):
 def test_a_reply_carries_the_last_layer_and_the_rest_comes_on_request(explorer, transformer_checkpoint):  # noqa: F811
     from nmt.translator import Translator
     from nmt.viz.attention_data import translate_and_explain
+    from nmt.viz.on_demand import unpacked
 
     full = translate_and_explain(Translator.from_checkpoint(transformer_checkpoint, device="cpu"), DATE, 1)
     status, reply = post(explorer, json.dumps({"text": DATE}).encode())
     assert status == 200
     sent = reply["results"][1]                                            # the Transformer, 2 layers
+    first = sent["maps"][0]
+    assert first["layers"][0] is None and unpacked(first["layers"][1]).tolist() == full["maps"][0]["layers"][1]
     for got, whole in zip(sent["maps"], full["maps"]):
-        assert got["layers"][0] is None and got["layers"][1] == whole["layers"][1]
         assert (got["n_layers"], got["n_heads"]) == (2, 2)
         assert np.array(got["thumbs"], dtype=float).shape == np.array(whole["layers"]).shape   # small: as they are
-    status, layer = post(explorer, json.dumps({"id": sent["id"], "map": "cross", "layer": 0}).encode(), "/api/maps")
-    assert status == 200 and layer["heads"] == full["maps"][0]["layers"][0]
+    assert all(m["layers"] == [None, None] for m in sent["maps"][1:])   # maps not shown yet: on request
+    status, layer = post(explorer, json.dumps({"id": sent["id"], "map": "decoder-self", "layer": 0}).encode(),
+                         "/api/maps")
+    assert status == 200 and unpacked(layer["heads"]).tolist() == full["maps"][2]["layers"][0]
     for body, said in (({"id": sent["id"], "map": "cross", "layer": 2}, "layer must be a whole number from 0 to 1"),
                        ({"id": sent["id"], "map": "nope", "layer": 0}, "map must be one of"),
                        ({"id": "999999", "map": "cross", "layer": 0}, "that translation is no longer kept")):

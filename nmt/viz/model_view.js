@@ -24,12 +24,7 @@ function thumbnail(map, weights, layer, head, onPick, vmax) {
                                "data-layer": layer + 1, "data-head": head + 1, "data-top": vmax,
                                title: `${map.title}: layer ${layer + 1}, head ${head + 1} ` +
                                       `(largest weight ${own.toFixed(2)}); click to open it large`});
-  const ctx = canvas.getContext("2d");
-  weights.forEach((row, r) => row.forEach((value, c) => {
-    const masked = map.thumbs ? value === null : isMasked(map, r, c);
-    ctx.fillStyle = masked ? RULE.masked : cellColour(value, vmax, map.exact_zeros);
-    ctx.fillRect(c * cell, r * cell, cell, cell);
-  }));
+  paintGrid(canvas, weights, cell, vmax, map, map.thumbs ? (r, c) => weights[r][c] === null : (r, c) => isMasked(map, r, c));
   canvas.addEventListener("click", () => onPick(map.name, layer, head));
   return canvas;
 }

@@ -7,9 +7,14 @@ page shows one layer of one map at a time (the matrix and head views) and
 small pictures of every layer and head (the model view). So a reply
 carries, for each map,
 
-    layers      only the last layer's heads (the page's first view); the
-                other entries null, fetched by the page when it shows them:
-                POST /api/maps {"id", "map", "layer"} -> {"heads": (H, R, C)}
+    layers      for the first map (the one the page opens with), its last
+                layer's heads; every other entry null, fetched by the page
+                when it shows it: POST /api/maps {"id", "map", "layer"} ->
+                {"heads": packed (H, R, C)}. A layer is packed as
+                {"f32": base64 of its float32 values (little-endian, row-major),
+                "shape": [H, R, C]}: a quarter of the bytes of JSON numbers,
+                decoded without parsing; the page rounds each value back to
+                the 4 decimals it was rounded to (one under 1e-4 is kept as it is)
     n_layers, n_heads
     thumbs      (L, H, r, c) the model view's pictures: each cell the largest
                 weight of its block of at most ceil(R / THUMB) x ceil(C / THUMB)
@@ -20,6 +25,7 @@ and the result an `id` under which the whole is kept (the last KEPT
 results; an older id answers with one line saying to translate again).
 """
 
+import base64
 import itertools
 import math
 import threading
@@ -52,6 +58,18 @@ def thumbnails(layers, mask: str | None) -> list:
     return np.where(empty, None, np.round(pooled, 4)).tolist()
 
 
+def packed(heads) -> dict:
+    """One layer's heads (H, R, C) as {"f32": base64 float32 little-endian, "shape"}."""
+    values = np.asarray(heads, dtype="<f4")
+    return {"f32": base64.b64encode(values.tobytes()).decode("ascii"), "shape": list(values.shape)}
+
+
+def unpacked(layer: dict) -> np.ndarray:
+    """packed's inverse, rounded as the page rounds: (H, R, C) float64."""
+    values = np.frombuffer(base64.b64decode(layer["f32"]), dtype="<f4").astype(np.float64).reshape(layer["shape"])
+    return np.where(np.abs(values) < 1e-4, values, np.round(values, 4))
+
+
 class ShownOnly:
     """The results served, kept whole; what is sent of each is only what is shown."""
 
@@ -69,9 +87,10 @@ class ShownOnly:
             while len(self.results) > self.kept:
                 self.results.popitem(last=False)
         maps = []
-        for m in result["maps"]:
+        for k, m in enumerate(result["maps"]):
             L, H = len(m["layers"]), len(m["layers"][0])
-            maps.append({**m, "layers": [None] * (L - 1) + [m["layers"][-1]], "n_layers": L, "n_heads": H,
+            last = [packed(m["layers"][-1])] if k == 0 else [None]
+            maps.append({**m, "layers": [None] * (L - 1) + last, "n_layers": L, "n_heads": H,
                          "thumbs": thumbnails(m["layers"], m.get("mask"))})
         return {**result, "maps": maps, "id": key}
 
@@ -90,4 +109,4 @@ class ShownOnly:
         layer = body.get("layer")
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(found["layers"]):
             raise NmtError(f"layer must be a whole number from 0 to {len(found['layers']) - 1}")
-        return found["layers"][layer]
+        return packed(found["layers"][layer])

@@ -14,9 +14,8 @@ the same per-step probabilities beside their beam).
 
 import torch
 
-from nmt.viz.attention_data import BOS, DIGITS
-
-EOS = 3                 # nmt's </s> (nmt.translator)
+BOS, EOS = 2, 3         # nmt's <s> and </s> (nmt.translator, which nmt.viz does not import)
+DIGITS = 4              # decimals, as attention_data's maps
 
 
 @torch.no_grad()
