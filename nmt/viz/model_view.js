@@ -6,7 +6,7 @@
 // its attention is dark; relative: 0 to the largest weight of all its
 // thumbnails, printed above them. Masked cells are grey. Clicking one opens
 // it large (the matrix view above, with its hover). From the explorer's server the
-// thumbnails are its block maxima (nmt.viz.on_demand): at most 48 x 48 cells, each map's peaks kept.
+// thumbnails are its block maxima (nmt.viz.on_demand): at most 24 x 24 cells, each map's peaks kept.
 
 const THUMB_PX = 96;   // the longer side of a thumbnail
 

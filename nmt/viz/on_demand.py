@@ -36,7 +36,7 @@ import numpy as np
 from nmt.errors import NmtError
 from nmt.viz.colour_scale import masked_cells
 
-THUMB = 48              # cells on a thumbnail's longer side at most (model_view.js draws 96 px)
+THUMB = 24              # cells on a thumbnail's longer side at most (model_view.js draws 96 px)
 KEPT = 16               # results kept for their layers to be fetched
 
 
