@@ -34,6 +34,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from scripts.out_path import ready_file
+
 ROOT = Path(__file__).resolve().parents[1]
 OPUS = {"d_model": 512, "encoder_layers": 6, "decoder_layers": 6, "encoder_attention_heads": 8,
         "decoder_attention_heads": 8, "encoder_ffn_dim": 2048, "decoder_ffn_dim": 2048,
@@ -191,6 +193,7 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=8791)
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args(argv)
+    args.out = ready_file(args.out, "bench_explorer") if args.out else None     # before minutes of work
     folder = build(args.folder)
     process, url = serve(folder, args.port)
     try:

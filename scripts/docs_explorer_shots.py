@@ -1,13 +1,15 @@
 """docs/explorer.png and docs/what_if.png, from the running explorer and a model that learned.
 
-    taskset -c 0 python -m scripts.docs_explorer_shots --checkpoint RUN/checkpoints/best.pt --out docs
+    taskset -c 0 python -m scripts.docs_explorer_shots --checkpoint RUN/checkpoints/best.pt \
+        --compare OTHER/checkpoints/best.pt --out docs
 
-serves `python -m nmt.explore --checkpoint CHECKPOINT`, translates a Multi30k
-test sentence (test_2016_flickr line 10) with a beam of 5 and forces a prefix
-the model did not choose, in headless Chromium at 1,280 and 1,920 px wide:
+serves `python -m nmt.explore --checkpoint CHECKPOINT --compare OTHER`,
+translates a Multi30k test sentence (test_2016_flickr line 10) greedily and
+forces a prefix the models did not choose, in headless Chromium at 1,280 and
+1,920 px wide:
 
-    explorer.png    1,920 x 1,080: the first screen after translating
-    what_if.png     1,920: the free and the forced panels side by side and their difference
+    explorer.png    1,920: the page down to the two models' difference view
+    what_if.png     1,920: the first model's free and forced panels side by side and their difference
     *_1280.png      the same at 1,280 px (to check the layout; not used by the docs)
 """
 
@@ -19,6 +21,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from scripts.out_path import ready_folder
 from tests.helpers import MULTI30K
 from tests.test_attention_html import launch_chromium
 
@@ -40,12 +43,13 @@ def shots(url: str, out: Path, source: str) -> list[str]:
             page.on("pageerror", lambda e: problems.append(str(e)))
             page.goto(url)
             page.fill("#source", source)
-            page.select_option("#beam", "5")
             page.click("#go")
             page.wait_for_function(f"document.getElementById('results').dataset.source === {source!r} && "
-                                   "document.querySelector('svg.beam-tree') !== null")
+                                   "document.querySelector('svg.diff-map') !== null")
             page.mouse.move(0, 0)
-            page.screenshot(path=str(out / f"explorer{tail}.png"))
+            bottom = page.evaluate("document.querySelector('.diff-view').getBoundingClientRect().bottom + scrollY")
+            page.screenshot(path=str(out / f"explorer{tail}.png"), full_page=True,
+                            clip={"x": 0, "y": 0, "width": width, "height": bottom + 8})
             page.fill("#prefix", PREFIX)
             page.click("#force")
             page.wait_for_selector(".panel.forced svg.heatmap")
@@ -63,13 +67,15 @@ def shots(url: str, out: Path, source: str) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--compare", required=True, help="a second checkpoint, shown beside the first")
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     parser.add_argument("--port", type=int, default=8793)
     args = parser.parse_args(argv)
+    args.out = ready_folder(args.out, "docs_explorer_shots")
     with gzip.open(MULTI30K / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as lines:
         source = [line.strip() for line in lines][LINE]
     process = subprocess.Popen([sys.executable, "-m", "nmt.explore", "--checkpoint", args.checkpoint,
-                                "--port", str(args.port), "--device", "cpu"], cwd=ROOT)
+                                "--compare", args.compare, "--port", str(args.port), "--device", "cpu"], cwd=ROOT)
     url = f"http://127.0.0.1:{args.port}/"
     try:
         for _ in range(600):
