@@ -15,7 +15,11 @@ a body {"text": "...", "beam_size": 1..10, "prefix": "..." (optional),
 at most 64 KiB (MAX_BODY), answered with {"results": [one per model]}, each
 with its beam tree ("tree") for a beam (with "explain", that method's map
 first among its maps; with "top_k", each step's alternatives), and with a prefix also
-{"forced": [one per model]}: the translation that starts with it. Anything else is a 4xx with
+{"forced": [one per model]}: the translation that starts with it. POST /api/prefix
+{"model": index, "text": "...", "tokens": [target ids]} answers {"map": the cross-attention
+of that prefix, every layer and head}: a beam node clicked in the tree. A reply's maps carry
+their last layer and the model view's thumbnails only; POST /api/maps {"id", "map",
+"layer"} answers {"heads": that layer} (nmt.viz.on_demand). Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
@@ -158,36 +162,51 @@ def parse_request(body, translator) -> tuple[str, int, str | None]:
     return text, beam, (prefix.strip() or None) if prefix else None, (links or "").strip() or None
 
 
+def parse_prefix_request(body, models: list) -> tuple:
+    """The model, text and token ids of POST /api/prefix {model, text, tokens}; NmtError when wrong."""
+    if not isinstance(body, dict):
+        raise NmtError("send a JSON object {model, text, tokens}")
+    index = body.get("model")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(models):
+        raise NmtError(f"model must be a whole number from 0 to {len(models) - 1}")
+    if not isinstance(body.get("text"), str):
+        raise NmtError("text must be a string: the source sentence")
+    return models[index], body["text"], body.get("tokens")
+
+
+def error(message: str, status: int = 400):
+    """The API's answer to a request it refuses: {"error": one line} with `status`."""
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"error": message}, status_code=status)
+
+
 def create_app(models: list[Model], sample_links: list[str] | None = None, port: int = 8000):
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
     -> {results: [one per model]} or {error} with status 400; a request whose
     Host is not 127.0.0.1:port (or localhost:port) gets 403, and every answer
     the page's Content-Security-Policy (nmt.explore_guard)."""
     from fastapi import FastAPI, Request
-    from fastapi.responses import HTMLResponse, JSONResponse
+    from fastapi.responses import HTMLResponse
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
     from nmt.explore_guard import HostGuard, content_security_policy
     from nmt.viz.html_export import render_page
+    from nmt.viz.explanation_maps import explain_request, explained
+    from nmt.viz.on_demand import ShownOnly
 
     # redirect_slashes: /api/translate/ is another path (404 in JSON), not a 307 without a body
     app = FastAPI(title="nmt attention explorer", docs_url=None, redoc_url=None, openapi_url=None,
                   redirect_slashes=False)
     lock = threading.Lock()          # one translation at a time: the models are shared
-    page = render_page({
-        "mode": "server", "title": "nmt attention explorer",
-        "models": [{"name": m.name, "description": m.description} for m in models],
-        "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
-        "links": sample_links,
-        "note": vocabulary_note(models),
-    })
-
+    shown = ShownOnly()              # each reply carries what the page shows; the rest on request
+    page = render_page({"mode": "server", "title": "nmt attention explorer",
+                        "models": [{"name": m.name, "description": m.description} for m in models],
+                        "samples": models[0].samples, "references": models[0].references, "beams": list(BEAMS),
+                        "links": sample_links, "note": vocabulary_note(models)})
     app.add_middleware(HostGuard, port=port, headers={"Content-Security-Policy": content_security_policy(page),
                                                       "X-Content-Type-Options": "nosniff"})
-
-    def error(message: str, status: int = 400) -> JSONResponse:
-        return JSONResponse({"error": message}, status_code=status)
 
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def index():                     # HEAD: the same headers, no body (uvicorn drops it)
@@ -201,13 +220,19 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
             return error(str(refused), refused.status)
         try:
             text, beam, prefix, links = parse_request(body, models[0].translator)
-            methods, top_k = explain_args(body)
+            methods, top_k = explain_request(body)
         except NmtError as problem:
             return error(str(problem))
-        reply = {"results": await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)}
-        if prefix:                   # what if: the forced translation beside the free one
-            reply["forced"] = await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
-        return await explained(reply, models, lock, methods, top_k)
+        results = await run_in_threadpool(_translate_all, models, text, beam, lock, None, links)
+        forced = (await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
+                  if prefix else None)   # what if: the forced translation beside the free one
+        await explained(models, lock, methods, top_k, results, forced or [])
+        reply = {"results": [shown.send(r) for r in results]}
+        if forced is not None:
+            reply["forced"] = [shown.send(r) for r in forced]
+        return reply
+
+    add_on_demand(app, models, lock, shown)
 
     @app.exception_handler(HTTPException)
     async def http_error(request, exc):    # another path (404) or method (405): JSON too
@@ -220,28 +245,39 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
     return app
 
 
-def explain_args(body) -> tuple[list[str], int]:
-    """A request's explanation and top-k (nmt.viz.explanation_maps.explain_request)."""
-    from nmt.viz.explanation_maps import explain_request
-
-    return explain_request(body)
-
-
-async def explained(reply: dict, models, lock, methods: list[str], top_k: int) -> dict:
-    """`reply` with each result's explanation and alternatives, when asked for."""
+def add_on_demand(app, models: list, lock, shown) -> None:
+    """The routes that send what the page shows when it shows it: POST /api/maps
+    (a layer of a kept result, nmt.viz.on_demand) and POST /api/prefix (a beam
+    node's prefix, every layer and head)."""
+    from fastapi import Request
     from starlette.concurrency import run_in_threadpool
 
-    from nmt.viz.explanation_maps import explain_replies
+    from nmt.viz.search_tree import prefix_attention
 
-    for results in (reply["results"], reply.get("forced", [])) if methods or top_k else ():
-        await run_in_threadpool(locked, lock, explain_replies, models, results, methods, top_k)
-    return reply
+    @app.post("/api/maps")
+    async def maps(request: Request):       # a layer the page shows now (nmt.viz.on_demand)
+        try:
+            return {"heads": shown.layer(await read_json(request))}
+        except Refused as refused:
+            return error(str(refused), refused.status)
+        except NmtError as problem:
+            return error(str(problem))
 
+    @app.post("/api/prefix")
+    async def prefix(request: Request):      # a beam node's prefix: its attention, every layer and head
+        try:
+            body = await read_json(request)
+        except Refused as refused:
+            return error(str(refused), refused.status)
+        try:
+            model, text, tokens = parse_prefix_request(body, models)
 
-def locked(lock, function, *args):
-    """function(*args) while holding `lock` (the models are shared)."""
-    with lock:
-        return function(*args)
+            def attention():
+                with lock:
+                    return prefix_attention(model.translator, text, tokens)
+            return {"map": await run_in_threadpool(attention)}
+        except NmtError as problem:
+            return error(str(problem))
 
 
 def _translate_all(models, text, beam, lock, prefix=None, links=None) -> list[dict]:

@@ -44,3 +44,46 @@ def toy_checkpoint(tmp_path_factory, cache_dir):
     train(run_dir, "experiment=quickstart", "trainer.max_steps=60", "trainer.val_every=60",
           "trainer.val_max_sentences=20", "trainer.heatmap_sentences=1", cache_dir=cache_dir)
     return run_dir / "checkpoints" / "best.pt"
+
+
+@pytest.fixture
+def chromium():
+    """A headless Chromium (Debian's, never a downloaded one) for one test, closed after it (a
+    session-wide one would hold Playwright's event loop while other tests start their own);
+    skips where it is not installed."""
+    import shutil
+
+    from tests.test_attention_html import CHROMIUM, launch_chromium
+
+    if shutil.which(CHROMIUM) is None:
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser_page(chromium):
+    """open(url, width=1400, height=1000) -> (page, problems): a fresh page of the shared Chromium at
+    `url`, its console errors and uncaught exceptions collected in `problems`, closed after the test.
+    The explorer's policy forbids eval, which wait_for_function's strings use: the page bypasses it
+    (tests/test_explore_guard.py opens the page under the policy)."""
+    contexts = []
+
+    def open_page(url, width=1400, height=1000):
+        context = chromium.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(90_000)          # a busy 2-core machine: seconds, never a hang
+        problems = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(url)
+        return page, problems
+
+    yield open_page
+    for context in contexts:
+        context.close()

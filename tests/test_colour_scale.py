@@ -220,6 +220,7 @@ def test_the_explorer_draws_a_nearly_uniform_map_dark(marian_explorer, width):
         relative_legend = page.inner_text(".scale-legend")
         page.select_option("#scale", "absolute")
         page.select_option(".map-select", "decoder-self")
+        page.wait_for_selector("svg.heatmap[data-map='decoder-self'] rect.cell")   # fetched when shown (on_demand)
         masked = attributes(page, "svg.heatmap rect.cell", "class", "fill", "data-row", "data-col")
         thumbs = [float(t) for t, in attributes(page, "canvas.thumb", "data-top")]
         browser.close()
@@ -239,19 +240,12 @@ def test_the_explorer_draws_a_nearly_uniform_map_dark(marian_explorer, width):
     assert problems == []
 
 
-@needs_chromium
 @pytest.mark.parametrize("width", [1280, 1920])
-def test_two_panels_stand_side_by_side_from_1280_px(tmp_path, width):
-    from playwright.sync_api import sync_playwright
-
+def test_two_panels_stand_side_by_side_from_1280_px(browser_page, tmp_path, width):
     rows, cols = ["x", "y", "</s>"], [f"s{i}" for i in range(40)]       # each map wider than half the window
     maps = [one_map("cross", [[[[1 / 40] * 40] * 3]], rows, cols)]
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": width, "height": 900}, bypass_csp=True)
-        page.goto(hand_page(tmp_path, [maps, maps]))
-        boxes = page.locator("#results > .panel").evaluate_all(
-            "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right]; })")
-        browser.close()
+    page, _ = browser_page(hand_page(tmp_path, [maps, maps]), width=width, height=900)
+    boxes = page.locator("#results .pair > .panel").evaluate_all(
+        "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right]; })")
     (l1, t1, r1), (l2, t2, r2) = boxes
     assert t1 == t2 and r1 <= l2 and r2 <= width          # one row, within the window

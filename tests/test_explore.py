@@ -62,9 +62,9 @@ def explorer(toy_checkpoint, transformer_checkpoint, tmp_path_factory):
             process.wait()
 
 
-def post(url: str, body: bytes):
-    """POST body to the explorer's API -> (status, JSON reply)."""
-    request = urllib.request.Request(url + "api/translate", data=body,
+def post(url: str, body: bytes, path: str = "/api/translate"):
+    """POST body to the explorer's API (`path`) -> (status, JSON reply)."""
+    request = urllib.request.Request(url + path.lstrip("/"), data=body,
                                      headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=60) as reply:

@@ -2,7 +2,7 @@
 line by nmt.translate and with a badge in the explorer; a refused input clears the old panel."""
 
 from tests.helpers import run_cli
-from tests.test_attention_html import DATE, launch_chromium, needs_chromium
+from tests.test_attention_html import DATE
 from tests.test_explore import explorer, transformer_checkpoint  # noqa: F401 (fixtures)
 
 UNKNOWN = "你 好 世 界 和 平"
@@ -28,32 +28,21 @@ def test_translate_says_when_a_line_is_mostly_unknown(toy_checkpoint):
     assert "unknown" not in clean.stderr.decode()
 
 
-@needs_chromium
-def test_the_explorer_badges_unknown_input_and_clears_the_panel_of_a_refused_one(explorer):  # noqa: F811
-    from playwright.sync_api import sync_playwright
-
-    problems = []
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
-        page.set_default_timeout(90_000)
-        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: problems.append(str(e)))
-        page.goto(explorer)
-        page.wait_for_selector(".panel")                      # the first validation sentence
-        page.fill("#source", DATE)
-        page.click("#go")
-        page.wait_for_function("document.getElementById('results').dataset.source === %r" % DATE)
-        clean = page.locator(".unknown-badge").count()
-        page.fill("#source", UNKNOWN)
-        page.click("#go")
-        page.wait_for_selector(".unknown-badge")
-        badges = page.locator(".unknown-badge").all_inner_texts()
-        page.fill("#source", " ".join(["march"] * 400))
-        page.click("#go")
-        page.wait_for_function("document.getElementById('message').textContent.includes('shorten it')")
-        left = page.locator("#results .panel").count()
-        browser.close()
+def test_the_explorer_badges_unknown_input_and_clears_the_panel_of_a_refused_one(browser_page, explorer):  # noqa: F811
+    page, problems = browser_page(explorer, width=1280, height=900)
+    page.wait_for_selector(".panel")                          # the first validation sentence
+    page.fill("#source", DATE)
+    page.click("#go")
+    page.wait_for_function("document.getElementById('results').dataset.source === %r" % DATE)
+    clean = page.locator(".unknown-badge").count()
+    page.fill("#source", UNKNOWN)
+    page.click("#go")
+    page.wait_for_selector(".unknown-badge")
+    badges = page.locator(".unknown-badge").all_inner_texts()
+    page.fill("#source", " ".join(["march"] * 400))
+    page.click("#go")
+    page.wait_for_function("document.getElementById('message').textContent.includes('shorten it')")
+    left = page.locator("#results .panel").count()
     assert clean == 0
     assert len(badges) == 2 and all(b.endswith("source subwords are <unk>") for b in badges)
     assert left == 0
@@ -61,28 +50,18 @@ def test_the_explorer_badges_unknown_input_and_clears_the_panel_of_a_refused_one
     assert problems == ["Failed to load resource: the server responded with a status of 400 (Bad Request)"]
 
 
-@needs_chromium
-def test_labels_are_words_by_default_and_subwords_on_request(tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_labels_are_words_by_default_and_subwords_on_request(browser_page, tmp_path):
     from tests.test_colour_scale import hand_page, one_map
 
     cols, rows = ["▁Der", "▁Zau", "n", "</s>"], ["▁the", "▁fen", "ce", "</s>"]
-    url = hand_page(tmp_path, [[one_map("cross", [[[[0.25] * 4] * 4]], rows, cols)]])
-    problems = []
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
-        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: problems.append(str(e)))
-        page.goto(url)
-        texts = lambda: page.locator("svg.heatmap > text").all_text_contents()    # noqa: E731
-        words = texts()
-        page.hover("svg.heatmap rect.cell[data-row='2'][data-col='2']")
-        tip = page.inner_text("#tooltip")
-        page.select_option("#label-mode", "pieces")
-        pieces = texts()
-        browser.close()
+    page, problems = browser_page(hand_page(tmp_path, [[one_map("cross", [[[[0.25] * 4] * 4]], rows, cols)]]),
+                                  width=1280, height=900)
+    texts = lambda: page.locator("svg.heatmap > text").all_text_contents()    # noqa: E731
+    words = texts()
+    page.hover("svg.heatmap rect.cell[data-row='2'][data-col='2']")
+    tip = page.inner_text("#tooltip")
+    page.select_option("#label-mode", "pieces")
+    pieces = texts()
     assert words[:8] == ["Der", "Zaun", "\u00b7", "</s>", "the", "fence", "\u00b7", "</s>"]
     assert pieces[:8] == cols + rows
     assert tip.startswith("target \u201cce\u201d of \u201cfence\u201d\nsource \u201cn\u201d of \u201cZaun\u201d\n")

@@ -217,7 +217,10 @@ def explain(translator, source: str, out, beam_size: int | None = None) -> dict:
     """One translation and its maps, as the page draws them; `beam_size`
     (when known) says what the score is: a log-probability (1) or a beam's
     length-normalised score, and `ranking` whose: "nmt" (Wu et al.'s lp) or
-    "generate" (a Hugging Face model's own search, lp = |Y|^alpha)."""
+    "generate" (a Hugging Face model's own search, lp = |Y|^alpha);
+    `token_logp` the log P of each output subword (nmt.viz.token_scores)."""
+    from nmt.viz.token_scores import token_log_probs    # it reads this module's constants
+
     score = float(out.score)
     return {"source": source, "text": out.text, "beam_size": beam_size,
             "ranking": getattr(translator, "ranking", "nmt"),
@@ -225,7 +228,7 @@ def explain(translator, source: str, out, beam_size: int | None = None) -> dict:
             "src_pieces": out.src_pieces, "tgt_pieces": out.tgt_pieces, "forced": getattr(out, "forced", 0),
             "tokens": [int(t) for t in getattr(out, "tokens", None) or []],      # the output's ids (nmt.explain)
             "truncated": bool(out.truncated), "unknown": unknown_source(out.src_pieces),
-            "maps": attention_maps(translator, source, out)}
+            "token_logp": token_log_probs(translator, source, out), "maps": attention_maps(translator, source, out)}
 
 
 def translate_and_explain(translator, text: str, beam_size: int = 1, prefix: str | None = None) -> dict:

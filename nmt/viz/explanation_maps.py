@@ -125,3 +125,19 @@ def plot_explanations(translator, sources, outputs, folder: str, method: str, dp
                 save_figure(fig, path, dpi=dpi)
             except OSError as error:
                 raise NmtError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+async def explained(models, lock, methods: list[str], top_k: int, *replies: list[dict]) -> None:
+    """The explorer's: each result of `replies` (one list of results, one per model)
+    given its explanation and alternatives, when asked for; before the reply is
+    packed (nmt.viz.on_demand), so an explanation's map is sent as the others are."""
+    from starlette.concurrency import run_in_threadpool
+
+    for results in replies if methods or top_k else ():
+        await run_in_threadpool(locked, lock, explain_replies, models, results, methods, top_k)
+
+
+def locked(lock, function, *args):
+    """function(*args) while holding `lock` (the models are shared)."""
+    with lock:
+        return function(*args)

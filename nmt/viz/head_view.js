@@ -8,6 +8,10 @@
 const HEAD_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                       "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a"];
 const LINE_ROW_PX = 22, LINE_GAP_PX = 150;
+// Lines under a threshold are not drawn: every line (0) while a layer has at most LINE_BUDGET of
+// them, 0.05 above that (an opus-mt layer of 100 words has 135,000), or the one chosen.
+const LINE_BUDGET = 5000, LINE_THRESHOLDS = [0, 0.01, 0.05, 0.1, 0.2, 0.5];
+let lineThreshold = null;   // null: chosen by the rule above
 
 function headColour(head) { return HEAD_COLOURS[head % HEAD_COLOURS.length]; }
 
@@ -23,6 +27,14 @@ function headToggles(box, H, shown, redraw) {
     label.appendChild(document.createTextNode(H > 1 ? `head ${h + 1}` : "the one map"));
     bar.appendChild(label);
   }
+  const pick = el("select", {class: "line-threshold", title: "lines under this weight are not drawn"});
+  pick.appendChild(option("auto", "auto"));
+  LINE_THRESHOLDS.forEach(t => pick.appendChild(option(t, `\u2265 ${t}`)));
+  pick.value = lineThreshold === null ? "auto" : String(lineThreshold);
+  pick.addEventListener("change", () => { lineThreshold = pick.value === "auto" ? null : +pick.value; redraw(); });
+  const label = el("label", {class: "head-toggle"}, "lines ");
+  label.appendChild(pick);
+  bar.appendChild(label);
   box.appendChild(bar);
 }
 
@@ -41,10 +53,14 @@ function drawHeadView(box, map, layer, shown) {
   root.appendChild(svg("text", {x: x2 + 6, y: 14, "font-style": "italic"}, map.row_axis));
   const yOf = i => top + (i + 0.5) * LINE_ROW_PX;
   const lines = svg("g", {class: "lines"});
+  let positive = 0, drawn = 0;
+  heads.forEach((weights, h) => { if (shown.has(h)) weights.forEach(row => row.forEach(v => { if (v > 0) positive++; })); });
+  const least = lineThreshold === null ? (positive > LINE_BUDGET ? 0.05 : 0) : lineThreshold;
   heads.forEach((weights, h) => {
     if (!shown.has(h)) return;
     weights.forEach((row, r) => row.forEach((value, c) => {
-      if (value <= 0) return;
+      if (value <= 0 || value < least) return;
+      drawn++;
       lines.appendChild(svg("line", {x1: x1, y1: yOf(c), x2: x2, y2: yOf(r), stroke: headColour(h),
                                      "stroke-width": 2, "stroke-opacity": value, "data-head": h + 1,
                                      "data-row": r, "data-col": c, "data-value": value}));
@@ -63,7 +79,7 @@ function drawHeadView(box, map, layer, shown) {
   cols.forEach((label, c) => token(label, x1 - 6, yOf(c), "end", "data-col", c));
   rows.forEach((label, r) => token(label, x2 + 6, yOf(r), "start", "data-row", r));
   box.appendChild(root);
-  box.appendChild(el("p", {class: "legend"}, `layer ${layer + 1}: a line's opacity is its weight ` +
-                                             "on the absolute scale 0 to 1, whatever the colour scale; hover a token " +
-                                             "to see only its lines"));
+  box.appendChild(el("p", {class: "legend head-legend"}, `layer ${layer + 1}: a line's opacity is its weight ` +
+    "on the absolute scale 0 to 1, whatever the colour scale; hover a token to see only its lines; " +
+    (least > 0 ? `${drawn} of ${positive} lines drawn, those of weight \u2265 ${least}` : `all ${positive} lines drawn`)));
 }

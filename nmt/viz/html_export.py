@@ -21,7 +21,7 @@ from nmt.viz.colour_scale import page_rule
 PLACEHOLDER = "/*NMT_DATA*/null"
 VIEWS_PLACEHOLDER = "/*NMT_VIEWS*/"
 # the views' scripts, inlined into the page in this order
-VIEWS = ("model_view.js", "head_view.js", "beam_tree.js", "alignment_view.js")
+VIEWS = ("model_view.js", "head_view.js", "beam_tree.js", "alignment_view.js", "difference_view.js")
 
 
 def render_page(data: dict) -> str:

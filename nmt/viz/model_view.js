@@ -5,23 +5,26 @@
 // (nmt.viz.colour_scale): absolute 0 to 1 by default, so a head that spreads
 // its attention is dark; relative: 0 to the largest weight of all its
 // thumbnails, printed above them. Masked cells are grey. Clicking one opens
-// it large (the matrix view above, with its hover).
+// it large (the matrix view above, with its hover). From the explorer's server the
+// thumbnails are its block maxima (nmt.viz.on_demand): at most 24 x 24 cells, each map's peaks kept.
 
 const THUMB_PX = 96;   // the longer side of a thumbnail
 
+function thumbMax(map, weights) {   // the largest weight of a thumbnail: null cells (all masked) left out
+  return map.thumbs ? Math.max(RULE.min_max, ...weights.map(row => Math.max(0, ...row.filter(v => v !== null))))
+                    : scaleMax(weights, "relative", map, null);
+}
+
 function thumbnail(map, weights, layer, head, onPick, vmax) {
+  // weights: the map itself, or the server's thumbnail of it (map.thumbs: block maxima, null all masked)
   const R = weights.length, C = weights[0].length;
   const cell = Math.max(2, Math.min(10, Math.floor(THUMB_PX / Math.max(R, C, 1))));
-  const own = scaleMax(weights, "relative", map, null);
+  const own = thumbMax(map, weights);
   const canvas = el("canvas", {width: C * cell, height: R * cell, class: "thumb", "data-map": map.name,
                                "data-layer": layer + 1, "data-head": head + 1, "data-top": vmax,
                                title: `${map.title}: layer ${layer + 1}, head ${head + 1} ` +
                                       `(largest weight ${own.toFixed(2)}); click to open it large`});
-  const ctx = canvas.getContext("2d");
-  weights.forEach((row, r) => row.forEach((value, c) => {
-    ctx.fillStyle = isMasked(map, r, c) ? RULE.masked : cellColour(value, vmax, map.exact_zeros);
-    ctx.fillRect(c * cell, r * cell, cell, cell);
-  }));
+  paintGrid(canvas, weights, cell, vmax, map, map.thumbs ? (r, c) => weights[r][c] === null : (r, c) => isMasked(map, r, c));
   canvas.addEventListener("click", () => onPick(map.name, layer, head));
   return canvas;
 }
@@ -30,8 +33,8 @@ function drawModelView(box, maps, onPick) {
   box.textContent = "";
   const scale = currentScale();
   maps.forEach(map => {
-    const H = map.layers[0].length;
-    const all = [].concat(...map.layers.map(heads => heads.map(w => scaleMax(w, "relative", map, null))));
+    const pictures = map.thumbs || map.layers, H = pictures[0].length;    // the server's thumbnails, or the maps
+    const all = [].concat(...pictures.map(heads => heads.map(w => thumbMax(map, w))));
     const vmax = scale === "absolute" ? Math.max(1, ...all) : Math.max(RULE.min_max, ...all);
     const said = el("p", {class: "legend model-scale"});
     said.appendChild(el("span", {class: "scale-strip"}));
@@ -45,7 +48,7 @@ function drawModelView(box, maps, onPick) {
     grid.style.gridTemplateColumns = `auto repeat(${H}, auto)`;
     grid.appendChild(el("span"));
     for (let h = 0; h < H; h++) grid.appendChild(el("span", {class: "thumb-label"}, `head ${h + 1}`));
-    map.layers.forEach((heads, l) => {
+    pictures.forEach((heads, l) => {
       grid.appendChild(el("span", {class: "thumb-label"}, `layer ${l + 1}`));
       heads.forEach((weights, h) => grid.appendChild(thumbnail(map, weights, l, h, onPick, vmax)));
     });

@@ -10,7 +10,7 @@ the finished ones, and the finals with the penalties that ranked them.
      "nodes": [{"id", "parent", "step", "token", "piece", "logp", "score",
                 "state", "attention"}],
      "finals": [{"node", "rank", "text", "log_prob", "length",
-                 "length_penalty", "coverage_penalty", "score"}]}
+                 "length_penalty", "coverage_penalty", "score"}], "forced"}
 
 `logp` is log P(token | prefix), `score` log P(prefix) summed (natural log);
 a final's `score` is log_prob / length_penalty + coverage_penalty, the
@@ -19,7 +19,9 @@ number nmt.translate --nbest prints. `ranking` says whose rule that is:
 Face model's own search: lp = |Y|^alpha, no cp; a forced prefix, state
 "forced", is given, not scored). `attention` is the row of source weights
 of the decoder step that chose the node's token (the search's attention:
-an RNN's, a Transformer's last-layer mean over heads).
+an RNN's, a Transformer's last-layer mean over heads); `forced` how many
+first steps a prefix forced. `prefix_attention` gives a node's prefix
+with every layer and head, for the explorer to fetch when one is picked.
 """
 
 from nmt.errors import NmtError
@@ -54,6 +56,7 @@ def beam_tree(translator, text: str, beam_size: int = 5, length_penalty: float =
     data = {"source": text, "src_pieces": out.src_pieces, "beam_size": beam_size, "alpha": length_penalty,
             "beta": coverage_penalty, "exact_zeros": exact_zeros(translator), "nodes": [], "finals": []}
     data["ranking"] = getattr(recorder, "ranking", "nmt")
+    data["forced"] = int(getattr(out, "forced", 0))           # the first `forced` steps are the prefix
     for n in recorder.nodes:                                # eos is its own piece, </s>
         piece = "<s>" if n.token is None else tokenizer.tgt_pieces([n.token])[0]
         data["nodes"].append({"id": n.id, "parent": n.parent, "step": n.step, "token": n.token, "piece": piece,
@@ -65,7 +68,6 @@ def beam_tree(translator, text: str, beam_size: int = 5, length_penalty: float =
                                "log_prob": f.log_prob, "length": f.length, "length_penalty": f.length_penalty,
                                "coverage_penalty": f.coverage_penalty, "score": f.score})
     return out, data
-
 
 
 def records_its_beam(translator) -> bool:
@@ -90,3 +92,24 @@ def explain_with_tree(translator, text: str, beam_size: int = 1, prefix: str | N
         result["prefix"] = prefix
     result["tree"] = tree
     return result
+
+
+def prefix_attention(translator, text: str, tokens) -> dict:
+    """The cross-attention map (every layer and head) of the prefix `tokens`
+    (a beam node's path, ids of the target vocabulary): row t is the step
+    that chose tokens[t], as in teacher forcing; NmtError for ids that are not
+    the model's."""
+    from types import SimpleNamespace
+
+    from nmt.viz.attention_data import attention_maps
+
+    size = getattr(translator, "vocab_size", None) or translator.tokenizer.tgt_vocab_size
+    if not isinstance(tokens, list) or not tokens or not all(
+            isinstance(t, int) and not isinstance(t, bool) and 0 <= t < size for t in tokens):
+        raise NmtError(f"tokens must be a non-empty list of target ids from 0 to {size - 1}")
+    text = check_source(translator, text)
+    tokenizer = translator.tokenizer
+    pieces = getattr(tokenizer, "src_pieces", None) or translator.hf_tokenizer.convert_ids_to_tokens   # nmt's; HF's
+    out = SimpleNamespace(tokens=tokens, src_pieces=pieces(tokenizer.encode_src(text)),
+                          tgt_pieces=tokenizer.tgt_pieces(tokens))
+    return next(m for m in attention_maps(translator, text, out) if m["name"] == "cross")

@@ -1,0 +1,76 @@
+"""The explorer sends what its page shows and the rest on request (nmt.viz.on_demand)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.test_attention_html import DATE
+from tests.test_explore import explorer, post, transformer_checkpoint  # noqa: F401 (fixtures)
+
+
+def test_a_packed_layer_reads_back_as_the_json_numbers():
+    from nmt.viz.on_demand import packed, unpacked
+
+    heads = [[[0.1285, 0.8715], [6.12e-10, 1.0]]]                        # (1, 2, 2): a tiny weight kept as it is
+    back = unpacked(packed(heads))
+    assert back.shape == (1, 2, 2) and back[0, 0].tolist() == [0.1285, 0.8715] and back[0, 1, 1] == 1.0
+    assert back[0, 1, 0] == pytest.approx(6.12e-10, rel=1e-6)
+
+
+def test_thumbnails_are_block_maxima_by_hand(monkeypatch):
+    from nmt.viz import on_demand
+
+    monkeypatch.setattr(on_demand, "THUMB", 2)
+    layers = np.arange(1, 25, dtype=float).reshape(1, 1, 4, 6) / 100      # (1, 1, 4, 6)
+    # 4 x 6 cells into at most 2 x 2: blocks of 2 rows x 3 columns, each its largest weight
+    assert on_demand.thumbnails(layers, None) == [[[[0.09, 0.12], [0.21, 0.24]]]]
+    causal = np.full((1, 1, 4, 4), 0.5)
+    # a causal 4 x 4: the top right block (rows 0-1, columns 2-3) is all masked -> None
+    assert on_demand.thumbnails(causal, "causal") == [[[[0.5, None], [0.5, 0.5]]]]
+    small = np.array([[[[0.25, 0.75]]]])
+    assert on_demand.thumbnails(small, None) == [[[[0.25, 0.75]]]]          # small maps as they are
+
+
+def test_a_reply_carries_the_last_layer_and_the_rest_comes_on_request(explorer, transformer_checkpoint):  # noqa: F811
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import translate_and_explain
+    from nmt.viz.on_demand import unpacked
+
+    full = translate_and_explain(Translator.from_checkpoint(transformer_checkpoint, device="cpu"), DATE, 1)
+    status, reply = post(explorer, json.dumps({"text": DATE}).encode())
+    assert status == 200
+    sent = reply["results"][1]                                            # the Transformer, 2 layers
+    first = sent["maps"][0]
+    assert first["layers"][0] is None and unpacked(first["layers"][1]).tolist() == full["maps"][0]["layers"][1]
+    for got, whole in zip(sent["maps"], full["maps"]):
+        assert (got["n_layers"], got["n_heads"]) == (2, 2)
+        assert np.array(got["thumbs"], dtype=float).shape == np.array(whole["layers"]).shape   # small: as they are
+    assert all(m["layers"] == [None, None] for m in sent["maps"][1:])   # maps not shown yet: on request
+    status, layer = post(explorer, json.dumps({"id": sent["id"], "map": "decoder-self", "layer": 0}).encode(),
+                         "/api/maps")
+    assert status == 200 and unpacked(layer["heads"]).tolist() == full["maps"][2]["layers"][0]
+    for body, said in (({"id": sent["id"], "map": "cross", "layer": 2}, "layer must be a whole number from 0 to 1"),
+                       ({"id": sent["id"], "map": "nope", "layer": 0}, "map must be one of"),
+                       ({"id": "999999", "map": "cross", "layer": 0}, "that translation is no longer kept")):
+        status, answer = post(explorer, json.dumps(body).encode(), "/api/maps")
+        assert status == 400 and answer["error"].startswith(said)
+
+
+@pytest.mark.parametrize("width", [1280])
+def test_another_layer_is_fetched_and_drawn(browser_page, explorer, transformer_checkpoint, width):  # noqa: F811
+    from nmt.translator import Translator
+    from nmt.viz.attention_data import translate_and_explain
+
+    full = translate_and_explain(Translator.from_checkpoint(transformer_checkpoint, device="cpu"), DATE, 1)
+    page, problems = browser_page(explorer, width=width)
+    page.fill("#source", DATE)
+    page.click("#go")
+    page.wait_for_function(f"document.getElementById('results').dataset.source === {DATE!r}")
+    panel = page.locator(".panel").nth(1)
+    panel.locator(".layer-select").select_option("1")
+    panel.locator(".head-select").select_option("2")
+    panel.locator("svg.heatmap rect.cell[data-row='1'][data-col='2']").wait_for()
+    value = float(panel.locator("svg.heatmap rect.cell[data-row='1'][data-col='2']").get_attribute("data-value"))
+    assert value == full["maps"][0]["layers"][0][1][1][2]
+    assert problems == []
