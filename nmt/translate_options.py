@@ -44,6 +44,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="no output ends before N subwords (unless the maximum comes first)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="auto: the GPU when there is one")
+    parser.add_argument("--matmul", default="torch", choices=["torch", "onednn"],
+                        help="nmt's engine on the CPU: torch's matrix products (bit for bit the default) or "
+                             "oneDNN's, faster where MKL is slow (AMD), the floats differing in the last bits")
     parser.add_argument("--plot-attention", metavar="DIR",
                         help="write a heatmap PNG of each sentence here, NNNNN.png, one figure however long "
                              "the source (see --plot-columns)")

@@ -1,0 +1,104 @@
+"""matmul="onednn": a decoder's nn.Linear products through oneDNN (nmt.decoding.matmul),
+against torch's products (the default, which it must leave bit for bit as it was)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from nmt.decoding.matmul import OneDNNLinear, onednn_available, use_onednn
+from nmt.errors import NmtError
+from nmt.translator import Translator
+from tests.decoding.test_search_models import SOURCES, transformer_checkpoint  # noqa: F401 - a fixture
+from tests.helpers import one_thread, run_cli  # noqa: F401 - one_thread: a fixture
+
+pytestmark = [pytest.mark.usefixtures("one_thread"),
+              pytest.mark.skipif(not onednn_available(), reason="this torch build has no oneDNN")]
+
+
+def linear(inp=256, out=1000, bias=True):
+    torch.manual_seed(0)
+    layer = nn.Linear(inp, out, bias=bias).eval()
+    use_onednn(layer)
+    return layer
+
+
+@pytest.mark.parametrize("shape", [(320, 256), (5, 1, 256), (1, 256), (3, 7, 256)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_product_is_nn_linears_to_the_last_bits(shape, bias):
+    layer = linear(bias=bias)
+    x = torch.randn(*shape)
+    with torch.no_grad():
+        got, want = layer(x), F.linear(x, layer.weight, layer.bias)
+    assert got.shape == want.shape == (*shape[:-1], 1000)
+    # the same sums in another order: float32 rounding of 256 products, |y| up to about 10
+    assert (got - want).abs().max() < 1e-4
+    assert not torch.equal(got, torch.zeros_like(got))
+
+
+def test_training_and_gradients_keep_torchs_products():
+    layer = linear()
+    x = torch.randn(4, 256)
+    layer.train()
+    assert torch.equal(layer(x), F.linear(x, layer.weight, layer.bias))
+    layer.eval()
+    out = layer(x)                     # grad enabled and the weight a parameter: F.linear, differentiable
+    assert out.requires_grad and torch.equal(out, F.linear(x, layer.weight, layer.bias))
+
+
+def test_a_changed_weight_is_reordered_again():
+    layer = linear()
+    x = torch.randn(2, 256)
+    with torch.no_grad():
+        before = layer(x)
+        layer.weight.mul_(2.0)         # in place: the parameter's version moves
+        after = layer(x)
+    assert (after - 2 * (before - layer.bias) - layer.bias).abs().max() < 1e-4
+
+
+def test_use_onednn_swaps_every_linear_and_keeps_ties():
+    model = nn.Sequential(nn.Embedding(10, 8), nn.Linear(8, 8), nn.Linear(8, 10, bias=False))
+    model[2].weight = model[0].weight
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    assert use_onednn(model) == 2
+    assert [type(m) for m in model] == [nn.Embedding, OneDNNLinear, OneDNNLinear]
+    assert model[2].weight is model[0].weight
+    assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+    assert use_onednn(model) == 0       # already swapped
+
+
+def test_the_default_leaves_torchs_linears(transformer_checkpoint):  # noqa: F811
+    translator = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
+    assert translator.matmul == "torch"
+    assert not any(isinstance(m, OneDNNLinear) for m in translator.model.modules())
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_onednn_translates_as_torch_does(transformer_checkpoint, beam_size):  # noqa: F811
+    plain = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
+    fast = Translator.from_checkpoint(transformer_checkpoint, device="cpu", matmul="onednn")
+    assert sum(isinstance(m, OneDNNLinear) for m in fast.model.modules()) > 0
+    nbest = min(2, beam_size)
+    for a, b in zip(plain.translate(SOURCES, beam_size=beam_size, nbest=nbest),
+                    fast.translate(SOURCES, beam_size=beam_size, nbest=nbest)):
+        assert a.tokens == b.tokens and a.text == b.text
+        assert b.score == pytest.approx(a.score, abs=1e-4)
+        assert abs(a.attention - b.attention).max() < 1e-4
+        assert [t for t, _ in a.nbest] == [t for t, _ in b.nbest]
+
+
+def test_an_unknown_matmul_is_one_error(transformer_checkpoint):  # noqa: F811
+    with pytest.raises(NmtError, match="matmul='mkl' must be one of 'torch', 'onednn'"):
+        Translator.from_checkpoint(transformer_checkpoint, device="cpu", matmul="mkl")
+
+
+def test_the_cli_option(transformer_checkpoint, tmp_path):  # noqa: F811
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(SOURCES) + "\n")
+    outputs = []
+    for matmul in ("torch", "onednn"):
+        done = run_cli("nmt.translate", "--checkpoint", str(transformer_checkpoint), "--input", str(source),
+                       "--matmul", matmul, "--device", "cpu")
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == len(SOURCES)
