@@ -14,7 +14,9 @@ loading the model, reading the input, decoding, writing the output, so a
 process's cores (taskset) and OMP_NUM_THREADS (1 unless set). The table
 gives each engine's median seconds and nmt's time / CTranslate2 float32's,
 per round and the median; the start-up row translates one sentence.
-Equal outputs_sha1: equal translations. JSON goes to --out.
+Equal outputs_sha1: equal translations. JSON goes to --out. The engines:
+nmt (the .pt, torch's kernels, the default), nmt_fast (the .pt with
+--kernels fast), ct2_float32 and ct2_int8 (the exported folders).
 
 nmt's engine decodes in float32 (the model as stored). CTranslate2's
 fastest compute type on the CPU is the last column (int8 where it has no
@@ -37,10 +39,11 @@ from pathlib import Path
 from scripts.bench_ctranslate2 import machine  # lscpu's model, cores, load
 from scripts.bench_decode import read_lines  # test_2016_flickr, plain or .gz
 from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
-from scripts.out_path import ready_file
+from scripts.out_path import ready_file, ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINES = ("nmt", "ct2_float32", "ct2_int8")
+ENGINES = ("nmt", "nmt_fast", "ct2_float32", "ct2_int8")
+EXTRA = {"nmt_fast": ["--kernels", "fast"]}    # nmt's engine with its opt-in kernels (nmt.decoding.kernels)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -59,6 +62,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "decode_vs_ctranslate2.json"))
     args = parser.parse_args(argv)
     args.out = ready_file(args.out, "decode_vs_ctranslate2")
+    if args.exports:
+        args.exports = ready_folder(args.exports, "decode_vs_ctranslate2", "--exports")
     try:
         args.cells = [tuple(int(x) for x in cell.split("x")) for cell in args.cells.split(",")]
     except ValueError:
@@ -81,25 +86,30 @@ def child_env() -> dict:
 
 def export(checkpoint: str, folder: Path, engines: list[str]) -> dict:
     """engine -> what --checkpoint names for it: the .pt, or a folder from nmt.export."""
-    paths = {"nmt": checkpoint}
+    paths = {"nmt": checkpoint, "nmt_fast": checkpoint}
     for name in engines:
         if name.startswith("ct2_"):
             out = folder / name
             if not out.is_dir():
-                subprocess.run([sys.executable, "-m", "nmt.export", "--checkpoint", checkpoint, "--output", str(out),
-                                "--quantization", name.removeprefix("ct2_")], check=True, env=child_env(),
-                               stdout=subprocess.DEVNULL)
+                done = subprocess.run([sys.executable, "-m", "nmt.export", "--checkpoint", checkpoint, "--output",
+                                       str(out), "--quantization", name.removeprefix("ct2_")], env=child_env(),
+                                      stdout=subprocess.DEVNULL)
+                if done.returncode:
+                    sys.exit(f"decode_vs_ctranslate2: nmt.export of {checkpoint} to {name} failed (its message above)")
             paths[name] = str(out)
     return paths
 
 
-def translate(model: str, beam: int, batch: int, source: Path, output: Path) -> float:
+def translate(model: str, beam: int, batch: int, source: Path, output: Path, extra=()) -> float:
     """Seconds of one `python -m nmt.translate` process, start to exit."""
     command = [sys.executable, "-m", "nmt.translate", "--checkpoint", model, "--beam-size", str(beam),
-               "--batch-size", str(batch), "--input", str(source), "--output", str(output), "--overwrite"]
+               "--batch-size", str(batch), "--input", str(source), "--output", str(output), "--overwrite", *extra]
     start = time.perf_counter()
-    subprocess.run(command, check=True, env=child_env())
-    return time.perf_counter() - start
+    done = subprocess.run(command, env=child_env())
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        sys.exit(f"decode_vs_ctranslate2: {shlex.join(command[1:])} failed (its message above)")
+    return seconds
 
 
 def sha1(path: Path) -> str:
@@ -114,7 +124,8 @@ def measure(args, paths: dict, inputs: dict, tmp: Path) -> list[dict]:
             order = args.engines if rnd % 2 == 0 else args.engines[::-1]
             for name in order:
                 output = tmp / f"{name}_{beam}x{batch}.out"
-                seconds = translate(paths[name], beam, batch, inputs["large" if batch > 1 else "batch1"], output)
+                seconds = translate(paths[name], beam, batch, inputs["large" if batch > 1 else "batch1"], output,
+                                    EXTRA.get(name, ()))
                 rows.append({"round": rnd + 1, "beam": beam, "batch_size": batch, "engine": name,
                              "seconds": round(seconds, 3), "outputs_sha1": sha1(output),
                              "load_average_1": round(os.getloadavg()[0], 2)})
@@ -123,25 +134,31 @@ def measure(args, paths: dict, inputs: dict, tmp: Path) -> list[dict]:
 
 
 def table(args, rows: list[dict], startup: dict) -> list[str]:
-    """The ratio table as Markdown lines."""
+    """The ratio table as Markdown lines: each engine's median seconds, then each nmt
+    engine's time / CTranslate2 float32's per round and their median, and / the fastest."""
     def seconds(name, beam, batch):
         return [r["seconds"] for r in rows if (r["engine"], r["beam"], r["batch_size"]) == (name, beam, batch)]
 
     fastest = "ct2_int8" if "ct2_int8" in args.engines else "ct2_float32"
-    head = ["search", "batch", "sentences"] + [f"{e} s (median)" for e in args.engines] + \
-        ["nmt / ct2_float32 per round", "**median**", f"nmt / {fastest}"]
+    ours = [e for e in args.engines if e.startswith("nmt")]
+    head = ["search", "batch", "sentences"] + [f"{e} s" for e in args.engines]
+    for e in ours:
+        head += [f"{e} / ct2_float32 per round", f"**{e} / ct2_float32**", f"{e} / {fastest}"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for beam, batch in args.cells:
-        nmt, f32, fast = seconds("nmt", beam, batch), seconds("ct2_float32", beam, batch), seconds(fastest, beam, batch)
-        per_round = [a / b for a, b in zip(nmt, f32)]
         n = args.limit if batch > 1 else args.batch1_limit
         cells = ["greedy" if beam == 1 else f"beam {beam}", str(batch), str(n)]
         cells += [f"{statistics.median(seconds(e, beam, batch)):.2f}" for e in args.engines]
-        cells += [", ".join(f"{r:.2f}" for r in per_round), f"**{statistics.median(per_round):.2f}×**",
-                  f"{statistics.median(nmt) / statistics.median(fast):.2f}×"]
+        for e in ours:
+            mine, f32 = seconds(e, beam, batch), seconds("ct2_float32", beam, batch)
+            per_round = [a / b for a, b in zip(mine, f32)]
+            cells += [", ".join(f"{r:.2f}" for r in per_round), f"**{statistics.median(per_round):.2f}×**",
+                      f"{statistics.median(mine) / statistics.median(seconds(fastest, beam, batch)):.2f}×"]
         lines.append("| " + " | ".join(cells) + " |")
-    lines.append("| start-up (1 sentence, beam 5) | 1 | 1 | " + " | ".join(
-        f"{startup[e]:.2f}" for e in args.engines) + f" | | {startup['nmt'] / startup['ct2_float32']:.2f}× | |")
+    cells = ["start-up (1 sentence, beam 5, best of 2)", "1", "1"] + [f"{startup[e]:.2f}" for e in args.engines]
+    for e in ours:
+        cells += ["", f"{startup[e] / startup['ct2_float32']:.2f}×", f"{startup[e] / startup[fastest]:.2f}×"]
+    lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -161,9 +178,9 @@ def main(argv=None) -> dict:
         folder = Path(args.exports) if args.exports else tmp
         paths = export(args.checkpoint, folder, args.engines)
         for name in args.engines:                       # untimed: the page cache holds every file
-            translate(paths[name], 5, 1, inputs["one"], tmp / "warm.out")
-        startup = {name: min(translate(paths[name], 5, 1, inputs["one"], tmp / "one.out") for _ in range(2))
-                   for name in args.engines}
+            translate(paths[name], 5, 1, inputs["one"], tmp / "warm.out", EXTRA.get(name, ()))
+        startup = {name: min(translate(paths[name], 5, 1, inputs["one"], tmp / "one.out", EXTRA.get(name, ()))
+                             for _ in range(2)) for name in args.engines}
         rows = measure(args, paths, inputs, tmp)
     after = os.getloadavg()
     lines = table(args, rows, startup)

@@ -1,4 +1,5 @@
-"""A decoder's nn.Linear products through oneDNN on the CPU (`matmul="onednn"`).
+"""Faster CPU kernels for decoding (`kernels="fast"`): a model's nn.Linear
+products through oneDNN, and a Transformer decoder step's attention written out.
 
 torch's x86 wheels multiply fp32 matrices with MKL, which on a processor that
 is not Intel's takes generic kernels: the beam's output projection, (B*W, 256)
@@ -10,11 +11,17 @@ oneDNN's blocked layout:
 
     Y = X W^T + b          # X (..., in), W (out, in), Y (..., out)
 
-The maths is nn.Linear's; the sums are added in another order, so the floats
-differ from MKL's in the last bits (about 1e-5 relative) and a near-tie of
-the beam may go the other way. It is therefore opt-in (Translator(...,
-matmul="onednn"), `nmt.translate --matmul onednn`); the default, "torch",
-decodes with torch's products, bit for bit as before. Training
+A decoder step asks for one query per row, for which SDPA's fused CPU kernel
+(flash attention, built for long query blocks) is slower than the attention
+written out, q k^T, the normaliser, times v: the path a Transformer already
+takes where it reports weights (TransformerDecoder.explicit_attention).
+
+The maths of both is the plain one; the sums are added in another order, so
+the floats differ from torch's kernels in the last bits (about 1e-5
+relative) and a near-tie of the beam may go the other way. It is therefore
+opt-in (Translator(..., kernels="fast"), `nmt.translate --kernels fast`);
+the default, "torch", decodes with torch's kernels, bit for bit as before.
+For the products, training
 (module.training true), autograd, autocast, a GPU tensor and dtypes other
 than float32 fall back to F.linear. The reordered weight is rebuilt when the
 parameter changes (its version or storage), so a model trained on after it
@@ -27,7 +34,7 @@ from torch import Tensor, nn
 
 from nmt.errors import NmtError
 
-MATMULS = ("torch", "onednn")
+KERNELS = ("torch", "fast")
 BATCH_HINT = 64     # the rows oneDNN's weight layout is chosen for (any row count is then accepted)
 
 
@@ -35,14 +42,14 @@ def onednn_available() -> bool:
     return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
-def check_matmul(matmul, device: torch.device) -> None:
-    """NmtError unless `matmul` is one of MATMULS and, for onednn, runs on this device."""
-    if matmul not in MATMULS:
-        raise NmtError(f"matmul={matmul!r} must be one of {', '.join(repr(m) for m in MATMULS)}")
-    if matmul == "onednn" and (device.type != "cpu" or not onednn_available()):
+def check_kernels(kernels, device: torch.device) -> None:
+    """NmtError unless `kernels` is one of KERNELS and, for fast, runs on this device."""
+    if kernels not in KERNELS:
+        raise NmtError(f"kernels={kernels!r} must be one of {', '.join(repr(k) for k in KERNELS)}")
+    if kernels == "fast" and (device.type != "cpu" or not onednn_available()):
         where = "this torch build has no oneDNN" if device.type == "cpu" else f"the model is on {device}"
-        raise NmtError(f"matmul='onednn' (--matmul onednn) multiplies on the CPU through oneDNN, but {where}; "
-                       "use matmul='torch'")
+        raise NmtError(f"kernels='fast' (--kernels fast) multiplies on the CPU through oneDNN, but {where}; "
+                       "use kernels='torch'")
 
 
 class OneDNNLinear(nn.Linear):
@@ -84,3 +91,17 @@ def use_onednn(model: nn.Module) -> int:
             module.__class__ = OneDNNLinear
             swapped += 1
     return swapped
+
+
+def use_explicit_attention(model: nn.Module) -> int:
+    """Every Transformer decoder in `model` writes its step's attention out; returns how many."""
+    decoders = [m for m in model.modules() if hasattr(type(m), "explicit_attention")]
+    for decoder in decoders:
+        decoder.explicit_attention = True
+    return len(decoders)
+
+
+def use_fast_kernels(model: nn.Module) -> None:
+    """kernels="fast" on `model`, in place: oneDNN products and explicit step attention."""
+    use_onednn(model)
+    use_explicit_attention(model)

@@ -1,12 +1,12 @@
-"""matmul="onednn": a decoder's nn.Linear products through oneDNN (nmt.decoding.matmul),
-against torch's products (the default, which it must leave bit for bit as it was)."""
+"""kernels="fast" (nmt.decoding.kernels): oneDNN's products and a decoder step's attention
+written out, against torch's kernels (the default, which must stay bit for bit as it was)."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nmt.decoding.matmul import OneDNNLinear, onednn_available, use_onednn
+from nmt.decoding.kernels import OneDNNLinear, onednn_available, use_explicit_attention, use_onednn
 from nmt.errors import NmtError
 from nmt.translator import Translator
 from tests.decoding.test_search_models import SOURCES, transformer_checkpoint  # noqa: F401 - a fixture
@@ -69,15 +69,17 @@ def test_use_onednn_swaps_every_linear_and_keeps_ties():
 
 def test_the_default_leaves_torchs_linears(transformer_checkpoint):  # noqa: F811
     translator = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
-    assert translator.matmul == "torch"
+    assert translator.kernels == "torch"
     assert not any(isinstance(m, OneDNNLinear) for m in translator.model.modules())
+    assert not translator.model.decoder.explicit_attention
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
-def test_onednn_translates_as_torch_does(transformer_checkpoint, beam_size):  # noqa: F811
+def test_fast_kernels_translate_as_torchs_do(transformer_checkpoint, beam_size):  # noqa: F811
     plain = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
-    fast = Translator.from_checkpoint(transformer_checkpoint, device="cpu", matmul="onednn")
+    fast = Translator.from_checkpoint(transformer_checkpoint, device="cpu", kernels="fast")
     assert sum(isinstance(m, OneDNNLinear) for m in fast.model.modules()) > 0
+    assert fast.model.decoder.explicit_attention
     nbest = min(2, beam_size)
     for a, b in zip(plain.translate(SOURCES, beam_size=beam_size, nbest=nbest),
                     fast.translate(SOURCES, beam_size=beam_size, nbest=nbest)):
@@ -87,18 +89,30 @@ def test_onednn_translates_as_torch_does(transformer_checkpoint, beam_size):  # 
         assert [t for t, _ in a.nbest] == [t for t, _ in b.nbest]
 
 
-def test_an_unknown_matmul_is_one_error(transformer_checkpoint):  # noqa: F811
-    with pytest.raises(NmtError, match="matmul='mkl' must be one of 'torch', 'onednn'"):
-        Translator.from_checkpoint(transformer_checkpoint, device="cpu", matmul="mkl")
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_explicit_step_attention_gives_sdpas_results(transformer_checkpoint, beam_size):  # noqa: F811
+    """The step's attention written out against SDPA: the same search, to the last bits."""
+    plain = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
+    explicit = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
+    assert use_explicit_attention(explicit.model) == 1
+    for a, b in zip(plain.translate(SOURCES, beam_size=beam_size), explicit.translate(SOURCES, beam_size=beam_size)):
+        assert a.tokens == b.tokens
+        assert b.score == pytest.approx(a.score, abs=1e-5)
+        assert abs(a.attention - b.attention).max() < 1e-5
+
+
+def test_unknown_kernels_are_one_error(transformer_checkpoint):  # noqa: F811
+    with pytest.raises(NmtError, match="kernels='mkl' must be one of 'torch', 'fast'"):
+        Translator.from_checkpoint(transformer_checkpoint, device="cpu", kernels="mkl")
 
 
 def test_the_cli_option(transformer_checkpoint, tmp_path):  # noqa: F811
     source = tmp_path / "in.txt"
     source.write_text("\n".join(SOURCES) + "\n")
     outputs = []
-    for matmul in ("torch", "onednn"):
+    for kernels in ("torch", "fast"):
         done = run_cli("nmt.translate", "--checkpoint", str(transformer_checkpoint), "--input", str(source),
-                       "--matmul", matmul, "--device", "cpu")
+                       "--kernels", kernels, "--device", "cpu")
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == len(SOURCES)
