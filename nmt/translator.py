@@ -217,7 +217,7 @@ class Translator:
         out = self.translate([text], beam_size=beam_size, nbest=beam_size, recorder=recorder, **options)[0]
         return out, recorder
 
-    @torch.no_grad()
+    @torch.inference_mode()   # as no_grad, without version counters: the same floats, less per-op work
     def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1,
                   batch_size: int = 64, length_penalty: float = 1.0,
                   min_length: int = 0, coverage_penalty: float = 0.0, prefix: str | None = None,
