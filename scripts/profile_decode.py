@@ -18,6 +18,9 @@ attention) are A's bit for bit.
   attention  SDPA in the decoder step against the attention written out
              (nmt.decoding.kernels.use_explicit_attention) alone
   grad_mode  translate() under torch.no_grad against torch.inference_mode
+  validation one whole validation as the Trainer runs it (scripts.bench_validation's
+             ValidationSet.score, the checkpoint's own validation set, greedy unless
+             --beam), translate() under torch.no_grad (before) against inference_mode (now)
 """
 
 import argparse
@@ -93,6 +96,31 @@ def ab(lever: str, args, sentences) -> None:
               f"outputs bit for bit: {same(outputs[a], outputs[b])}", flush=True)
 
 
+def validation_ab(args) -> None:
+    """ValidationSet.score with translate() under no_grad, then inference_mode, alternating."""
+    from scripts.bench_validation import validation_of
+
+    from nmt.translator import Translator
+
+    translator = Translator.from_checkpoint(args.checkpoint, device="cpu")
+    _, validation = validation_of(Path(args.checkpoint), str(MULTI30K), translator)
+    validation.beam_size = args.beam
+    now = Translator.translate
+    versions = {"no_grad": torch.no_grad()(now.__wrapped__), "inference_mode": now}
+    times, bleu = {name: [] for name in versions}, {}
+    for rnd in range(args.rounds):
+        for name in (list(versions) if rnd % 2 == 0 else list(versions)[::-1]):
+            Translator.translate = versions[name]
+            start = time.perf_counter()
+            bleu[name] = validation.score(translator.model, translator, translator.device).bleu
+            times[name].append(time.perf_counter() - start)
+    Translator.translate = now
+    ratio = statistics.median(b / a for a, b in zip(times["no_grad"], times["inference_mode"]))
+    print(f"validation ({len(validation.pairs)} sentences, beam {args.beam}): inference_mode / no_grad = "
+          f"{ratio:.3f} (median of {args.rounds}; no_grad {[round(t, 2) for t in times['no_grad']]} s, "
+          f"inference_mode {[round(t, 2) for t in times['inference_mode']]} s); BLEU {bleu}", flush=True)
+
+
 def profile(args, sentences) -> None:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
@@ -117,7 +145,7 @@ def main(argv=None) -> None:
         profile(args, sentences)
     elif args.what[0] == "ab":
         for lever in args.what[1:]:
-            ab(lever, args, sentences)
+            validation_ab(args) if lever == "validation" else ab(lever, args, sentences)
     else:
         raise SystemExit("profile_decode: say profile, or ab LEVER...")
 

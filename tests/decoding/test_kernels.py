@@ -114,3 +114,28 @@ def test_the_cli_option(transformer_checkpoint, tmp_path):  # noqa: F811
     assert done.returncode == 0, done.stderr
     fast = Translator.from_checkpoint(transformer_checkpoint, device="cpu", kernels="fast")
     assert done.stdout.splitlines() == [t.text for t in fast.translate(SOURCES, beam_size=3)]
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_translate_under_inference_mode_gives_no_grads_floats(transformer_checkpoint, beam_size):  # noqa: F811
+    """translate() runs under torch.inference_mode; the search under no_grad, called directly on the
+    same one-sentence batch, gives the same n-best, scores and attention bit for bit."""
+    from nmt.decoding.beam import beam_search
+    from nmt.decoding.greedy import greedy_search
+    from nmt.translator import BOS, EOS, PAD
+
+    translator = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
+    for sentence in SOURCES:
+        (got,) = translator.translate([sentence], beam_size=beam_size, nbest=beam_size)
+        src, _, _ = translator._encode([sentence])
+        with torch.no_grad():
+            if beam_size == 1:
+                hyps = [greedy_search(translator.model, src, BOS, EOS, translator.max_len_ratio,
+                                      translator.max_len_extra, translator.max_tgt_len, never=(PAD, BOS))[0]]
+            else:
+                (hyps,) = beam_search(translator.model, src, BOS, EOS, beam_size, beam_size, 1.0,
+                                      translator.max_len_ratio, translator.max_len_extra, translator.max_tgt_len,
+                                      never=(PAD, BOS))
+        assert got.tokens == hyps[0].tokens and got.score == hyps[0].score
+        assert [s for _, s in got.nbest] == [h.score for h in hyps]
+        assert got.attention.tobytes() == hyps[0].attention.numpy().tobytes()
