@@ -200,13 +200,14 @@ def open_engine(args):
 
         resolve_device(args.device, "--device")      # its error line names the option
         return Translator.from_checkpoints(args.checkpoint, device=args.device, max_len_ratio=args.max_length_ratio,
-                                           max_len_extra=args.max_length_extra), {}
+                                           max_len_extra=args.max_length_extra, kernels=args.kernels), {}
     from nmt.deploy.engine import CTranslate2Translator
 
     for option, given in (("several --checkpoint", len(args.checkpoint) > 1),
                           ("--attention-layer/--attention-head", args.attention_layer is not None
                            or args.attention_head is not None),
-                          ("--attention-html", args.attention_html), ("--beam-tree", args.beam_tree)):
+                          ("--attention-html", args.attention_html), ("--beam-tree", args.beam_tree),
+                          ("--kernels fast", args.kernels != "torch")):
         if given:
             raise NmtError(f"{option} needs nmt's engine and a .pt checkpoint; CTranslate2 decodes one "
                            "exported model and returns one layer's attention (--plot-attention draws it)")
@@ -231,6 +232,8 @@ def check_model_options(args) -> None:
     args.checkpoint = args.checkpoint or []
     if args.hf and args.engine:
         raise NmtError("--engine needs nmt's own model and search; a --hf model is decoded by its generate()")
+    if args.hf and args.kernels != "torch":
+        raise NmtError(f"--kernels {args.kernels} sets nmt's own engine; a --hf model is decoded by its generate()")
 
 
 def check_search_args(args, check_coverage_penalty) -> None:

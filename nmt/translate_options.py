@@ -63,6 +63,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="no output ends before N subwords (unless the maximum comes first)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="auto: the GPU when there is one")
+    parser.add_argument("--kernels", default="torch", choices=["torch", "fast"],
+                        help="nmt's engine: torch's own kernels (the default), or on the CPU fast ones (oneDNN's "
+                             "matrix products, the decoder step's attention written out), the floats differing "
+                             "in the last bits")
     parser.add_argument("--plot-attention", metavar="DIR",
                         help="write a heatmap PNG of each sentence here, NNNNN.png, one figure however long "
                              "the source (see --plot-columns)")

@@ -27,6 +27,7 @@ from nmt.decoding.greedy import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
+from nmt.decoding.kernels import check_kernels, use_fast_kernels
 from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.errors import NmtError
 from nmt.memory_sizes import allocation_bytes, human_bytes
@@ -67,7 +68,7 @@ def length_limits(config) -> dict:
     return {"max_src_len": max_src_len, "max_tgt_len": int(table) if table else None}
 
 
-OPTIONS = ("max_len_ratio", "max_len_extra")      # what from_checkpoint(s) pass on to Translator
+OPTIONS = ("max_len_ratio", "max_len_extra", "kernels")      # what from_checkpoint(s) pass on to Translator
 
 
 def check_load_args(path, device, options: dict) -> None:
@@ -97,11 +98,18 @@ class Translator:
 
     def __init__(self, model, tokenizer: Tokenizer, device: torch.device, max_src_len: int = 256,
                  max_len_ratio: float = MAX_LEN_RATIO, max_len_extra: int = MAX_LEN_EXTRA,
-                 max_tgt_len: int | None = None):
+                 max_tgt_len: int | None = None, kernels: str = "torch"):
+        """`kernels`: "torch" (torch's own, the default) or "fast" (on a CPU,
+        oneDNN's products and a decoder step's attention written out: faster,
+        the floats differing in the last bits; nmt.decoding.kernels)."""
+        check_kernels(kernels, torch.device(device))
         if isinstance(max_src_len, numbers.Integral) and not isinstance(max_src_len, bool) and max_src_len > 0:
             max_tgt_len = decode_step_cap(max_src_len, max_tgt_len)      # every decoder has a step cap
         check_search_limits(max_src_len, max_len_ratio, max_len_extra, max_tgt_len)   # before any decoding
         self.model = model.to(device).eval()
+        if kernels == "fast":
+            use_fast_kernels(self.model)
+        self.kernels = kernels
         self.tokenizer, self.device = tokenizer, device
         self.max_src_len, self.max_tgt_len = max_src_len, max_tgt_len
         self.max_len_ratio, self.max_len_extra = max_len_ratio, max_len_extra
@@ -218,7 +226,7 @@ class Translator:
         out = self.translate([text], beam_size=beam_size, nbest=beam_size, recorder=recorder, **options)[0]
         return out, recorder
 
-    @torch.no_grad()
+    @torch.inference_mode()   # as no_grad, without version counters: the same floats, less per-op work
     def translate(self, sentences: list[str], beam_size: int = 1, nbest: int = 1,
                   batch_size: int = 64, length_penalty: float = 1.0,
                   min_length: int = 0, coverage_penalty: float = 0.0, prefix: str | None = None,

@@ -122,6 +122,8 @@ class TransformerDecoder(nn.Module):
     it from model.attention.normaliser.
     """
 
+    explicit_attention = False      # step(): attention written out, not SDPA (set by nmt.decoding.kernels)
+
     def __init__(
         self,
         vocab_size: int,
@@ -215,13 +217,20 @@ class TransformerDecoder(nn.Module):
         return layer_weights[:, self.attention_head]
 
     def step(self, y_prev: Tensor, state: TransformerState, memory: Memory):
-        """y_prev (B,) long -> logits (B, V), next state, weights (B, S)."""
+        """y_prev (B,) long -> logits (B, V), next state, weights (B, S).
+
+        With `explicit_attention` set, every attention of the step is written
+        out (q k^T, the normaliser, times v: the path that gives weights)
+        rather than SDPA's fused kernel, which is slower for one query on a
+        CPU; the floats differ in the last bits (nmt.decoding.kernels)."""
         y = y_prev[:, None]                                         # (B, 1)
         visible = torch.cat((state.visible, y != self.pad_id), dim=1)   # (B, t+1)
         self_mask = visible[:, None, None, :]                       # (B, 1, 1, t+1)
+        explicit = self.explicit_attention
         logits, caches, weights = self._run(
             y, state.position, list(zip(state.keys, state.values)), state,
-            self_mask, memory.mask[:, None], {self.attention_layer},
+            self_mask, memory.mask[:, None], range(len(self.layers)) if explicit else {self.attention_layer},
+            self_weights=[] if explicit else None,
         )
         state = TransformerState(
             keys=[k for k, _ in caches],
