@@ -50,8 +50,8 @@ def start_speedups(tc: DictConfig, model, device, precision: str, vocab_size: in
     off = tc.speedups == "off"
     matmul = "torch" if off else resolve_matmul(str(tc.matmul), device, precision, bool(tc.compile))
     speedups = choose_speedups(str(tc.speedups), device, matmul, bool(tc.compile), bool(tc.cuda_graphs))
-    if speedups.kept_heap:   # no page faults for the memory every update frees and takes again
-        speedups = replace(speedups, kept_heap=keep_freed_heap())   # False where the C library is not glibc
+    if speedups.kept_heap:  # no page faults for the memory every update frees and takes again
+        speedups = replace(speedups, kept_heap=keep_freed_heap())  # False where the C library is not glibc
     if speedups.openblas:
         start_openblas(model, vocab_size)
     log.info(speedups.log_line(str(tc.speedups)))
@@ -93,14 +93,28 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     validation = validation_set(cfg, data)
     weights, guided = attention_losses(cfg, model, data)
     parts = TrainerParts(
-        model=model, parallel=parallel, forward=forward, data=data, optimizer=optimizer, schedule=schedule,
-        scaler=scaler, translator=make_translator(model), make_translator=make_translator, validation=validation,
-        loss_weights=weights, guided_alignment=guided, speedups=speedups, dist=dist,
+        model=model,
+        parallel=parallel,
+        forward=forward,
+        data=data,
+        optimizer=optimizer,
+        schedule=schedule,
+        scaler=scaler,
+        translator=make_translator(model),
+        make_translator=make_translator,
+        validation=validation,
+        loss_weights=weights,
+        guided_alignment=guided,
+        speedups=speedups,
+        dist=dist,
         checkpoint_info=checkpoint_info(cfg, tokenizer, validation),
-        reporter=Reporter(run_dir, hparams(cfg), enabled=dist.is_main), run_dir=run_dir)
+        reporter=Reporter(run_dir, hparams(cfg), enabled=dist.is_main),
+        run_dir=run_dir,
+    )
     if speedups.cuda_graphs:  # each batch shape's update recorded once, then replayed
-        parts.graphed = GraphedUpdate(model, graph_forward(forward, dist.device, precision), optimizer, schedule,
-                                      settings, dist.device)
+        parts.graphed = GraphedUpdate(
+            model, graph_forward(forward, dist.device, precision), optimizer, schedule, settings, dist.device
+        )
     return Trainer(parts, settings)
 
 

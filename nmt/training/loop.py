@@ -28,6 +28,8 @@ PAD = 0   # the padding id (nmt.data.batching.PAD_ID)
 
 
 class Trainer:
+    """The loop: `fit` runs `train` inside the harness; `train_update` is one update."""
+
     def __init__(self, parts: TrainerParts, settings: TrainSettings):
         p = parts
         self.model, self.parallel, self.forward, self.graphed = p.model, p.parallel, p.forward, p.graphed
