@@ -124,7 +124,7 @@ def coverage_checkpoint(tmp_path_factory, cache_dir):
                     "trainer.max_steps=30", "trainer.val_every=30", "trainer.val_max_sentences=8",
                     "trainer.val_beam_size=2", "trainer.coverage_penalty=0.2",
                     "trainer.heatmap_sentences=1", cache_dir=cache_dir)
-    assert trainer.coverage_loss.weight == 0.1                           # the YAML's lambda
+    assert trainer.loss_weights.coverage == 0.1                          # the YAML's lambda
     return run_dir / "checkpoints" / "best.pt"
 
 

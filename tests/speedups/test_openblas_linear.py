@@ -160,7 +160,7 @@ def test_openblas_that_cannot_apply_is_one_error_line(device, precision, compile
 
 
 def test_numpy_on_another_blas_is_one_line(monkeypatch):
-    from nmt.training import openblas_linear
+    from nmt.speedups import openblas_linear
 
     monkeypatch.setattr(openblas_linear, "numpy_blas", lambda: "mkl")      # numpy built on MKL, say
     assert openblas_controller() is None
