@@ -1,4 +1,7 @@
-"""trainer.device=auto|cpu|cuda|cuda:N to a torch.device, with one clear error."""
+"""trainer.device=auto|cpu|cuda|cuda:N to a torch.device, with one clear error; what
+/proc/cpuinfo says of the processor (trainer.precision=auto and trainer.matmul=auto read it)."""
+
+from pathlib import Path
 
 import torch
 
@@ -32,3 +35,26 @@ def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
     if device.type != "cuda" or tensor.is_cuda:
         return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)
+
+
+def cpuinfo_fields(cpuinfo: str) -> dict[str, str]:
+    """/proc/cpuinfo's text as key -> value, the first processor's value of each key
+    (`vendor_id`, `model name`, `cpu family`, `flags`, ...)."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+def cpu_flags(cpuinfo: str) -> set[str]:
+    """The instruction-set flags of /proc/cpuinfo's text (its first `flags` line)."""
+    return set(cpuinfo_fields(cpuinfo).get("flags", "").split())
+
+
+def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:                         # not Linux: nothing known of the processor
+        return ""

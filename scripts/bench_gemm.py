@@ -5,7 +5,7 @@ against numpy's OpenBLAS (trainer.matmul=openblas), on this CPU.
 
 For each nn.Linear shape of `transformer_small` (d 256, ff 1024, an 8k
 vocabulary) and a batch of --rows positions, the three products of a training
-update as nmt.training.openblas_linear computes them:
+update as nmt.speedups.openblas_linear computes them:
 
     forward    Y  = X W^T       (rows, in) x (in, out)
     input      dX = dY W        (rows, out) x (out, in)
@@ -32,8 +32,8 @@ import torch.nn.functional as F
 
 from nmt.cli_checks import finite_float, positive_int
 from nmt.provenance import git_commit
-from nmt.training.openblas_linear import openblas_controller
-from nmt.training.precision import cpuinfo_fields, read_cpuinfo
+from nmt.speedups.openblas_linear import openblas_controller
+from nmt.device import cpuinfo_fields, read_cpuinfo
 from scripts.out_path import ready_file
 
 # transformer_small's nn.Linear layers: (in, out) and how many an update runs (3 encoder layers with

@@ -39,7 +39,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from nmt.cli_checks import finite_float
 from nmt.device import to_device
 from nmt.provenance import git_commit
-from nmt.training.openblas_linear import OpenBLASLinear, torch_products
+from nmt.speedups.openblas_linear import OpenBLASLinear, torch_products
 from scripts.out_path import ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -109,9 +109,9 @@ def logit_sum(logits, labels):
 
 
 def smoothed_loss(logits, labels):
-    from nmt.training.loss import token_losses
+    from nmt.speedups.fused_loss import fused_label_smoothed_nll
 
-    return token_losses(logits, labels, 0, 0.1)[0].sum()
+    return fused_label_smoothed_nll(logits, labels, 0, 0.1)[0].sum()
 
 
 def patched_update(model, src, tgt, owner, attribute: str, replacement, objective=mean_log_prob):
@@ -214,8 +214,8 @@ def bench_dropout_noise(rounds: int) -> None:
 
 
 def bench_loss_scratch(rounds: int) -> None:
-    from nmt.training.label_smoothing import LabelSmoothedNLL
-    from nmt.training.scratch import UpdateScratch
+    from nmt.speedups.fused_loss import LabelSmoothedNLL
+    from nmt.speedups.scratch import UpdateScratch
 
     logits = torch.randn(3700, VOCAB, requires_grad=True)
     labels = torch.randint(0, VOCAB, (3700,))
@@ -262,7 +262,7 @@ class LogProbsSaved(torch.autograd.Function):
 
 
 def bench_loss(rounds: int) -> None:
-    from nmt.training.loss import token_losses
+    from nmt.speedups.fused_loss import fused_label_smoothed_nll as token_losses
 
     N = 3300  # target tokens of a 4096-position batch
     logits = torch.randn(1, N, VOCAB, requires_grad=True)
@@ -308,7 +308,7 @@ def bench_loss(rounds: int) -> None:
 def bench_loss_update(rounds: int) -> None:
     """A whole forward+backward of each preset, its loss token_losses' with
     LabelSmoothedNLL as it was (log-probabilities saved) and as it is."""
-    import nmt.training.loss as loss
+    import nmt.speedups.fused_loss as loss
 
     for preset in PRESETS:
         model, (src, tgt) = training_model(preset), random_batch()

@@ -772,7 +772,7 @@ def test_commit_equivalence_starts_no_run_once_it_is_stopping(tmp_path):
 # bench_gemm.py: every product of the update timed on both backends, the overall ratio from them
 
 def test_bench_gemm_times_each_product_on_both_backends(tmp_path):
-    from nmt.training.openblas_linear import openblas_controller
+    from nmt.speedups.openblas_linear import openblas_controller
 
     if openblas_controller() is None:
         pytest.skip("numpy here is not on OpenBLAS")

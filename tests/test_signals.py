@@ -310,9 +310,9 @@ def test_a_signal_while_an_error_is_on_its_way_reports_the_error(moment):
 LEAVING_SCRIPT = """
 import os, runpy, signal, sys, time
 from nmt.errors import NmtError
-from nmt.training import reporting, trainer
+from nmt.training import loop, reporting
 
-def fail_in_training(self, bar):            # an error raised while training, e.g. a disk gone full
+def fail_in_training(self):            # an error raised while training, e.g. a disk gone full
     raise NmtError("made-up failure while training")
 
 close = reporting.Reporter.close
@@ -321,7 +321,7 @@ def close_after_a_signal(self, drop=False):   # the trainer's last clean-up: the
     time.sleep(2)
     close(self, drop=drop)
 
-trainer.Trainer._run = fail_in_training
+loop.Trainer.train = fail_in_training
 reporting.Reporter.close = close_after_a_signal
 sys.argv = ["nmt.train", *sys.argv[1:]]
 runpy.run_module("nmt.train", run_name="__main__", alter_sys=True)

@@ -47,16 +47,22 @@ RULES: dict[str, Rule] = {
         "number format of the training arithmetic; fp16 is GPU only; auto takes bf16 where the CPU or GPU "
         "multiplies bf16 natively, else fp32"),
     "trainer.compile": Bool().means(
-        "true runs the model through torch.compile (a slower start, faster updates where it pays)"),
+        "true runs the model through torch.compile (a slower start, faster updates where it pays); a speedup, "
+        "refused under trainer.speedups=off"),
     "trainer.compile_mode": Choice(options=COMPILE_MODES).means(
         "torch.compile's mode when trainer.compile=true; reduce-overhead records CUDA graphs (pair it with "
         "data.pad_to_multiple=8)"),
     "trainer.matmul": Choice(options=("torch", "openblas", "auto")).means(
         "who computes nn.Linear's products in CPU training updates: torch, openblas (numpy's OpenBLAS; fp32, "
-        "eager) or auto (openblas where it was measured to pay, else torch)"),
+        "eager) or auto (openblas where it was measured to pay, else torch); trainer.speedups=off means torch"),
     "trainer.cuda_graphs": Bool(hint="true: one CUDA graph replayed per batch shape (GPU, fp32 or bf16)").means(
         "record each batch shape's update (forward, loss, backward, clipping) as a CUDA graph and replay it; "
-        "pair it with data.pad_to_multiple=8"),
+        "pair it with data.pad_to_multiple=8; a speedup, refused under trainer.speedups=off"),
+    "trainer.speedups": Choice(options=("auto", "off")).means(
+        "auto turns each speedup on where it was measured to pay (the fused loss, kept memory and glibc's heap "
+        "on a CPU, the model's dropout mask and padded RNN runs), with trainer.matmul, trainer.compile and "
+        "trainer.cuda_graphs deciding theirs; off trains through nmt/core's plain code alone and refuses those "
+        "keys asking for a speedup; one log line at the start names what is on"),
     "trainer.seed": SEED.means(
         "seeds the random generators: the model's first weights, dropout and the order of the batches"),
     "trainer.resume": Text(null=True, hint="null, auto, or the path of a checkpoint").means(

@@ -1,4 +1,4 @@
-"""The reference core: every model mechanism nmt teaches, one file each.
+"""The reference core: every mechanism nmt teaches, in its plain version, one file each.
 
 It imports torch (and entmax for the sparse normalisers) and nothing else of
 nmt (import-linter holds this, pyproject.toml). README.md in this folder gives

@@ -1,10 +1,12 @@
 """Speedups: faster replacements of the reference core's plain pieces.
 
-Each one gives what the core's plain piece gives (bit for bit where its test
-says so, tests/speedups/) and is installed from outside the core, so the core
-reads as the papers write it. model.py installs the model's: the cheap
+Each one computes what a plain piece of nmt.core computes (bit for bit where
+its test says so, tests/speedups/), faster where it was measured to pay, and
+is installed from outside the core, so the core reads as the papers write it.
+One setting chooses them, trainer.speedups (nmt.speedups.choice): `auto`, or
+`off` for the core's plain code alone. The model's (model.py): the cheap
 dropout mask (dropout.py) and padded RNN runs instead of packing
-(padded_rnn.py); nmt.models.build.build_model(..., speedups=False) leaves
-the model as nmt.core builds it. eager_loop.py keeps the RNN decoder's
-teacher-forced loop out of torch.compile (trainer.compile=true).
+(padded_rnn.py); eager_loop.py keeps the RNN decoder's teacher-forced loop
+out of torch.compile. The update's: the fused label-smoothed loss, scratch
+memory and the heap setting, OpenBLAS products, CUDA graphs and compile.
 """

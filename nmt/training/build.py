@@ -1,13 +1,16 @@
 """From the checked config to a Trainer: the one place that reads the config
 for training. It resolves the device and precision, starts the ranks, seeds,
-prepares the data, builds the model, optimiser, schedule and losses, and
-hands them with a typed TrainSettings to `Trainer`.
+prepares the data, builds the model, optimiser, schedule and losses, chooses
+the speedups (trainer.speedups), and hands them (TrainerParts) with a typed
+TrainSettings to the loop's `Trainer`.
 
     check_config(cfg)                         # nmt.training.config_checks
     trainer = build_trainer(cfg, run_dir)
     code = trainer.fit()
 """
 
+import logging
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -18,31 +21,41 @@ from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
 from nmt.device import resolve_device
 from nmt.errors import NmtError
+from nmt.core.loss import LossWeights
 from nmt.models.build import build_model
-from nmt.models.decoders.rnn import keep_loop_eager
+from nmt.speedups.eager_loop import keep_loop_eager
+from nmt.speedups.choice import Speedups, choose_speedups
+from nmt.speedups.compile import compiled
+from nmt.speedups.graphed_update import GraphedUpdate
+from nmt.speedups.openblas_linear import resolve_matmul, start_openblas
+from nmt.speedups.scratch import keep_freed_heap
 from nmt.store.checkpoints import data_fingerprint
-from nmt.training.coverage_loss import CoverageLoss
 from nmt.training.distributed import Distributed
-from nmt.training.graphed_update import GraphedUpdate
 from nmt.training.guided_alignment import GuidedAlignmentLoss
-from nmt.training.openblas_linear import resolve_matmul, start_openblas
-from nmt.training.precision import resolve_precision
+from nmt.training.loop import Trainer
+from nmt.training.precision import autocast, resolve_precision
 from nmt.training.progress import seed_everything
 from nmt.training.reporting import Reporter
-from nmt.training.scratch import keep_freed_heap
-from nmt.training.settings import TrainSettings
-from nmt.training.trainer import Trainer
+from nmt.training.settings import TrainerParts, TrainSettings
 from nmt.training.validation import ValidationSet
 from nmt.translator import Translator, length_limits
 
+log = logging.getLogger("nmt.train")
 
-def prepare_cpu_updates(model, matmul: str, device, precision: str, compiled: bool, vocab_size: int) -> None:
-    """On a CPU, the heap memory an update frees is kept for the next; trainer.matmul=openblas
-    (or auto, where it pays) moves the nn.Linear products of training updates to OpenBLAS."""
-    if device.type == "cpu":
-        keep_freed_heap()  # no page faults for the memory every update frees and takes again
-    if resolve_matmul(matmul, device, precision, compiled) == "openblas":
-        start_openblas(model, vocab_size)  # the output layer's logits into kept memory too
+
+def start_speedups(tc: DictConfig, model, device, precision: str, vocab_size: int) -> Speedups:
+    """trainer.speedups: what is on, the CPU-side ones started (glibc's heap kept, the
+    nn.Linear products on OpenBLAS with the output layer's logits in kept memory), and the
+    one log line that names them."""
+    off = tc.speedups == "off"
+    matmul = "torch" if off else resolve_matmul(str(tc.matmul), device, precision, bool(tc.compile))
+    speedups = choose_speedups(str(tc.speedups), device, matmul, bool(tc.compile), bool(tc.cuda_graphs))
+    if speedups.kept_heap:  # no page faults for the memory every update frees and takes again
+        speedups = replace(speedups, kept_heap=keep_freed_heap())  # False where the C library is not glibc
+    if speedups.openblas:
+        start_openblas(model, vocab_size)
+    log.info(speedups.log_line(str(tc.speedups)))
+    return speedups
 
 
 def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
@@ -61,16 +74,13 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     with dist.main_first():  # rank 0 trains and caches the vocabulary
         data = prepare_data(cfg.data, Path(cfg.cache_dir), settings.seed)
     tokenizer = data.tokenizer
-    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size).to(dist.device)
-    prepare_cpu_updates(model, str(tc.matmul), dist.device, precision, settings.compile, tokenizer.tgt_vocab_size)
+    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size,
+                        speedups=tc.speedups != "off").to(dist.device)  # the model's speedups follow the switch
+    speedups = start_speedups(tc, model, dist.device, precision, tokenizer.tgt_vocab_size)
     parallel = dist.wrap(model)  # DistributedDataParallel under torchrun
-    # Token-budget batches vary in both B and T: shapes are dynamic from the first step, so one
-    # compile instead of three (static, then T dynamic, then B too); same kernels in the end.
-    # reduce-overhead on CUDA records one CUDA graph per distinct batch shape and replays it.
-    mode = None if settings.compile_mode == "default" else settings.compile_mode
     if settings.compile:
         keep_loop_eager()  # an RNN decoder's teacher-forced loop stays eager
-    forward = torch.compile(parallel, dynamic=True, mode=mode) if settings.compile else parallel
+    forward = compiled(parallel, settings.compile_mode) if settings.compile else parallel
     optimizer = instantiate(cfg.optimizer)(params=model.parameters())
     schedule = instantiate(cfg.schedule)(optimizer=optimizer)
     scaler = torch.amp.GradScaler("cuda", enabled=precision == "fp16")
@@ -79,31 +89,43 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     def make_translator(m):
         return Translator(m, tokenizer, dist.device, **limits)
 
-    translator = make_translator(model)
-    losses = attention_losses(cfg, model, data)
     validation = validation_set(cfg, data)
-    reporter = Reporter(run_dir, hparams(cfg), enabled=dist.is_main)
-    trainer = Trainer(
-        model,
-        parallel,
-        forward,
-        data,
-        optimizer,
-        schedule,
-        scaler,
-        translator,
-        make_translator,
-        validation,
-        losses,
-        dist,
-        settings,
-        run_dir,
-        checkpoint_info(cfg, tokenizer, validation),
-        reporter,
+    weights, guided = attention_losses(cfg, model, data)
+    parts = TrainerParts(
+        model=model,
+        parallel=parallel,
+        forward=forward,
+        data=data,
+        optimizer=optimizer,
+        schedule=schedule,
+        scaler=scaler,
+        translator=make_translator(model),
+        make_translator=make_translator,
+        validation=validation,
+        loss_weights=weights,
+        guided_alignment=guided,
+        speedups=speedups,
+        dist=dist,
+        checkpoint_info=checkpoint_info(cfg, tokenizer, validation),
+        reporter=Reporter(run_dir, hparams(cfg), enabled=dist.is_main),
+        run_dir=run_dir,
     )
-    if settings.cuda_graphs:  # each batch shape's update recorded once, then replayed
-        trainer.graphed = GraphedUpdate(model, forward, optimizer, schedule, settings, dist.device)
-    return trainer
+    if speedups.cuda_graphs:  # each batch shape's update recorded once, then replayed
+        parts.graphed = GraphedUpdate(
+            model, graph_forward(forward, dist.device, precision), optimizer, schedule, settings, dist.device
+        )
+    return Trainer(parts, settings)
+
+
+def graph_forward(forward, device, precision: str):
+    """`forward(src, tgt_in)` under the run's autocast without its cast cache, which would
+    outlive a CUDA graph's capture."""
+
+    def run(src, tgt_in):
+        with autocast(device, precision, cache=False):
+            return forward(src, tgt_in)
+
+    return run
 
 
 def checkpoint_info(cfg: DictConfig, tokenizer, validation: ValidationSet) -> dict:
@@ -117,13 +139,13 @@ def checkpoint_info(cfg: DictConfig, tokenizer, validation: ValidationSet) -> di
     }
 
 
-def attention_losses(cfg: DictConfig, model, data) -> tuple[CoverageLoss, GuidedAlignmentLoss]:
-    """The coverage loss (model.attention.coverage_loss_weight, coverage
-    attention only) and guided alignment (trainer.guided_alignment); their
-    weights were checked by nmt.config_schema."""
-    coverage = CoverageLoss()
+def attention_losses(cfg: DictConfig, model, data) -> tuple[LossWeights, GuidedAlignmentLoss]:
+    """The loss's weights: label smoothing, the coverage loss (model.attention.coverage_loss_weight,
+    coverage attention only) and guided alignment (trainer.guided_alignment, with the attention
+    it supervises); their values were checked by nmt.config_schema."""
+    coverage = 0.0
     if getattr(model.decoder, "coverage", False):
-        coverage = CoverageLoss(float(cfg.model.attention.coverage_loss_weight))
+        coverage = float(cfg.model.attention.coverage_loss_weight)
     guided = cfg.trainer.guided_alignment
     guided_alignment = GuidedAlignmentLoss(float(guided.weight), guided.layer, guided.head)
     if guided_alignment.weight:
@@ -134,7 +156,8 @@ def attention_losses(cfg: DictConfig, model, data) -> tuple[CoverageLoss, Guided
                 "FILE writes the toy task's)"
             )
         guided_alignment.check(model.decoder)
-    return coverage, guided_alignment
+    weights = LossWeights(float(cfg.trainer.label_smoothing), coverage, guided_alignment.weight)
+    return weights, guided_alignment
 
 
 def validation_set(cfg: DictConfig, data) -> ValidationSet:

@@ -42,10 +42,12 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     against `model`, built on the meta device)."""
     from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits
     from nmt.device import resolve_device
+    from nmt.speedups.choice import check_speedups
     from nmt.training.guided_alignment import GuidedAlignmentLoss
     from nmt.translator import check_coverage_penalty, length_limits
 
     tc = cfg.trainer
+    check_speedups(tc)  # trainer.speedups=off with a key that asks for a speedup
     device = resolve_device(str(tc.device))
     if tc.precision == "fp16" and device.type != "cuda":
         raise NmtError("trainer.precision=fp16 needs a GPU; use fp32 or bf16 on CPU")
@@ -54,7 +56,7 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     if tc.cuda_graphs:
         check_cuda_graphs(cfg, device, model)
     if tc.matmul == "openblas":  # one line now, not after the data is read
-        from nmt.training.openblas_linear import resolve_matmul
+        from nmt.speedups.openblas_linear import resolve_matmul
         from nmt.training.precision import resolve_precision
 
         resolve_matmul("openblas", device, resolve_precision(str(tc.precision), device), bool(tc.compile))
@@ -76,7 +78,7 @@ def check_training_settings(cfg: DictConfig, model) -> None:
 
 def check_cuda_graphs(cfg: DictConfig, device, model) -> None:
     """trainer.cuda_graphs=true records one batch's forward, loss, backward and clipping
-    on a GPU (nmt.training.graphed_update): what cannot be recorded is refused here, but
+    on a GPU (nmt.speedups.graphed_update): what cannot be recorded is refused here, but
     torchrun, which build_trainer refuses once the ranks have started."""
     tc = cfg.trainer
     cannot = [

@@ -1,13 +1,11 @@
-"""Guided alignment: a cross-entropy that pulls one attention toward given word links."""
+"""Guided alignment's settings: which attention it supervises (the loss itself is
+nmt.core.loss.guided_alignment_loss)."""
 
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor, nn
 
 from nmt.errors import NmtError
-
-GUIDE_FLOOR = 1e-9   # log(a) of an attention weight that is exactly 0 (sparsemax) stays finite
 
 
 @dataclass(frozen=True)
@@ -26,20 +24,14 @@ class GuidedAlignmentLoss:
     penultimate layer, layer -2), an RNN decoder's one attention otherwise.
     G (B, T, S): the given alignment with each row normalised to sum 1; a
     row of zeros means that target position has no link, and T is the set
-    of positions that have one. a is floored at 1e-9 so that a zero weight
-    of a sparse normaliser gives a large finite loss. The trainer adds
-    weight * L_a to the token loss, |T| counted over the whole update.
+    of positions that have one (nmt.core.loss.guided_alignment_loss computes
+    it). The trainer adds weight * L_a to the token loss, |T| counted over
+    the whole update.
     """
 
     weight: float = 0.0
     layer: int = -2
     head: int = 0
-
-    def __call__(self, decoder: nn.Module, out, guide: Tensor) -> tuple[Tensor, int]:
-        """DecoderOutput `out` of `decoder`, guide G (B, T, S) -> (the sum over t
-        of -sum_i G_t,i log a_t,i, |T|); the caller divides (over all batches of
-        an update). A Transformer's `out` needs need_weights=True."""
-        return self.cross_entropy(self.attention(decoder, out), guide)
 
     def attention(self, decoder: nn.Module, out) -> Tensor:
         """The attention that guided alignment supervises, (B, T, S).
@@ -69,12 +61,3 @@ class GuidedAlignmentLoss:
             raise NmtError(f"trainer.guided_alignment.head={head} but the decoder has {H} heads; "
                            f"pick one in [0, {H - 1}]")
         return True
-
-    @staticmethod
-    def cross_entropy(weights: Tensor, guide: Tensor) -> tuple[Tensor, int]:
-        """weights a (B, T, S), guide G (B, T, S) -> (the sum over t of
-        -sum_i G_t,i log a_t,i, |T| the target positions with a link)."""
-        guide = guide.to(weights.device, torch.float32)
-        log_a = weights.float().clamp_min(GUIDE_FLOOR).log()                  # (B, T, S)
-        linked = guide.sum(-1) > 0                                            # (B, T)
-        return -(guide * log_a).sum(), int(linked.sum())

@@ -1,10 +1,13 @@
-"""The trainer's settings: the `trainer` config read once, as typed values.
+"""The trainer's settings (the `trainer` config read once, as typed values) and
+its parts (the model, optimiser, data, losses, ... that `build.py` makes).
 
-The builder (`build.py`) makes one from the config after nmt.config_schema
-has checked every value, so the loop never reads the config itself.
+The builder makes both from the config after nmt.config_schema has checked
+every value, so the loop never reads the config itself.
 """
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class TrainSettings:
     cuda_graphs: bool  # each batch shape's update (forward, loss, backward, clipping) replayed from a CUDA graph
     precision: str  # fp32 | bf16 | fp16: what `auto` resolved to on this machine
     precision_auto: bool  # trainer.precision=auto chose it
+    speedups: str  # trainer.speedups: auto | off (nmt.speedups.choice)
 
     @classmethod
     def from_config(cls, tc, precision: str) -> "TrainSettings":
@@ -70,4 +74,29 @@ class TrainSettings:
             cuda_graphs=bool(tc.cuda_graphs),
             precision=precision,
             precision_auto=tc.precision == "auto",
+            speedups=str(tc.speedups),
         )
+
+
+@dataclass
+class TrainerParts:
+    """What the training loop (nmt.training.loop.Trainer) trains with."""
+
+    model: Any  # the Seq2Seq
+    parallel: Any  # the model DDP wraps (or the model)
+    forward: Callable  # `parallel`, compiled (trainer.compile) or not
+    data: Any  # nmt.data.pipeline's prepared data: train batches, valid and test pairs, tokenizer
+    optimizer: Any
+    schedule: Any  # nmt.training.schedules
+    scaler: Any  # torch.amp.GradScaler (enabled for fp16)
+    translator: Any  # the validation's search over `model`
+    make_translator: Callable  # model -> a Translator (averaged checkpoints, the test set)
+    validation: Any  # nmt.training.validation.ValidationSet
+    loss_weights: Any  # nmt.core.loss.LossWeights: label smoothing, coverage, guided alignment
+    guided_alignment: Any  # nmt.training.guided_alignment.GuidedAlignmentLoss: which attention it supervises
+    speedups: Any  # nmt.speedups.choice.Speedups: what is on
+    dist: Any  # nmt.training.distributed.Distributed: one process or this rank
+    checkpoint_info: dict  # what every checkpoint carries beside the weights (config, tokenizer, ...)
+    reporter: Any  # nmt.training.reporting.Reporter: metrics.jsonl, TensorBoard, summary.json
+    run_dir: Path
+    graphed: Any = None  # trainer.cuda_graphs: a GraphedUpdate that replaces the core's step

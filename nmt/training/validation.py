@@ -5,10 +5,19 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
+from torch import Tensor
 
 from nmt.device import to_device
 from nmt.scoring import score_translations
-from nmt.training.loss import token_nll
+
+
+def token_nll(logits: Tensor, labels: Tensor, pad_id: int) -> Tensor:
+    """logits (B, T, V), labels (B, T) -> -log p of each label (B, T), 0 on padding."""
+    B, T, V = logits.shape
+    loss = F.cross_entropy(logits.reshape(B * T, V).float(), labels.reshape(B * T),
+                           ignore_index=pad_id, reduction="none")
+    return loss.view(B, T)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from nmt.decoding.greedy import greedy_search
 from nmt.errors import NmtError
 from nmt.core.attention.coverage import CoverageAttention
 from nmt.models.build import build_model
-from nmt.training.coverage_loss import CoverageLoss
+from nmt.core.loss import coverage_loss
 from tests.helpers import make_config, one_thread, run_cli, train  # noqa: F401 - one_thread: a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -57,8 +57,8 @@ def test_coverage_loss_by_hand():
     weights = torch.tensor([[[0.5, 0.5], [0.2, 0.8], [0.9, 0.1]]])
     coverage = torch.tensor([[[0.0, 0.0], [0.5, 0.5], [0.7, 1.3]]])
     labels = torch.tensor([[5, 3, 0]])
-    assert CoverageLoss()(weights, coverage, labels, pad_id=0).item() == pytest.approx(0.7)
-    assert CoverageLoss()(weights, coverage, torch.tensor([[5, 6, 3]]), 0).item() == pytest.approx(1.5)
+    assert coverage_loss(weights, coverage, labels, pad_id=0).item() == pytest.approx(0.7)
+    assert coverage_loss(weights, coverage, torch.tensor([[5, 6, 3]]), 0).item() == pytest.approx(1.5)
 
 
 def small_model(*overrides):
@@ -124,7 +124,7 @@ def coverage_checkpoint(tmp_path_factory, cache_dir):
                     "trainer.max_steps=30", "trainer.val_every=30", "trainer.val_max_sentences=8",
                     "trainer.val_beam_size=2", "trainer.coverage_penalty=0.2",
                     "trainer.heatmap_sentences=1", cache_dir=cache_dir)
-    assert trainer.coverage_loss.weight == 0.1                           # the YAML's lambda
+    assert trainer.loss_weights.coverage == 0.1                          # the YAML's lambda
     return run_dir / "checkpoints" / "best.pt"
 
 

@@ -6,7 +6,7 @@ import torch
 
 from nmt.data.batching import make_batch
 from nmt.models.build import build_model
-from nmt.training.loss import token_losses
+from nmt.core.loss import label_smoothed_nll
 from tests.helpers import make_config
 
 SMALL = [f"model.{part}.{key}={value}" for part in ("encoder", "decoder")
@@ -42,7 +42,7 @@ def test_padding_to_a_multiple_changes_no_real_loss(name):
         batch = make_batch(EXAMPLES, pad_to_multiple=multiple)
         with torch.no_grad():
             out, _ = model(batch.src, batch.tgt_in)
-        smoothed, _ = token_losses(out.logits, batch.labels, 0, 0.1)       # (B, T), 0 on padding
+        smoothed, _ = label_smoothed_nll(out.logits, batch.labels, 0, 0.1)       # (B, T), 0 on padding
         losses.append(smoothed[:, :7])                                      # T is 7 unpadded
     assert losses[1].shape == losses[0].shape
     torch.testing.assert_close(losses[1], losses[0], atol=1e-5, rtol=1e-5)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from nmt.errors import NmtError
-from nmt.training.precision import cpu_flags, cpuinfo_fields, resolve_precision
+from nmt.device import cpu_flags, cpuinfo_fields
+from nmt.training.precision import resolve_precision
 from tests.helpers import train
 
 EPYC = ("processor\t: 0\nvendor_id\t: AuthenticAMD\n"

@@ -66,7 +66,7 @@ def test_time_budget_counts_the_whole_run_across_a_resume(tmp_path, cache_dir):
     last = tmp_path / "checkpoints" / "last.pt"
     state = load_checkpoint(last)
     spent = state["progress"]["wall_seconds"]
-    assert 0 < spent <= first.budget.wall_seconds()
+    assert 0 < spent <= first.harness.budget.wall_seconds()
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["wall_s"] >= spent
 

@@ -31,8 +31,8 @@ class CoverageAttention(AdditiveAttention):
     The coverage vector belongs to the decoder: the RNN decoder keeps it in
     its state (so beam search reorders it with the beams) and passes it
     as `forward(..., coverage=c_t)`; it also returns c_t of every step
-    (DecoderOutput.coverage) for the coverage loss (nmt.training.coverage_loss.
-    CoverageLoss, weighted by model.attention.coverage_loss_weight) and
+    (DecoderOutput.coverage) for the coverage loss (nmt.core.loss.coverage_loss,
+    weighted by model.attention.coverage_loss_weight) and
     the explorer. Only this additive score takes coverage; a Transformer
     decoder refuses model/attention=coverage (nmt.config_schema.combinations).
     """

@@ -1,12 +1,17 @@
-"""LabelSmoothedNLL: the loss and its one-pass gradient, by hand and against autograd."""
+"""The fused label-smoothed loss (nmt.speedups.fused_loss): the loss and its one-pass
+gradient, by hand, against autograd, and against the core's plain loss it replaces
+(nmt.core.loss.label_smoothed_nll)."""
 
 import math
 
 import pytest
 import torch
 
-from nmt.training.label_smoothing import LabelSmoothedNLL
-from nmt.training.scratch import UpdateScratch
+from nmt.core.loss import label_smoothed_nll
+from nmt.speedups.fused_loss import LabelSmoothedNLL, fused_label_smoothed_nll
+from nmt.speedups.scratch import UpdateScratch
+
+PAD = 0
 
 
 def test_loss_and_gradient_by_hand():
@@ -55,7 +60,7 @@ def test_a_label_whose_probability_underflows_gets_the_exact_loss():
 def test_inside_a_cuda_graph_the_underflow_fallback_is_chosen_without_a_host_read(monkeypatch):
     """While a CUDA graph is recorded, the rows where p_y underflows are chosen by torch.where,
     never by reading the device: the same losses (the hand values above) and gradients."""
-    from nmt.training import label_smoothing
+    from nmt.speedups import fused_loss as label_smoothing
 
     logits = torch.tensor([[0.0, -120.0, 5.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
     labels = torch.tensor([1, 0, 2])
@@ -79,7 +84,6 @@ def test_its_backward_runs_once():
     smoothed.sum().backward(retain_graph=True)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         smoothed.sum().backward()
-
 
 
 def test_the_scratch_gives_the_same_floats_and_is_reused():
@@ -115,3 +119,23 @@ def test_two_losses_before_one_backward_do_not_share_the_scratch():
     plain = LabelSmoothedNLL.apply(logits, labels, 0.1)[0].sum() + LabelSmoothedNLL.apply(logits * 2, labels, 0.1)[0].sum()
     (expected,) = torch.autograd.grad(plain, logits)
     assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])
+def test_it_gives_the_core_losses_and_gradients(smoothing):
+    """The speedup against the plain piece it replaces: the smoothed loss and the NLL per
+    token (B, T), 0 on padding, and the gradient of the summed loss, equal to float32
+    rounding (the sums run in another order); the NLL is not differentiable in either."""
+    torch.manual_seed(3)
+    logits = (torch.randn(3, 5, 17) * 3).requires_grad_()
+    labels = torch.tensor([[4, 2, 9, 0, 0], [16, 1, 1, 3, 0], [5, 6, 7, 8, 2]])
+    plain_logits = logits.detach().clone().requires_grad_()
+    fused, fused_nll = fused_label_smoothed_nll(logits, labels, PAD, smoothing, UpdateScratch())
+    plain, plain_nll = label_smoothed_nll(plain_logits, labels, PAD, smoothing)
+    torch.testing.assert_close(fused, plain, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(fused_nll, plain_nll, rtol=1e-6, atol=1e-6)
+    assert (fused[labels == PAD] == 0).all() and not fused_nll.requires_grad and not plain_nll.requires_grad
+    (fused.sum() / 10).backward()
+    (plain.sum() / 10).backward()
+    torch.testing.assert_close(logits.grad, plain_logits.grad, rtol=1e-5, atol=1e-7)
+    assert torch.equal(logits.grad[labels == PAD], torch.zeros(3, 17))     # padding gets no gradient

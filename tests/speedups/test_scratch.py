@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from nmt.training.scratch import UpdateScratch, storage_references
+from nmt.speedups.scratch import UpdateScratch, storage_references
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ def test_without_a_reference_count_every_take_is_fresh(monkeypatch):
 
 HEAP_CYCLES = """
 import resource, sys, torch
-from nmt.training.scratch import keep_freed_heap
+from nmt.speedups.scratch import keep_freed_heap
 kept = keep_freed_heap() if sys.argv[1] == "keep" else False
 for cycle in range(3):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

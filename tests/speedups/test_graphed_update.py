@@ -10,7 +10,7 @@ import torch
 from nmt.errors import NmtError
 from nmt.training.build import build_trainer
 from nmt.training.config_checks import check_config, check_cuda_graphs
-from nmt.training.graphed_update import batch_statistics
+from nmt.speedups.graphed_update import batch_statistics
 from tests.gpu.test_cuda import RECORDED_MODELS
 from tests.helpers import make_config
 
@@ -41,8 +41,7 @@ def test_the_recorded_update_is_the_eager_update(tmp_path, cache_dir, base, over
     s = graphed.settings
     for batch in eager.data.train.batches(0)[:3]:
         expected = eager.train_update([batch])
-        stats = batch_statistics(graphed.forward, params, batch.src, batch.tgt, s.precision,
-                                 s.label_smoothing, s.grad_clip)
+        stats = batch_statistics(graphed.forward, params, batch.src, batch.tgt, s.label_smoothing, s.grad_clip)
         graphed.optimizer.step()
         loss, nll, grad_norm, tokens, src_tokens = stats.tolist()
         assert loss == pytest.approx(expected["loss"], rel=1e-6)
@@ -60,7 +59,7 @@ def test_a_parameter_the_loss_does_not_reach_keeps_no_gradient(tmp_path, cache_d
     unused = torch.nn.Parameter(torch.ones(3))
     params = [p for p in trainer.model.parameters()] + [unused]
     batch = trainer.data.train.batches(0)[0]
-    batch_statistics(trainer.forward, params, batch.src, batch.tgt, "fp32", 0.1, 1.0)
+    batch_statistics(trainer.forward, params, batch.src, batch.tgt, 0.1, 1.0)
     assert unused.grad is None
     assert all(p.grad is not None for p in params[:-1])
 
@@ -70,7 +69,7 @@ def test_hard_attention_is_refused_in_one_line(tmp_path, cache_dir):
     params = [p for p in trainer.model.parameters()]
     batch = trainer.data.train.batches(0)[0]
     with pytest.raises(NmtError, match="cannot record hard attention"):
-        batch_statistics(trainer.forward, params, batch.src, batch.tgt, "fp32", 0.1, 1.0)
+        batch_statistics(trainer.forward, params, batch.src, batch.tgt, 0.1, 1.0)
 
 
 def test_on_a_cpu_the_option_is_refused_in_one_line(cache_dir):
@@ -168,7 +167,7 @@ class FakeCapture:
     (NmtError("trainer.compile=true: torch could not compile this model"), "could not compile this model"),
 ])
 def test_a_failed_capture_is_one_line_naming_the_first_failure(tmp_path, cache_dir, monkeypatch, failure, said):
-    from nmt.training.graphed_update import GraphedUpdate
+    from nmt.speedups.graphed_update import GraphedUpdate
 
     trainer = build(tmp_path, cache_dir)
     graphed = GraphedUpdate(trainer.model, trainer.forward, trainer.optimizer, trainer.schedule, trainer.settings,
@@ -207,7 +206,7 @@ def test_each_shape_is_recorded_once_and_its_replays_step_as_the_eager_update(tm
     update, then the optimiser step; eight updates give the eager run's figures and weights."""
     from types import SimpleNamespace
 
-    from nmt.training.graphed_update import GraphedUpdate
+    from nmt.speedups.graphed_update import GraphedUpdate
 
     eager, graphed = build(tmp_path / "eager", cache_dir), build(tmp_path / "graphed", cache_dir)
     graphed.model.load_state_dict(eager.model.state_dict())
@@ -240,7 +239,7 @@ def test_a_non_finite_loss_skips_the_optimiser_step(tmp_path, cache_dir, monkeyp
     the schedule as they were."""
     from types import SimpleNamespace
 
-    from nmt.training.graphed_update import GraphedUpdate
+    from nmt.speedups.graphed_update import GraphedUpdate
 
     trainer = build(tmp_path, cache_dir)
     update = GraphedUpdate(trainer.model, trainer.forward, trainer.optimizer, trainer.schedule, trainer.settings,
@@ -269,14 +268,14 @@ def test_no_model_part_reads_the_device_inside_the_recorded_update(tmp_path, cac
     """The class of defect the first GPU lease met (the loss's `bool(tiny.any())`, ALiBi's
     slopes made from a list each call), caught on the CPU for every part the GPU test records.
     The first call may make what every later call reuses; the second, as a replay, may not."""
-    from nmt.training import label_smoothing
+    from nmt.speedups import fused_loss
 
     overrides = [o for o in RECORDED_MODELS[name] if not o.startswith("trainer.")]
     trainer = build(tmp_path, cache_dir, "data.n_train=64", base=tuple(overrides))
     params = [p for p in trainer.model.parameters() if p.requires_grad]
     batch = trainer.data.train.batches(0)[0]
     s = trainer.settings
-    batch_statistics(trainer.forward, params, batch.src, batch.tgt, s.precision, s.label_smoothing, s.grad_clip)
-    monkeypatch.setattr(label_smoothing, "capturing", lambda tensor: True)    # as while a graph records
+    batch_statistics(trainer.forward, params, batch.src, batch.tgt, s.label_smoothing, s.grad_clip)
+    monkeypatch.setattr(fused_loss, "capturing", lambda tensor: True)    # as while a graph records
     refuse_host_reads(monkeypatch)
-    batch_statistics(trainer.forward, params, batch.src, batch.tgt, s.precision, s.label_smoothing, s.grad_clip)
+    batch_statistics(trainer.forward, params, batch.src, batch.tgt, s.label_smoothing, s.grad_clip)

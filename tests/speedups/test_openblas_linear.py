@@ -1,4 +1,4 @@
-"""trainer.matmul=openblas (nmt.training.openblas_linear): nn.Linear's three products
+"""trainer.matmul=openblas (nmt.speedups.openblas_linear): nn.Linear's three products
 in a training update through numpy's OpenBLAS, on numbers computed by hand, against
 F.linear, and in whole runs (learning, exact resume, torch's products when evaluating)."""
 
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from nmt.errors import NmtError
-from nmt.training.openblas_linear import (
+from nmt.speedups.openblas_linear import (
     OpenBLASLinear,
     openblas_controller,
     resolve_matmul,
@@ -18,7 +18,7 @@ from nmt.training.openblas_linear import (
     torch_products,
     use_openblas,
 )
-from nmt.training.scratch import UpdateScratch
+from nmt.speedups.scratch import UpdateScratch
 from tests.helpers import one_thread, run_cli, train  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -160,7 +160,7 @@ def test_openblas_that_cannot_apply_is_one_error_line(device, precision, compile
 
 
 def test_numpy_on_another_blas_is_one_line(monkeypatch):
-    from nmt.training import openblas_linear
+    from nmt.speedups import openblas_linear
 
     monkeypatch.setattr(openblas_linear, "numpy_blas", lambda: "mkl")      # numpy built on MKL, say
     assert openblas_controller() is None

@@ -13,7 +13,9 @@ have few shapes, so few graphs are recorded; all of them share one memory pool.
 
 One batch an update on one GPU, in fp32 or bf16, without the losses that need
 more than the model's output (coverage, guided alignment, hard attention):
-nmt.training.config_checks refuses the rest in one line.
+nmt.training.config_checks refuses the rest in one line. It replaces
+nmt.core.step.train_step (trainer.speedups=auto with trainer.cuda_graphs=true);
+the loss is nmt.core.loss.training_loss with the fused label-smoothed loss.
 """
 
 import math
@@ -21,30 +23,32 @@ import math
 import torch
 from torch import Tensor
 
-from nmt.data.batching import PAD_ID as PAD
+from nmt.core.loss import Counts, LossWeights, training_loss
 from nmt.errors import NmtError
-from nmt.training.loss import token_losses
-from nmt.training.precision import autocast, compile_errors
+from nmt.speedups.compile import compile_errors
+from nmt.speedups.fused_loss import fused_label_smoothed_nll
 
+PAD = 0   # the padding id (nmt.data.batching.PAD_ID)
 
-
-def batch_statistics(forward, params: list[Tensor], src: Tensor, tgt: Tensor, precision: str,
-                     smoothing: float, clip: float) -> Tensor:
+def batch_statistics(forward, params: list[Tensor], src: Tensor, tgt: Tensor, smoothing: float,
+                     clip: float) -> Tensor:
     """One batch's forward, loss, backward and gradient clipping with no host
     synchronisation. src (B, S), tgt (B, T + 1) -> (loss, summed NLL, gradient
     norm, target tokens, source tokens) as one fp32 tensor (5,). Each of
     `params` that the loss reaches gets its clipped gradient written into its
     .grad (allocated on the first call, which must run eagerly). The loss is the
-    eager update's: label-smoothed, normalised by the batch's target tokens."""
+    eager update's: label-smoothed, normalised by the batch's target tokens, the
+    token count a tensor (no host read). `forward` runs under the run's autocast,
+    without its cast cache (the cache would outlive a graph's capture)."""
     labels = tgt[:, 1:]                                                   # (B, T)
     tokens = (labels != PAD).sum()
-    with autocast(src.device, precision, cache=False):   # a cast cache would outlive a graph's capture
-        out, penalty = forward(src, tgt[:, :-1])
+    out, penalty = forward(src, tgt[:, :-1])
     if out.log_prob is not None:
         raise NmtError("trainer.cuda_graphs=true cannot record hard attention's sampled update; "
                        "train it without trainer.cuda_graphs")
-    smoothed, nll = token_losses(out.logits, labels, PAD, smoothing)      # (B, T) each
-    loss = smoothed.sum() / tokens + penalty * len(src) / len(src)
+    terms = training_loss(out, labels, PAD, LossWeights(smoothing), Counts(tokens, len(src)), penalty=penalty,
+                          token_losses=fused_label_smoothed_nll)
+    loss, nll = terms.loss, terms.nll                                     # nll (B, T)
     grads = torch.autograd.grad(loss, params, allow_unused=True)
     used = [(p, g) for p, g in zip(params, grads) if g is not None]   # the eager update's p.grad=None stay so
     for p, g in used:
@@ -57,7 +61,8 @@ def batch_statistics(forward, params: list[Tensor], src: Tensor, tgt: Tensor, pr
 
 
 class GraphedUpdate:
-    """Trainer.train_update for trainer.cuda_graphs=true: one graph per batch shape."""
+    """Trainer.train_update for trainer.cuda_graphs=true: one graph per batch shape.
+    `forward(src, tgt_in)`: the model under the run's autocast without its cast cache."""
 
     def __init__(self, model, forward, optimizer, schedule, settings, device: torch.device):
         self.forward, self.optimizer, self.schedule = forward, optimizer, schedule
@@ -70,8 +75,7 @@ class GraphedUpdate:
     def statistics(self, src: Tensor, tgt: Tensor) -> Tensor:
         s = self.settings
         with compile_errors(s.compile):     # trainer.compile=true: torch.compile's failure is one line
-            return batch_statistics(self.forward, self.params, src, tgt, s.precision, s.label_smoothing,
-                                    s.grad_clip)
+            return batch_statistics(self.forward, self.params, src, tgt, s.label_smoothing, s.grad_clip)
 
     def record(self, src: Tensor, tgt: Tensor) -> tuple:
         """A graph of this shape's update, over static copies of `src` and `tgt`. It is

@@ -1,4 +1,7 @@
-"""Label-smoothed cross-entropy with a one-pass backward.
+"""The label-smoothed loss with a one-pass backward of its own: the same two values
+as nmt.core.loss.label_smoothed_nll (the smoothed loss and the plain NLL), in
+fewer passes over the (N, V) logits (trainer.speedups=auto; `off` trains with
+the core's function).
 
 Label smoothing (Szegedy et al. 2016, Rethinking the Inception Architecture,
 Sec. 7): the target distribution puts 1 - eps on the label y and eps / V on
@@ -22,15 +25,18 @@ log p_y and the mean of log p, which come from p_y and the logits:
 
 The plain NLL -log p_y is logged and is the reward of hard attention; it is
 not differentiable. scripts/profile_ab.py loss measures it against autograd.
-With a `scratch` (nmt.training.scratch), a CPU forward writes p into memory
+With a `scratch` (nmt.speedups.scratch), a CPU forward writes p into memory
 kept from batch to batch instead of a fresh (N, V) tensor.
+
+    token_losses = partial(fused_label_smoothed_nll, scratch=UpdateScratch())
+    training_loss(out, labels, PAD, weights, counts, token_losses=token_losses)
 """
 
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from nmt.training.scratch import UpdateScratch
+from nmt.speedups.scratch import UpdateScratch
 
 UNDERFLOW = 1e-30   # p_y below this: float32 keeps few of its digits (subnormal from 1.2e-38)
 
@@ -77,3 +83,16 @@ class LabelSmoothedNLL(torch.autograd.Function):
         out.scatter_add_(-1, labels[:, None], -(1.0 - eps) * g)              # - g (1 - eps) [k = y]
         return out.to(ctx.dtype), None, None, None
 
+
+def fused_label_smoothed_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float,
+                             scratch: UpdateScratch | None = None) -> tuple[Tensor, Tensor]:
+    """logits (B, T, V), labels (B, T) -> (label-smoothed loss, plain NLL), each (B, T), 0 on padding:
+    nmt.core.loss.label_smoothed_nll's values (equal to float rounding), one softmax serving both,
+    its backward one pass. `scratch`: memory the softmax writes into, reused batch after batch
+    while no earlier batch still needs it."""
+    B, T, V = logits.shape
+    real = labels != pad_id                                              # (B, T)
+    safe_labels = labels.masked_fill(~real, 0)
+    smoothed, nll = LabelSmoothedNLL.apply(logits.reshape(B * T, V), safe_labels.reshape(B * T),
+                                           float(smoothing), scratch)    # (B*T,) each
+    return smoothed.view(B, T).masked_fill(~real, 0.0), nll.view(B, T).masked_fill(~real, 0.0)

@@ -34,9 +34,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from nmt.device import cpuinfo_fields, read_cpuinfo
 from nmt.errors import NmtError
-from nmt.training.precision import cpuinfo_fields, read_cpuinfo
-from nmt.training.scratch import UpdateScratch
+from nmt.speedups.scratch import UpdateScratch
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class OpenBLASLinear(nn.Linear):
     parameters and state dict. `use_openblas` turns a model's nn.Linear
     modules into these in place. With a `scratch`, a training call writes its
     output into memory kept from call to call, when no earlier output still
-    holds it (nmt.training.scratch)."""
+    holds it (nmt.speedups.scratch)."""
 
     scratch: UpdateScratch | None = None
 
@@ -182,13 +182,14 @@ def resolve_matmul(
     return "openblas" if pays else "torch"
 
 
-def start_openblas(model: nn.Module, vocab_size: int | None = None) -> None:
+def start_openblas(model: nn.Module, vocab_size: int | None = None) -> int:
     """OpenBLAS on torch's thread count, and every nn.Linear of `model` on it. The
     layers with `vocab_size` outputs (the output layer over the target vocabulary)
-    write their (N, V) logits into kept memory (nmt.training.scratch)."""
+    write their (N, V) logits into kept memory (nmt.speedups.scratch). Returns how many layers
+    multiply through OpenBLAS."""
     openblas_controller().limit(limits=torch.get_num_threads())
     swapped = use_openblas(model)
     for module in model.modules():
         if type(module) is OpenBLASLinear and module.out_features == vocab_size:
             module.scratch = UpdateScratch()
-    log.info("trainer.matmul: %d linear layers multiply through OpenBLAS in training updates", swapped)
+    return swapped

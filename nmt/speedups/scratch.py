@@ -32,14 +32,11 @@ memory (benchmarks/kept_memory.md).
 """
 
 import ctypes
-import logging
 import math
 import platform
 
 import torch
 from torch import Tensor
-
-log = logging.getLogger(__name__)
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 MMAP_THRESHOLD = 32 << 20  # glibc's largest (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
@@ -57,10 +54,7 @@ def keep_freed_heap() -> bool:
     except (OSError, AttributeError):
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    kept = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
-    if kept:
-        log.info("glibc keeps freed heap memory between updates (allocations over 32 MiB mapped apart)")
-    return kept
+    return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
 
 
 def storage_references(tensor: Tensor) -> int:
