@@ -189,7 +189,6 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse
     from starlette.concurrency import run_in_threadpool
-    from starlette.exceptions import HTTPException
 
     from nmt.explore_guard import HostGuard, content_security_policy
     from nmt.viz.html_export import render_page
@@ -233,6 +232,13 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         return reply
 
     add_on_demand(app, models, lock, shown)
+    add_error_handlers(app)
+    return app
+
+
+def add_error_handlers(app) -> None:
+    """Every error the routes do not answer themselves is JSON with one line too."""
+    from starlette.exceptions import HTTPException
 
     @app.exception_handler(HTTPException)
     async def http_error(request, exc):    # another path (404) or method (405): JSON too
@@ -241,8 +247,6 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
     @app.exception_handler(Exception)
     async def unexpected(request, exc):    # a bug: uvicorn logs the traceback; the page gets one line
         return error(f"internal error ({type(exc).__name__}); see the explorer's terminal", 500)
-
-    return app
 
 
 def add_on_demand(app, models: list, lock, shown) -> None:

@@ -67,6 +67,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="nmt's engine: torch's own kernels (the default), or on the CPU fast ones (oneDNN's "
                              "matrix products, the decoder step's attention written out), the floats differing "
                              "in the last bits")
+    add_picture_options(parser)
+    add_explain_options(parser)
+    parser.add_argument("--overwrite", action="store_true", help="replace output files that nmt did not write")
+    return parser.parse_args(argv)
+
+
+def add_picture_options(parser) -> None:
+    """The options that draw or export attention: PNGs, the HTML file, links, the beam tree."""
     parser.add_argument("--plot-attention", metavar="DIR",
                         help="write a heatmap PNG of each sentence here, NNNNN.png, one figure however long "
                              "the source (see --plot-columns)")
@@ -89,6 +97,3 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--beam-tree", metavar="FILE.json",
                         help="one input line: write its beam search as a tree (every hypothesis kept or "
                              "pruned at each step, the finals and their penalties) as JSON")
-    add_explain_options(parser)
-    parser.add_argument("--overwrite", action="store_true", help="replace output files that nmt did not write")
-    return parser.parse_args(argv)

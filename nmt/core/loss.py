@@ -1,7 +1,10 @@
 """The training loss of one batch: label-smoothed cross-entropy, the coverage
 loss, guided alignment and hard attention's score-function term, summed in
 `training_loss`. Each term has its own function below with its paper and
-formula; all are plain torch operations, differentiated by autograd.
+formula; all are plain torch operations, differentiated by autograd:
+label smoothing (Szegedy et al. 2016, Sec. 7), the coverage loss (See et al.
+2017, Sec. 2.3, eq. 12), guided alignment (Garg et al. 2019) and the hard
+attention term (Xu et al. 2015, Sec. 4.1).
 
     terms = training_loss(out, labels, PAD, LossWeights(smoothing=0.1), Counts(tokens, sentences))
     terms.loss.backward()

@@ -8,6 +8,11 @@ forcing: the decoder reads the target shifted right); `loss(batch, out,
 penalty, counts) -> BatchLoss` is nmt.core.loss.training_loss on it. With
 several batches (gradient accumulation, trainer.accumulate) their gradients
 add up before the one step; each loss is divided by the whole update's counts.
+
+Gradient clipping by norm: Pascanu, Mikolov & Bengio 2013, On the difficulty
+of training recurrent neural networks, ICML, Sec. 3.2, Algorithm 1: where
+||g|| > c, g <- c g / ||g|| (torch.nn.utils.clip_grad_norm_ over every
+parameter together).
 """
 
 from contextlib import nullcontext

@@ -48,6 +48,9 @@ MECHANISMS = {
     "Transformer decoder": ("transformer_decoder.py", ["TransformerDecoder", "TransformerDecoderLayer"]),
     "masks": ("masks.py", ["padding_mask", "causal_mask", "target_mask"]),
     "encoder-decoder": ("seq2seq.py", ["Seq2Seq"]),
+    "training loss": ("loss.py", ["training_loss", "label_smoothed_nll", "coverage_loss", "guided_alignment_loss",
+                                  "hard_attention_loss"]),
+    "training step": ("step.py", ["train_step", "update_counts"]),
 }
 
 # config option -> the mechanism whose class it builds (nmt/configs/model/<group>/<option>.yaml)
