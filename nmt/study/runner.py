@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.provenance import git_commit
+from nmt.provenance import CHECKOUT, git_commit
 from nmt.study.child_death import die_with_parent
 from nmt.study.configs import StudyConfig
 from nmt.study.machine import cpu_fingerprint
@@ -96,8 +96,18 @@ def run_dir_of(runs_dir: Path, name: str, seed: int) -> Path:
 
 
 def train_command(config: StudyConfig, seed: int, run_dir: Path, common: list[str]) -> list[str]:
-    return [sys.executable, "-m", "nmt.train", *common, *config.overrides, f"trainer.seed={seed}",
+    """The trainer's command line. `-P`: the folder the study was started in is not
+    on the trainer's import path (a checkout there would train with its own `nmt`);
+    its nmt is the study's own, put first by `code_environment`."""
+    return [sys.executable, "-P", "-m", "nmt.train", *common, *config.overrides, f"trainer.seed={seed}",
             f"hydra.run.dir={run_dir}"]
+
+
+def code_environment(env: dict) -> dict:
+    """`env` with the folder that holds this process's nmt package first on PYTHONPATH:
+    the trainer runs the code whose commit (nmt.provenance.git_commit) the run is stamped with."""
+    paths = [str(CHECKOUT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def status(run_dir: Path) -> str:
@@ -297,8 +307,8 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
         (run_dir / TRAINED).write_text(json.dumps({"commit": commit, "cpu": cpu_fingerprint()}) + "\n")
         (run_dir / "study_command.json").write_text(json.dumps(command[1:]) + "\n")
     log_path = run_dir / "study_train.out"
-    env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1", OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
+    env = code_environment(dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1", OMP_NUM_THREADS=str(threads),
+                                MKL_NUM_THREADS=str(threads)))
     started = time.perf_counter()
     code, reason = run_watched(command, log_path, env, timeout_s, stall_minutes * 60,
                                (run_dir,), append=continuing)
