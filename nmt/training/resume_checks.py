@@ -11,7 +11,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import NmtError
+from nmt.errors import NmtError, ResumeRefusal
 from nmt.models.build import build_model
 from nmt.store.checkpoints import (
     RESUME_KEYS,
@@ -100,11 +100,15 @@ def check_resume_model(path, model_cfg) -> None:
     keys = [k for k in differ if _changes_shapes(state, k, current.get(k), tokenizer, ours)] or differ
     keys = keys[:4]
     settings = lambda table: ", ".join(f"{k}={table.get(k, 'unset')}" for k in keys)  # noqa: E731
-    raise NmtError(
-        f"cannot resume from {path}: it was trained with another model (checkpoint: "
-        f"{settings(saved)}; this config: {settings(current)}; first weight that differs: "
-        f"{name} {shape(ours)} vs {shape(theirs)}); resume with the checkpoint's model "
-        "settings, or choose another hydra.run.dir for a new run"
+    detail = (
+        f"it was trained with another model (checkpoint: {settings(saved)}; this config: "
+        f"{settings(current)}; first weight that differs: {name} {shape(ours)} vs {shape(theirs)})"
+    )
+    raise ResumeRefusal(
+        f"cannot resume from {path}: {detail}; resume with the checkpoint's model settings, or "
+        "choose another hydra.run.dir for a new run",
+        detail,
+        forcible=False,
     )
 
 
