@@ -61,6 +61,8 @@ def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also
         torch.save(state, buffer)          # serialise first: write errors are then OSErrors
         marked = own_files.mark(purpose, buffer.getbuffer()) if purpose else None
         atomic_write(path, buffer.getbuffer(), durable=True, xattr=marked)
+        if marked:
+            own_files.keep_mark(path, marked)    # no extended attributes here: the folder's manifest
         for written in map(Path, also):
             atomic_link(path, written, buffer.getbuffer(), durable=True)
     except OSError as error:
