@@ -30,6 +30,7 @@ from pathlib import Path
 
 from nmt.errors import NmtError
 from nmt.provenance import CHECKOUT, git_commit
+from nmt.run_members import check_run_members, member_problem
 from nmt.study.child_death import die_with_parent
 from nmt.study.configs import StudyConfig
 from nmt.study.machine import cpu_fingerprint
@@ -93,6 +94,17 @@ def record_done(path: Path, commit: str | None = None) -> bool:
 
 def run_dir_of(runs_dir: Path, name: str, seed: int) -> Path:
     return Path(runs_dir) / name / f"seed{seed}"
+
+
+def check_study_members(run_dir: Path) -> None:
+    """NmtError naming the first member of a study's run folder that is not what the
+    study and nmt.train write there (a FIFO, a device, a link loop, a folder for a file):
+    the run fails in one line, with nothing read, written or removed."""
+    check_run_members(run_dir, "--runs-dir")
+    for name in (FAILED, TRAINED, "study_command.json", "study_train.out"):
+        problem = member_problem(run_dir / name, "file")
+        if problem is not None:
+            raise NmtError(f"{run_dir / name} {problem}; move it away or give the study another --runs-dir")
 
 
 def train_command(config: StudyConfig, seed: int, run_dir: Path, common: list[str]) -> list[str]:
@@ -293,6 +305,7 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
     """Train unless finished; True when the run folder holds a finished run.
     With `at_commit`, a finished folder counts only if that commit trained it;
     `commit` (default: asked of git) is stamped on a folder this call trains."""
+    check_study_members(run_dir)              # a FIFO as study_command.json would hang the study: one line
     if status(run_dir) == "finished" and (at_commit is None or trained_stamp(run_dir).get("commit") == at_commit):
         return True
     commit = commit or git_commit()
