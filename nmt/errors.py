@@ -1,9 +1,22 @@
 """The one project exception: a user-facing problem with a one-line fix.
 
 Defined in nmt.core.errors (the reference core imports nothing else of nmt);
-every other module imports it from here.
+every other module imports it from here, with the refinements the rest of nmt
+raises.
 """
 
 from nmt.core.errors import NmtError
 
-__all__ = ["NmtError"]
+__all__ = ["NmtError", "ResumeRefusal"]
+
+
+class ResumeRefusal(NmtError):
+    """A resume refused because its checkpoint was trained on other data or with
+    another model. `detail` is what differs, checkpoint against config ("it was
+    trained on other data ... (checkpoint: ...; this config: ...)"); `forcible`
+    says whether trainer.resume_force=true lets it through (other data: yes;
+    another model: no, its weights do not fit)."""
+
+    def __init__(self, message: str, detail: str, forcible: bool):
+        super().__init__(message)
+        self.detail, self.forcible = detail, forcible

@@ -11,15 +11,20 @@ file of another tool, a copy (`cp` drops the mark), a file edited since, or a
 file nmt wrote for another purpose (a sweep's table over a checkpoint) is
 refused in one line before anything is read or written.
 
-Where the file system keeps no extended attributes, no mark can be set: the
-next run over that file asks for --overwrite, a refusal and never a silent
-loss. A path that is not a regular file (/dev/stdout, a FIFO) is written
+Where the file system keeps no extended attributes (some network and FAT
+file systems, a container's overlay), the mark goes into a manifest beside
+the file instead: `.nmt-wrote.json` in its folder, mapping each name to the
+same purpose and digest. A file of that name that is not nmt's manifest is
+never replaced; the file then goes unmarked, and the next run over it asks
+for --overwrite: a refusal, never a silent loss. A path that is not a regular file (/dev/stdout, a FIFO) is written
 into, not replaced, and is left to each command's own checks, as are folders
 and missing parents (nmt.cli_checks.check_output). Standard library only:
 commands ask this before their heavy imports.
 """
 
+import errno
 import hashlib
+import json
 import os
 import re
 import stat
@@ -29,6 +34,9 @@ from nmt.atomic import atomic_write
 from nmt.errors import NmtError
 
 XATTR = "user.nmt.wrote"
+MANIFEST = ".nmt-wrote.json"      # the marks of a folder whose file system keeps no extended attributes
+MANIFEST_KIND = "the files nmt wrote here, with their purpose and sha256 (nmt.own_files)"
+NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EACCES, errno.E2BIG)
 # The purposes, as each refusal names them
 TRANSLATIONS, PAGE, BEAM_TREE, HEATMAP = "a translation file", "an attention page", "a beam tree", "a heatmap"
 TABLE, ALIGNMENTS, AVERAGED = "a comparison table", "an alignment file", "an averaged checkpoint"
@@ -54,7 +62,7 @@ def wrote(path, purpose: str) -> bool:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False
-        value = os.getxattr(path, XATTR).decode("ascii")
+        value = _stored_mark(path)
         name, _, digest = value.rpartition(" sha256:")
         return name == purpose and digest == _digest(path)
     except (OSError, UnicodeDecodeError, ValueError):
@@ -92,4 +100,60 @@ def check_pictures(folder, option: str, overwrite: bool = False, allow: str = "-
 def write(path, data, purpose: str, durable: bool = False) -> None:
     """Write `data` to `path` whole (nmt.atomic.atomic_write) with nmt's mark
     for `purpose`. Raises OSError, worded by the caller."""
-    atomic_write(path, data, durable, xattr=mark(purpose, data))
+    marked = mark(purpose, data)
+    atomic_write(path, data, durable, xattr=marked)
+    keep_mark(path, marked)
+
+
+def _stored_mark(path) -> str:
+    """The mark of `path`: its attribute, else its entry in the folder's manifest. OSError without one."""
+    try:
+        return os.getxattr(path, XATTR).decode("ascii")
+    except OSError:
+        target = Path(os.path.realpath(path))
+        value = (_manifest(target.parent) or {}).get(target.name)
+        if not isinstance(value, str):
+            raise
+        return value
+
+
+def _manifest(folder: Path) -> dict | None:
+    """The marks in `folder`'s manifest: {} when there is none; None when the file of
+    that name is not nmt's manifest (another tool's, a folder, a FIFO: left alone)."""
+    path = folder / MANIFEST
+    if not os.path.lexists(path):
+        return {}
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode) or os.path.getsize(path) > 1 << 24:
+            return None
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or found.get("kind") != MANIFEST_KIND or not isinstance(found.get("files"), dict):
+        return None
+    return found["files"]
+
+
+def keep_mark(path, marked: tuple[str, bytes]) -> None:
+    """After `path` was written with the attribute `marked` (atomic_write): where the
+    file system kept no attribute, the mark goes into the folder's manifest (the
+    entries of files gone since are dropped). Where that file is not nmt's manifest,
+    or cannot be written, the file stays unmarked (asked about next time)."""
+    try:
+        os.getxattr(path, marked[0])
+        return                           # the attribute holds the mark
+    except OSError as error:
+        if error.errno not in (*NO_XATTRS, errno.ENODATA):
+            return
+    target = Path(os.path.realpath(path))
+    files = _manifest(target.parent)
+    if files is None:
+        return
+    files = {name: value for name, value in files.items()
+             if name != target.name and os.path.isfile(target.parent / name)}
+    files[target.name] = marked[1].decode("ascii")
+    try:
+        atomic_write(target.parent / MANIFEST,
+                     json.dumps({"kind": MANIFEST_KIND, "files": files}, indent=1).encode("utf-8"))
+    except OSError:
+        pass                             # a full disk: unmarked, a question next time and never a loss

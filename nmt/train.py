@@ -37,6 +37,7 @@ from nmt.cli_checks import (exit_code_of, guard_stdout_logging, hydra_prints, pr
                             write_stdout)
 from nmt.config_files import CONFIGS
 from nmt.errors import NmtError
+from nmt.run_members import check_run_members
 from nmt.train_cli import check_overrides, help_page
 from nmt.training import refused_start
 from nmt.training.torchrun_env import torchrun_ranks
@@ -79,6 +80,8 @@ def main(cfg: DictConfig) -> float:
         if HydraConfig.get().mode == RunMode.MULTIRUN:
             signals.next_job()                   # the sweep goes on: a later signal is the next job's
             raise JobFailed(f"nmt: error: {error}") from None
+        if "nmt.training.distributed" in sys.modules:   # a lost torchrun peer: no waiting at exit
+            sys.modules["nmt.training.distributed"].exit_after_lost_peer(1)
         sys.exit(1)
     except KeyboardInterrupt:            # Ctrl-C when main() is called without signals.install()
         signals.report(signal.SIGINT, "before training started; no checkpoint was written")
@@ -103,6 +106,7 @@ def _fit(cfg: DictConfig, run_dir: Path, choices: dict) -> tuple:
     _owns_folder = False
     rank, _, _ = torchrun_ranks()        # RANK=abc, RANK=1 alone: one line, nothing written
     check_config(cfg, choices)           # settings and paths before torch loads
+    check_run_members(run_dir)           # a FIFO, a folder or a link loop as metrics.jsonl, ...: one line
     # heavy imports once the config passed
     from tqdm.contrib.logging import logging_redirect_tqdm
 

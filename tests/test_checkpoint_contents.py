@@ -129,3 +129,13 @@ def test_training_refuses_to_resume_or_start_from_hostile_content(hostile, tmp_p
     assert done.returncode == 1
     one_line(done.stderr.decode(), hostile[case], CASES[case][1])
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+@pytest.mark.parametrize("value, said", [(3, "an int"), (1.5, "a float"), ([], "a list"), (None, "None")])
+def test_a_field_of_another_type_is_named_with_its_article(value, said):
+    """'config is an int', never 'a int' (issue 58's message nits)."""
+    from nmt.store.state_checks import check_state
+
+    with pytest.raises(NmtError) as refused:
+        check_state({"config": value}, "x.pt")
+    assert f"checkpoint x.pt: config is {said}, not a mapping; " in str(refused.value)

@@ -152,3 +152,57 @@ def test_eflomal_links_refuses_a_file_it_did_not_write_before_aligning(tmp_path,
     assert eflomal_links(["--data", "toy", *(x for pair in paths.items() for x in pair)]) == 1
     assert f"{option} {mine} exists and is not an alignment file that nmt wrote" in one_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.align"] and mine.read_bytes() == MINE
+
+
+def no_xattrs(monkeypatch):
+    """A file system that keeps no extended attributes (ENOTSUP, as NFS or vfat say)."""
+    import errno
+    import os
+
+    def unsupported(*args, **kwargs):
+        raise OSError(errno.ENOTSUP, os.strerror(errno.ENOTSUP))
+
+    monkeypatch.setattr(os, "setxattr", unsupported)
+    monkeypatch.setattr(os, "getxattr", unsupported)
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_without_extended_attributes_the_folders_manifest_holds_the_mark(tmp_path, writers, capsys, monkeypatch,
+                                                                         index):
+    no_xattrs(monkeypatch)
+    name, path, run = writers[index]
+    path.parent.mkdir(exist_ok=True)
+    assert run(path, []) == 0, name
+    manifest = json.loads((path.parent / own_files.MANIFEST).read_text())
+    assert manifest["files"][path.name].startswith(f"{_purpose(name)} sha256:")
+    assert own_files.wrote(path, _purpose(name))
+    assert run(path, []) == 0, name                       # nmt's own output: replaced, no --overwrite needed
+    capsys.readouterr()
+    with open(path, "ab") as file:                        # edited by the user since: refused
+        file.write(b"\nmy note\n")
+    edited = path.read_bytes()
+    assert run(path, []) == 1, name
+    assert "exists and is not" in one_line(capsys) and path.read_bytes() == edited
+    mine = path.with_name("mine" + path.suffix)           # a user's file beside: refused as ever
+    mine.write_bytes(MINE)
+    if name != "translate --plot-attention":             # (its names are its own: 00001.png, ...)
+        assert run(mine, []) == 1, name
+        assert "exists and is not" in one_line(capsys) and mine.read_bytes() == MINE
+
+
+def test_a_manifest_nmt_did_not_write_is_left_alone(tmp_path, monkeypatch):
+    """Another tool's .nmt-wrote.json (or a FIFO of that name) is never replaced: the
+    file nmt writes goes unmarked, so the next write over it asks for --overwrite."""
+    import os
+
+    no_xattrs(monkeypatch)
+    theirs = tmp_path / own_files.MANIFEST
+    theirs.write_text('{"files": {"hyp.txt": "a translation file sha256:0"}}')
+    own_files.write(tmp_path / "hyp.txt", b"a translation\n", own_files.TRANSLATIONS)
+    assert theirs.read_text() == '{"files": {"hyp.txt": "a translation file sha256:0"}}'
+    assert not own_files.wrote(tmp_path / "hyp.txt", own_files.TRANSLATIONS)
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / own_files.MANIFEST)
+    own_files.write(fifo / "hyp.txt", b"a translation\n", own_files.TRANSLATIONS)   # no hang, no write into it
+    assert not own_files.wrote(fifo / "hyp.txt", own_files.TRANSLATIONS)

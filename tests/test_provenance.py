@@ -32,3 +32,45 @@ def test_git_commit_is_defined_once_and_scripts_edit_no_import_path():
             path_edits.append(name)
     assert defined == ["nmt/provenance.py"]
     assert not path_edits, f"import scripts as the package `scripts` instead: {path_edits}"
+
+
+def test_git_commit_is_asked_of_the_code_checkout_not_of_the_folder_a_study_started_in(tmp_path, monkeypatch):
+    """A study started in another repository, or with GIT_DIR pointing at one, stamps
+    the commit of the code that runs; a copy of nmt inside another repository (not its
+    top level) is not that repository's code."""
+    from tests.study.git_repos import git, new_repo
+
+    ours = git(ROOT, "rev-parse", "--short=12", "HEAD").strip()
+    (tmp_path / "other").mkdir()
+    other = new_repo(tmp_path / "other")
+    git(other, "commit", "--quiet", "--allow-empty", "-m", "another project")
+    theirs = git(other, "rev-parse", "--short=12", "HEAD").strip()
+    monkeypatch.chdir(other)
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    assert provenance.git_commit().split(" ")[0] == ours != theirs
+    inside = other / "site-packages"                 # nmt installed into a folder of another repository
+    inside.mkdir()
+    monkeypatch.setattr(provenance, "CHECKOUT", inside)
+    assert provenance.git_commit() == "unknown"
+
+
+def test_the_study_trains_with_its_own_code_not_a_checkout_in_the_folder_it_started_in(tmp_path, monkeypatch):
+    import os
+    import subprocess
+
+    from nmt.study import runner
+    from nmt.study.configs import study_configs
+
+    fake = tmp_path / "nmt"                          # another nmt where the study was started
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "train.py").write_text("print('the wrong nmt')\n")
+    config = next(c for c in study_configs("toy") if c.name == "luong_dot")
+    command = runner.train_command(config, 1, tmp_path / "run", ["data=toy"])
+    env = runner.code_environment({**os.environ, "PYTHONPATH": ""})
+    done = subprocess.run([*command[:4], "--help"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "the wrong nmt" not in done.stdout
+    assert done.stdout.startswith("usage: python -m nmt.train")
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)

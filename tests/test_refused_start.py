@@ -6,6 +6,7 @@ finished run releases its lock file, and a resume with nothing to train
 changes no file."""
 
 import errno
+import json
 import os
 import socket
 
@@ -178,6 +179,31 @@ def test_a_resume_with_nothing_to_train_changes_no_file(finished):
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert f"nmt: the run in {run} already finished at step 3 (trainer.max_steps=3)" in done.stdout.decode()
     assert state(run) == before                           # summary.json's wall_s included
+
+
+BUDGET = ("experiment=quickstart", "trainer.max_steps=100000", "trainer.max_minutes=0.03", "trainer.val_every=100000",
+          "trainer.val_max_sentences=5", "trainer.heatmap_sentences=0", "trainer.test_max_sentences=5")
+
+
+def test_a_resume_of_a_run_whose_time_budget_is_spent_changes_no_file(tmp_path, cache_dir):
+    """trainer.max_minutes ended it: continuing with the same budget trains nothing; before,
+    the final validation ran again and summary.json (its wall_s), last.pt and best.pt were rewritten."""
+    run = tmp_path / "run"
+    done = run_cli("nmt.train", *BUDGET, f"cache_dir={cache_dir}", f"hydra.run.dir={run}")
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["stopped_by"] == "trainer.max_minutes"
+    before = state(run)
+    again = run_cli("nmt.train", *BUDGET, f"cache_dir={cache_dir}", f"hydra.run.dir={run}", "trainer.resume=auto")
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert again.stdout.decode() == (f"nmt: the run in {run} already finished at step {summary['step']} "
+                                     "(trainer.max_minutes=0.03); nothing to train, no file changed; raise "
+                                     "trainer.max_minutes to train on\n")
+    assert state(run) == before                           # every file's bytes, inode and time
+    longer = [*BUDGET[:2], "trainer.max_minutes=0.06", *BUDGET[3:]]
+    more = run_cli("nmt.train", *longer, f"cache_dir={cache_dir}", f"hydra.run.dir={run}", "trainer.resume=auto")
+    assert more.returncode == 0, more.stderr.decode()[-2000:]
+    assert json.loads((run / "summary.json").read_text())["step"] > summary["step"]   # a larger budget trains on
 
 
 def test_rank_1_without_torchrun_changes_no_file_of_a_finished_run(finished):

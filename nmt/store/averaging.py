@@ -13,13 +13,14 @@ step_N.pt by recency or by the scores in its metrics.jsonl.
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.file_inputs import refuse_not_file, refuse_not_folder
 from nmt.store.checkpoints import (
     RESUME_KEYS,
     best_steps,
@@ -99,6 +100,9 @@ def average_checkpoints(paths: list[Path]) -> dict:
 def run_metric(run: Path) -> str:
     """The trainer.metric a run chose best.pt by: summary.json, else .hydra/config.yaml."""
     summary = run / "summary.json"
+    config = run / ".hydra" / "config.yaml"
+    for path in (summary, config):       # a FIFO would never end, a folder or a loop is no record
+        refuse_not_file(path, "", "it should be a record nmt.train writes; move it away, or give --metric")
     if summary.is_file():
         try:
             metric = str(json.loads(summary.read_text(encoding="utf-8"))["metric"])
@@ -106,7 +110,6 @@ def run_metric(run: Path) -> str:
                 return metric
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             pass
-    config = run / ".hydra" / "config.yaml"
     if config.is_file():
         try:
             metric = str(OmegaConf.load(config).trainer.metric)
@@ -125,7 +128,7 @@ def run_scores(run: Path, metric: str) -> dict[int, float]:
     it). A line that is not a whole record (a write cut by a kill) is left out, as the
     trainer leaves it out when it resumes."""
     path = run / METRICS_FILE
-    refuse_special(path, "", "it should be the run's metrics log of nmt.train")
+    refuse_not_file(path, "", "it should be the run's metrics log of nmt.train")
     if not path.is_file():
         raise NmtError(f"{path} does not exist; --run takes the folder of a run of python -m nmt.train")
     scores = {}
@@ -154,6 +157,10 @@ def is_step_checkpoint(path: Path) -> bool:
 def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str | None) -> list[Path]:
     """The step_N.pt files of a run that --best N or --last N picks: the
     trainer's own, by what they hold, not by their names."""
+    advice = "--run takes the folder of a run of python -m nmt.train"
+    refuse_not_folder(run, "--run", advice)        # a FIFO, a link loop: said, not "no step_N.pt"
+    if os.path.lexists(run / "checkpoints"):
+        refuse_not_folder(run / "checkpoints", "", advice)
     kept = {}
     for path in step_checkpoints(run / "checkpoints"):
         if is_step_checkpoint(path):

@@ -22,7 +22,7 @@ import torch
 from nmt import own_files
 from nmt.atomic import atomic_link, atomic_write
 from nmt.config_schema.registry import class_of, registry_targets, stored_names
-from nmt.errors import NmtError
+from nmt.errors import NmtError, ResumeRefusal
 from nmt.file_inputs import refuse_special, special_kind
 from nmt.cli_checks import refuse_link_loop
 from nmt.path_names import check_name_length
@@ -61,6 +61,8 @@ def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also
         torch.save(state, buffer)          # serialise first: write errors are then OSErrors
         marked = own_files.mark(purpose, buffer.getbuffer()) if purpose else None
         atomic_write(path, buffer.getbuffer(), durable=True, xattr=marked)
+        if marked:
+            own_files.keep_mark(path, marked)    # no extended attributes here: the folder's manifest
         for written in map(Path, also):
             atomic_link(path, written, buffer.getbuffer(), durable=True)
     except OSError as error:
@@ -211,12 +213,13 @@ def check_fingerprint(state: dict, current: dict, path, force: bool = False) -> 
         return
     ours = f"tokenizer {saved['tokenizer'][:12]}"
     theirs = f"tokenizer {current['tokenizer'][:12]}"
-    if keys:
-        ours = f"{_settings_text(saved['data'], keys)}, {ours}"
-        theirs = f"{_settings_text(current['data'], keys)}, {theirs}"
-    raise NmtError(f"cannot resume from {path}: it was trained on other data or another vocabulary "
-                   f"(checkpoint: {ours}; this config: {theirs}); resume with the checkpoint's data "
-                   "settings, or set trainer.resume_force=true to continue anyway")
+    if keys:                             # four settings say it; the rest are counted, not listed
+        more = f", {len(keys) - 4} other data settings" if len(keys) > 4 else ""
+        ours = f"{_settings_text(saved['data'], keys[:4])}{more}, {ours}"
+        theirs = f"{_settings_text(current['data'], keys[:4])}{more}, {theirs}"
+    detail = f"it was trained on other data or another vocabulary (checkpoint: {ours}; this config: {theirs})"
+    raise ResumeRefusal(f"cannot resume from {path}: {detail}; resume with the checkpoint's data settings, "
+                        "or set trainer.resume_force=true to continue anyway", detail, forcible=True)
 
 
 def step_of(path: Path) -> int:

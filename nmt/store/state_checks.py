@@ -124,5 +124,6 @@ def _check_tokenizer(protos, path) -> None:
 
 
 def _what(value) -> str:
-    """'a str', 'a list', 'None': the type of a value, for a refusal."""
-    return "None" if value is None else f"a {type(value).__name__}"
+    """'a str', 'an int', 'None': the type of a value with its article, for a refusal."""
+    name = type(value).__name__
+    return "None" if value is None else f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"

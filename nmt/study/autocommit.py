@@ -13,13 +13,15 @@ import time
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.provenance import git_environment
 
 LOCK_RETRIES = 20          # another study process (or the user) may hold .git/index.lock for a moment
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              env=git_environment())
     except OSError as error:      # no git on this machine: a failed command, not a traceback
         return subprocess.CompletedProcess(args, 127, "", f"git: {error.strerror or error}")
 

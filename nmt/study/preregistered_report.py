@@ -21,6 +21,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
+from nmt.provenance import git_environment
 from nmt.study.preregistration import Plan, check_records, plan_commit, record_commit
 from nmt.study.statistics import holm, interval90, power_at, welch
 
@@ -49,7 +50,7 @@ def score(run: dict, test_set: str, plan: Plan) -> float | None:
 
 def commit_date(repo: Path, commit: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%cI", commit],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=git_environment())
     return done.stdout.strip() or "unknown"
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmt.errors import NmtError
+from nmt.provenance import git_environment
 
 PREREGISTERED_FOLDER = "preregistered"     # OUT/../preregistered: the plan, its records and its report
 PLAN_FILE = "plan.json"
@@ -118,7 +119,8 @@ def plan_runs(plan: Plan, profile: str) -> tuple[list, dict[str, list[int]]]:
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              env=git_environment())
     except OSError as error:
         return subprocess.CompletedProcess(args, 127, "", f"git: {error.strerror or error}")
 

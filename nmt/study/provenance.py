@@ -19,6 +19,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from nmt.provenance import git_environment
 from nmt.study.runner import read_record, record_path_of
 
 # the largest difference read as float noise, per figure (updates must be equal)
@@ -57,7 +58,8 @@ def training_order(others: set[str], main: str) -> str:
 
     def date(commit: str) -> str:
         done = subprocess.run(["git", "show", "-s", "--format=%cI", commit.split(" ")[0]],
-                              capture_output=True, text=True, cwd=Path(__file__).resolve().parent)
+                              capture_output=True, text=True, cwd=Path(__file__).resolve().parent,
+                              env=git_environment())
         return done.stdout.strip()
 
     mine, theirs = date(main), [date(c) for c in others]

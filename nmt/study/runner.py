@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 
 from nmt.errors import NmtError
-from nmt.provenance import git_commit
+from nmt.provenance import CHECKOUT, git_commit
+from nmt.run_members import check_run_members, member_problem
 from nmt.study.child_death import die_with_parent
 from nmt.study.configs import StudyConfig
 from nmt.study.machine import cpu_fingerprint
@@ -95,9 +96,30 @@ def run_dir_of(runs_dir: Path, name: str, seed: int) -> Path:
     return Path(runs_dir) / name / f"seed{seed}"
 
 
+def check_study_members(run_dir: Path) -> None:
+    """NmtError naming the first member of a study's run folder that is not what the
+    study and nmt.train write there (a FIFO, a device, a link loop, a folder for a file):
+    the run fails in one line, with nothing read, written or removed."""
+    check_run_members(run_dir, "--runs-dir")
+    for name in (FAILED, TRAINED, "study_command.json", "study_train.out"):
+        problem = member_problem(run_dir / name, "file")
+        if problem is not None:
+            raise NmtError(f"{run_dir / name} {problem}; move it away or give the study another --runs-dir")
+
+
 def train_command(config: StudyConfig, seed: int, run_dir: Path, common: list[str]) -> list[str]:
-    return [sys.executable, "-m", "nmt.train", *common, *config.overrides, f"trainer.seed={seed}",
+    """The trainer's command line. `-P`: the folder the study was started in is not
+    on the trainer's import path (a checkout there would train with its own `nmt`);
+    its nmt is the study's own, put first by `code_environment`."""
+    return [sys.executable, "-P", "-m", "nmt.train", *common, *config.overrides, f"trainer.seed={seed}",
             f"hydra.run.dir={run_dir}"]
+
+
+def code_environment(env: dict) -> dict:
+    """`env` with the folder that holds this process's nmt package first on PYTHONPATH:
+    the trainer runs the code whose commit (nmt.provenance.git_commit) the run is stamped with."""
+    paths = [str(CHECKOUT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def status(run_dir: Path) -> str:
@@ -283,6 +305,7 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
     """Train unless finished; True when the run folder holds a finished run.
     With `at_commit`, a finished folder counts only if that commit trained it;
     `commit` (default: asked of git) is stamped on a folder this call trains."""
+    check_study_members(run_dir)              # a FIFO as study_command.json would hang the study: one line
     if status(run_dir) == "finished" and (at_commit is None or trained_stamp(run_dir).get("commit") == at_commit):
         return True
     commit = commit or git_commit()
@@ -297,8 +320,8 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
         (run_dir / TRAINED).write_text(json.dumps({"commit": commit, "cpu": cpu_fingerprint()}) + "\n")
         (run_dir / "study_command.json").write_text(json.dumps(command[1:]) + "\n")
     log_path = run_dir / "study_train.out"
-    env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1", OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
+    env = code_environment(dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1", OMP_NUM_THREADS=str(threads),
+                                MKL_NUM_THREADS=str(threads)))
     started = time.perf_counter()
     code, reason = run_watched(command, log_path, env, timeout_s, stall_minutes * 60,
                                (run_dir,), append=continuing)

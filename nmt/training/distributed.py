@@ -41,6 +41,7 @@ import math
 import os
 import pickle
 import re
+import sys
 import time
 from contextlib import contextmanager, nullcontext
 from datetime import timedelta
@@ -52,6 +53,7 @@ from torch import nn
 from nmt.errors import NmtError
 
 MAIN_WORK_TIMEOUT = timedelta(minutes=30)   # waits for rank 0's validation, checkpoints, vocabulary
+_lost = []    # a PeerLost was raised: the backend's threads may never come back (see `close`)
 
 
 class PeerLost(NmtError):
@@ -115,8 +117,11 @@ class Distributed:
         return self.rank == 0
 
     def close(self) -> None:
-        """Leave the process group once the backend holds none of this rank's tensors."""
-        if self.enabled and dist.is_initialized():
+        """Leave the process group once the backend holds none of this rank's tensors.
+        After a lost peer, nothing is waited for: a backend thread stuck on a stopped
+        rank never returns its tensors, and destroying the group would wait on it; the
+        process ends at once instead (`exit_after_lost_peer`)."""
+        if self.enabled and dist.is_initialized() and not _lost:
             self.lent.wait_returned()
             dist.destroy_process_group()
 
@@ -255,6 +260,7 @@ def _peers_alive(collectives_only: bool = False):
         if collectives_only and not isinstance(error, dist.DistError) and \
                 not re.search(r"gloo|nccl|timed? ?out|peer|connection", detail, re.IGNORECASE):
             raise                              # the block's own error, not a lost rank
+        _lost.append(True)
         raise PeerLost(f"another rank stopped or stayed silent (see its error above, if any); this rank "
                        f"stops too: {detail[:120]}") from None
 
@@ -269,3 +275,19 @@ def _quiet() -> None:
     root.setLevel(logging.WARNING)
     for name in ("nmt", "nmt.train", "nmt.data"):
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def exit_after_lost_peer(code: int) -> None:
+    """End this process with `code` at once (its line said, its files written and
+    flushed): after a lost peer, the interpreter's exit would run the process group's
+    and DDP's destructors, which join backend threads still waiting on the stopped
+    rank (seen: 10 to 45 s past trainer.peer_timeout_s). A no-op when no peer was lost."""
+    if not _lost:
+        return
+    logging.shutdown()                   # train.log's last records
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

@@ -11,7 +11,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import NmtError
+from nmt.errors import NmtError, ResumeRefusal
 from nmt.models.build import build_model
 from nmt.store.checkpoints import (
     RESUME_KEYS,
@@ -100,11 +100,15 @@ def check_resume_model(path, model_cfg) -> None:
     keys = [k for k in differ if _changes_shapes(state, k, current.get(k), tokenizer, ours)] or differ
     keys = keys[:4]
     settings = lambda table: ", ".join(f"{k}={table.get(k, 'unset')}" for k in keys)  # noqa: E731
-    raise NmtError(
-        f"cannot resume from {path}: it was trained with another model (checkpoint: "
-        f"{settings(saved)}; this config: {settings(current)}; first weight that differs: "
-        f"{name} {shape(ours)} vs {shape(theirs)}); resume with the checkpoint's model "
-        "settings, or choose another hydra.run.dir for a new run"
+    detail = (
+        f"it was trained with another model (checkpoint: {settings(saved)}; this config: "
+        f"{settings(current)}; first weight that differs: {name} {shape(ours)} vs {shape(theirs)})"
+    )
+    raise ResumeRefusal(
+        f"cannot resume from {path}: {detail}; resume with the checkpoint's model settings, or "
+        "choose another hydra.run.dir for a new run",
+        detail,
+        forcible=False,
     )
 
 
@@ -125,28 +129,47 @@ def load_start_weights(model, path, fingerprint: dict, force: bool = False) -> N
 
 def finished_already(path, run_dir, trainer_cfg) -> tuple[dict, str] | None:
     """When continuing `path`, the run folder's own last.pt, would train no step: the
-    run's summary.json says it finished at last.pt's step and trainer.max_steps (or
-    trainer.max_epochs) is not higher. Then (the summary, the line to print), and
-    nmt.train changes no file; else None and the run goes on."""
+    run's summary.json says it finished at last.pt's step, and what ended it still
+    holds (`limit_reached`). Then (the summary, the line to print), and nmt.train
+    changes no file; else None and the run goes on."""
     run_dir = Path(run_dir)
     record = run_dir / "summary.json"
     if Path(path).resolve() != (run_dir / "checkpoints" / "last.pt").resolve() or not record.is_file():
         return None
     try:
         summary = json.loads(record.read_text(encoding="utf-8"))
-        progress = load_checkpoint(path, mmap=True)["progress"]
-        step, epoch = int(progress["step"]), int(progress["epoch"])
+        state = load_checkpoint(path, mmap=True)
+        step = int(state["progress"]["step"])
+        key = limit_reached(summary, state, trainer_cfg) if isinstance(summary, dict) else None
     except (OSError, ValueError, KeyError, TypeError, NmtError):
         return None  # unreadable: the resume's own checks say what is wrong
-    if not isinstance(summary, dict) or summary.get("step") != step:
-        return None
-    if step >= int(trainer_cfg.max_steps):
-        key = f"trainer.max_steps={trainer_cfg.max_steps}"
-    elif epoch >= int(trainer_cfg.max_epochs):
-        key = f"trainer.max_epochs={trainer_cfg.max_epochs}"
-    else:
+    if key is None or summary.get("step") != step:
         return None
     return summary, (
         f"nmt: the run in {run_dir} already finished at step {step} ({key}); nothing to "
         f"train, no file changed; raise {key.split('=')[0]} to train on\n"
     )
+
+
+def limit_reached(summary: dict, state: dict, trainer_cfg) -> str | None:
+    """The setting ("trainer.max_steps=3") that ended the run of checkpoint `state` and
+    would end it again at once: max_steps or max_epochs reached; the time budget
+    (trainer.max_minutes) that ended the run spent or not raised (the run stops a final
+    validation early, so its clock may stand just short of the budget); patience's count
+    of validations without improvement reached, when early stopping ended the run.
+    None when a resume would train on."""
+    progress = state["progress"]
+    step, epoch = int(progress["step"]), int(progress["epoch"])
+    trained_with = float((state.get("config") or {}).get("trainer", {}).get("max_minutes") or 0)
+    minutes, patience = float(trainer_cfg.max_minutes or 0), int(trainer_cfg.patience or 0)
+    stopped_by = summary.get("stopped_by")
+    if step >= int(trainer_cfg.max_steps):
+        return f"trainer.max_steps={trainer_cfg.max_steps}"
+    if epoch >= int(trainer_cfg.max_epochs):
+        return f"trainer.max_epochs={trainer_cfg.max_epochs}"
+    spent = float(progress["wall_seconds"]) >= 60 * minutes or minutes <= trained_with
+    if stopped_by == "trainer.max_minutes" and minutes and spent:
+        return f"trainer.max_minutes={trainer_cfg.max_minutes:g}"
+    if stopped_by == "trainer.patience" and patience and int(progress["bad_validations"]) >= patience:
+        return f"trainer.patience={patience}"
+    return None

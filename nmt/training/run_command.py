@@ -16,7 +16,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from nmt.cli import runnable
-from nmt.errors import NmtError
+from nmt.errors import NmtError, ResumeRefusal
 from nmt.training.run_dir import HYDRA_SUBDIR
 
 # how the run is continued, not what it trains: never a difference, never copied
@@ -72,6 +72,9 @@ def resume_difference(checkpoint, current: list[str], refusal: NmtError) -> NmtE
     said = _differences(stored, current)
     if not said:
         return refusal
-    return NmtError(f"cannot resume from {checkpoint}: this command {'; '.join(said)} (the run's command, "
+    detail = f"{refusal.detail}; " if isinstance(refusal, ResumeRefusal) else ""
+    force = (", or set trainer.resume_force=true to continue anyway with this command's data"
+             if isinstance(refusal, ResumeRefusal) and refusal.forcible else "")
+    return NmtError(f"cannot resume from {checkpoint}: {detail}this command {'; '.join(said)} (the run's command, "
                     f"kept in {run_dir / HYDRA_SUBDIR / 'overrides.yaml'}); continue it with: "
-                    f"{continue_command(run_dir, stored)}")
+                    f"{continue_command(run_dir, stored)}{force}")
