@@ -26,10 +26,11 @@ from nmt.errors import NmtError
 
 def check_explain_args(args) -> None:
     """--explain, --top-k and --json together, before any input is read."""
-    from nmt.explain import check_method
+    if args.explain:                 # nmt.explain imports torch: only when asked for
+        from nmt.explain import check_method
 
-    for method in args.explain or []:
-        check_method(method)
+        for method in args.explain:
+            check_method(method)
     if args.explain and not (args.plot_attention or args.attention_html or args.json):
         raise NmtError("--explain writes its maps into --plot-attention DIR, --attention-html FILE or --json FILE; "
                        "add one of them")
@@ -44,10 +45,10 @@ def check_explain_args(args) -> None:
 def check_explainable(translator, methods) -> None:
     """Every --explain method applies to `translator`'s model: one NmtError line
     before any sentence is translated."""
+    if not methods:
+        return                       # nothing to check: the CTranslate2 route stays torch-free
     from nmt.explain.models import model_of
 
-    if not methods:
-        return
     adapter = model_of(translator)
     if "rollout" in methods and not adapter.transformer_decoder:
         raise NmtError("--explain rollout follows a Transformer decoder's layers and residuals; this model's "

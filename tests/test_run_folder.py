@@ -152,8 +152,11 @@ def test_resume_with_other_data_is_one_line_and_force_continues(tmp_path, cache_
     done = nmt_train(run_dir, cache_dir, "trainer.resume=auto", "data.max_len=31")
     assert snapshot(run_dir) == before        # refused before the data and before .hydra/
     # the refusal names what differs from the run's own command (tests/test_newcomer_frictions.py)
-    assert one_error(done).startswith(f"cannot resume from {last}: this command lacks trainer.seed=1; adds "
-                                      "data.max_len=31"), (one_error(done), tokenizer)
+    # and what differs, checkpoint against config, first; forcing is offered (other data can be forced)
+    message = one_error(done)
+    assert message.startswith(f"cannot resume from {last}: it was trained on other data"), (message, tokenizer)
+    assert "; this command lacks trainer.seed=1; adds data.max_len=31" in message, message
+    assert message.endswith("or set trainer.resume_force=true to continue anyway with this command's data"), message
 
     # forced: the finished run (step 4 of 4) trains on to step 6; step 4 is validated once, not twice
     # (with trainer.max_steps=4 there is nothing to train: tests/test_refused_start.py)
@@ -181,8 +184,11 @@ def test_resume_with_another_model_changes_nothing_and_names_the_settings(tmp_pa
                      "model.decoder.dropout=0.3")
     assert snapshot(run_dir) == before
     message = one_error(done)
-    assert message.startswith(f"cannot resume from {last}: this command lacks trainer.seed=1; adds "
-                              "model.decoder.hidden_size=64; adds model.decoder.dropout=0.3"), message
+    assert message.startswith(f"cannot resume from {last}: it was trained with another model (checkpoint: "
+                              "model.decoder.hidden_size=128; this config: model.decoder.hidden_size=64"), message
+    assert ("; this command lacks trainer.seed=1; adds model.decoder.hidden_size=64; adds "
+            "model.decoder.dropout=0.3") in message, message
+    assert "resume_force" not in message          # another model's weights cannot be forced to fit
 
 
 def test_resume_with_other_settings_of_the_same_shapes_continues(tmp_path, cache_dir, finished):

@@ -113,7 +113,7 @@ def test_the_cli_option(transformer_checkpoint, tmp_path):  # noqa: F811
                    "--kernels", "fast", "--device", "cpu", "--beam-size", "3", timeout=900)
     assert done.returncode == 0, done.stderr
     fast = Translator.from_checkpoint(transformer_checkpoint, device="cpu", kernels="fast")
-    assert done.stdout.splitlines() == [t.text for t in fast.translate(SOURCES, beam_size=3)]
+    assert done.stdout.decode().splitlines() == [t.text for t in fast.translate(SOURCES, beam_size=3)]
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
