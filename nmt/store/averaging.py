@@ -101,7 +101,7 @@ def run_metric(run: Path) -> str:
     """The trainer.metric a run chose best.pt by: summary.json, else .hydra/config.yaml."""
     summary = run / "summary.json"
     config = run / ".hydra" / "config.yaml"
-    for path in (summary, config):       # a FIFO would never end, a folder or a loop is no record
+    for path in (summary, config):  # a FIFO would never end, a folder or a loop is no record
         refuse_not_file(path, "", "it should be a record nmt.train writes; move it away, or give --metric")
     if summary.is_file():
         try:
@@ -158,7 +158,7 @@ def run_checkpoints(run: Path, best: int | None, last: int | None, metric: str |
     """The step_N.pt files of a run that --best N or --last N picks: the
     trainer's own, by what they hold, not by their names."""
     advice = "--run takes the folder of a run of python -m nmt.train"
-    refuse_not_folder(run, "--run", advice)        # a FIFO, a link loop: said, not "no step_N.pt"
+    refuse_not_folder(run, "--run", advice)  # a FIFO, a link loop: said, not "no step_N.pt"
     if os.path.lexists(run / "checkpoints"):
         refuse_not_folder(run / "checkpoints", "", advice)
     kept = {}

@@ -74,8 +74,9 @@ def build_trainer(cfg: DictConfig, run_dir: Path) -> Trainer:
     with dist.main_first():  # rank 0 trains and caches the vocabulary
         data = prepare_data(cfg.data, Path(cfg.cache_dir), settings.seed)
     tokenizer = data.tokenizer
-    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size,
-                        speedups=tc.speedups != "off").to(dist.device)  # the model's speedups follow the switch
+    model = build_model(
+        cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, speedups=tc.speedups != "off"
+    ).to(dist.device)  # the model's speedups follow the switch
     speedups = start_speedups(tc, model, dist.device, precision, tokenizer.tgt_vocab_size)
     parallel = dist.wrap(model)  # DistributedDataParallel under torchrun
     if settings.compile:
