@@ -27,7 +27,7 @@ from nmt.decoding.greedy import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
-from nmt.decoding.kernels import check_kernels, use_fast_kernels
+from nmt.speedups.decode_kernels import check_kernels, use_fast_kernels
 from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.errors import NmtError
 from nmt.memory_sizes import allocation_bytes, human_bytes
@@ -101,7 +101,7 @@ class Translator:
                  max_tgt_len: int | None = None, kernels: str = "torch"):
         """`kernels`: "torch" (torch's own, the default) or "fast" (on a CPU,
         oneDNN's products and a decoder step's attention written out: faster,
-        the floats differing in the last bits; nmt.decoding.kernels)."""
+        the floats differing in the last bits; nmt.speedups.decode_kernels)."""
         check_kernels(kernels, torch.device(device))
         if isinstance(max_src_len, numbers.Integral) and not isinstance(max_src_len, bool) and max_src_len > 0:
             max_tgt_len = decode_step_cap(max_src_len, max_tgt_len)      # every decoder has a step cap

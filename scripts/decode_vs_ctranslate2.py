@@ -43,7 +43,7 @@ from scripts.out_path import ready_file, ready_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = ("nmt", "nmt_fast", "ct2_float32", "ct2_int8")
-EXTRA = {"nmt_fast": ["--kernels", "fast"]}    # nmt's engine with its opt-in kernels (nmt.decoding.kernels)
+EXTRA = {"nmt_fast": ["--kernels", "fast"]}    # nmt's engine with its opt-in kernels (nmt.speedups.decode_kernels)
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -14,9 +14,9 @@ slows both alike; printed is the median over rounds of time(B) / time(A)
 attention) are A's bit for bit.
 
   kernels    Translator(kernels="torch") against kernels="fast" (both levers below)
-  matmul     torch's products against oneDNN's (nmt.decoding.kernels.use_onednn) alone
+  matmul     torch's products against oneDNN's (nmt.speedups.decode_kernels.use_onednn) alone
   attention  SDPA in the decoder step against the attention written out
-             (nmt.decoding.kernels.use_explicit_attention) alone
+             (nmt.speedups.decode_kernels.use_explicit_attention) alone
   grad_mode  translate() under torch.no_grad against torch.inference_mode
   validation one whole validation as the Trainer runs it (scripts.bench_validation's
              ValidationSet.score, the checkpoint's own validation set, greedy unless
@@ -57,7 +57,7 @@ def same(a, b) -> bool:
 
 def variants(lever: str, checkpoint: str):
     """lever -> {name: (translator, context factory)}, A first."""
-    from nmt.decoding.kernels import use_explicit_attention, use_onednn
+    from nmt.speedups.decode_kernels import use_explicit_attention, use_onednn
     from nmt.translator import Translator
 
     plain = Translator.from_checkpoint(checkpoint, device="cpu")

@@ -122,7 +122,7 @@ class TransformerDecoder(nn.Module):
     it from model.attention.normaliser.
     """
 
-    explicit_attention = False      # step(): attention written out, not SDPA (set by nmt.decoding.kernels)
+    explicit_attention = False      # step(): attention written out, not SDPA (set by nmt.speedups.decode_kernels)
 
     def __init__(
         self,
@@ -222,7 +222,7 @@ class TransformerDecoder(nn.Module):
         With `explicit_attention` set, every attention of the step is written
         out (q k^T, the normaliser, times v: the path that gives weights)
         rather than SDPA's fused kernel, which is slower for one query on a
-        CPU; the floats differ in the last bits (nmt.decoding.kernels)."""
+        CPU; the floats differ in the last bits (nmt.speedups.decode_kernels)."""
         y = y_prev[:, None]                                         # (B, 1)
         visible = torch.cat((state.visible, y != self.pad_id), dim=1)   # (B, t+1)
         self_mask = visible[:, None, None, :]                       # (B, 1, 1, t+1)

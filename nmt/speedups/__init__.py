@@ -9,4 +9,7 @@ dropout mask (dropout.py) and padded RNN runs instead of packing
 (padded_rnn.py); eager_loop.py keeps the RNN decoder's teacher-forced loop
 out of torch.compile. The update's: the fused label-smoothed loss, scratch
 memory and the heap setting, OpenBLAS products, CUDA graphs and compile.
+Decoding's (decode_kernels.py: oneDNN products and a step's attention written
+out) changes the floats in their last bits, so it is not under `auto`: it is
+chosen by Translator(kernels="fast") or `nmt.translate --kernels fast`.
 """

@@ -1,4 +1,4 @@
-"""kernels="fast" (nmt.decoding.kernels): oneDNN's products and a decoder step's attention
+"""kernels="fast" (nmt.speedups.decode_kernels): oneDNN's products and a decoder step's attention
 written out, against torch's kernels (the default, which must stay bit for bit as it was)."""
 
 import pytest
@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nmt.decoding.kernels import OneDNNLinear, onednn_available, use_explicit_attention, use_onednn
+from nmt.speedups.decode_kernels import OneDNNLinear, onednn_available, use_explicit_attention, use_onednn
 from nmt.errors import NmtError
 from nmt.translator import Translator
 from tests.decoding.test_search_models import SOURCES, transformer_checkpoint  # noqa: F401 - a fixture
