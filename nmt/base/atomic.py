@@ -5,7 +5,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from nmt import signals
+from nmt.base import signals
 
 
 def atomic_write(path, data: bytes, durable: bool = False, xattr: tuple[str, bytes] | None = None) -> None:
@@ -15,7 +15,7 @@ def atomic_write(path, data: bytes, durable: bool = False, xattr: tuple[str, byt
     temporary file is private). A symlink keeps pointing at the new file; a
     path that is a device or a pipe (/dev/stdout) is written into directly. `durable`
     also syncs the bytes to disk before the rename. `xattr` (name, value): an extended
-    attribute set on the new file before the rename (nmt.own_files' mark), left out
+    attribute set on the new file before the rename (nmt.base.own_files' mark), left out
     where the file system keeps none. Raises OSError, worded by the caller; a failed write leaves
     the old file as it was and no temporary file behind.
     """
@@ -36,7 +36,7 @@ def atomic_write(path, data: bytes, durable: bool = False, xattr: tuple[str, byt
         mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     tmp_name = tmp
-    signals.temporary_files.add(tmp)       # from here a stop signal removes it (nmt.signals)
+    signals.temporary_files.add(tmp)       # from here a stop signal removes it (nmt.base.signals)
     try:
         try:
             write_all(fd, data)

@@ -3,13 +3,13 @@
 A command module starts with
 
     if __name__ == "__main__":
-        from nmt.cli import run_command
+        from nmt.base.cli import run_command
         run_command("nmt.translate", "; an --output file is written whole or not at all")
 
 and defines `main(argv=None) -> int` decorated with `@command`. `run_command`
-installs the stop signals (one line and exit 128 + N, `nmt.signals`) before
+installs the stop signals (one line and exit 128 + N, `nmt.base.signals`) before
 the command's module and its heavy imports load, runs `main`, and flushes
-standard output checked (`nmt.cli_checks.close_stdout`), so a full disk is
+standard output checked (`nmt.base.cli_checks.close_stdout`), so a full disk is
 one line and exit 1. `@command` turns an `NmtError` into one
 `nmt: error: ...` line and exit code 1, also when a test calls `main([...])`.
 
@@ -25,9 +25,9 @@ import signal
 import sys
 from pathlib import Path
 
-from nmt import signals
-from nmt.cli_checks import close_stdout, exit_code_of, hydra_prints, print_error_line, run_printing_checked
-from nmt.errors import NmtError
+from nmt.base import signals
+from nmt.base.cli_checks import close_stdout, exit_code_of, hydra_prints, print_error_line, run_printing_checked
+from nmt.base.errors import NmtError
 
 
 def print_error(error) -> None:

@@ -17,10 +17,10 @@ import sys
 import types
 from pathlib import Path
 
-from nmt import signals
-from nmt.atomic import write_all
-from nmt.errors import NmtError
-from nmt.path_names import PATH_DESTS, check_name_length, printable
+from nmt.base import signals
+from nmt.base.atomic import write_all
+from nmt.base.errors import NmtError
+from nmt.base.path_names import PATH_DESTS, check_name_length, printable
 
 
 def finite_float(text: str) -> float:
@@ -79,7 +79,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         """As argparse's; then every option that names a file is checked for a
-        name the file system can hold (nmt.path_names), one line and exit 2."""
+        name the file system can hold (nmt.base.path_names), one line and exit 2."""
         parsed, extras = super().parse_known_args(args, namespace)
         for action in self._actions:
             if action.dest in PATH_DESTS or action.type is Path:
@@ -110,7 +110,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def print_error_line(text: str) -> None:
     """`nmt: error: TEXT` on stderr, a failed command's one line; a stop signal
-    after it writes no other (nmt.signals)."""
+    after it writes no other (nmt.base.signals)."""
     print(f"nmt: error: {printable(text)}", file=sys.stderr, flush=True)
     signals.error_reported()
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def resolve_device(name: str, option: str = "trainer.device") -> torch.device:

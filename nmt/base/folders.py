@@ -9,7 +9,7 @@ that gave it.
 import os
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def make_folder(folder, name: str) -> Path:

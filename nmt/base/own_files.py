@@ -4,7 +4,7 @@ Every file nmt writes for a user (translations, heatmap pictures, attention
 pages, beam trees, comparison tables, alignment files, averaged checkpoints)
 carries a mark: the extended attribute `user.nmt.wrote`, holding the file's
 purpose and the SHA-256 of its bytes, set on the temporary file before the
-rename that puts it in place (nmt.atomic). An existing file at an output path
+rename that puts it in place (nmt.base.atomic). An existing file at an output path
 is replaced only when its mark names the same purpose and its bytes are still
 the ones nmt wrote, or when the user says so (`--overwrite`). A user's file, a
 file of another tool, a copy (`cp` drops the mark), a file edited since, or a
@@ -18,7 +18,7 @@ same purpose and digest. A file of that name that is not nmt's manifest is
 never replaced; the file then goes unmarked, and the next run over it asks
 for --overwrite: a refusal, never a silent loss. A path that is not a regular file (/dev/stdout, a FIFO) is written
 into, not replaced, and is left to each command's own checks, as are folders
-and missing parents (nmt.cli_checks.check_output). Standard library only:
+and missing parents (nmt.base.cli_checks.check_output). Standard library only:
 commands ask this before their heavy imports.
 """
 
@@ -30,12 +30,12 @@ import re
 import stat
 from pathlib import Path
 
-from nmt.atomic import atomic_write
-from nmt.errors import NmtError
+from nmt.base.atomic import atomic_write
+from nmt.base.errors import NmtError
 
 XATTR = "user.nmt.wrote"
 MANIFEST = ".nmt-wrote.json"      # the marks of a folder whose file system keeps no extended attributes
-MANIFEST_KIND = "the files nmt wrote here, with their purpose and sha256 (nmt.own_files)"
+MANIFEST_KIND = "the files nmt wrote here, with their purpose and sha256 (nmt.base.own_files)"
 NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EACCES, errno.E2BIG)
 # The purposes, as each refusal names them
 TRANSLATIONS, PAGE, BEAM_TREE, HEATMAP = "a translation file", "an attention page", "a beam tree", "a heatmap"
@@ -98,7 +98,7 @@ def check_pictures(folder, option: str, overwrite: bool = False, allow: str = "-
 
 
 def write(path, data, purpose: str, durable: bool = False) -> None:
-    """Write `data` to `path` whole (nmt.atomic.atomic_write) with nmt's mark
+    """Write `data` to `path` whole (nmt.base.atomic.atomic_write) with nmt's mark
     for `purpose`. Raises OSError, worded by the caller."""
     marked = mark(purpose, data)
     atomic_write(path, data, durable, xattr=marked)

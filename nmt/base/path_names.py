@@ -17,7 +17,7 @@ import errno
 import os
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 NAME_MAX = 255      # where the file system does not say (os.pathconf)
 PATH_MAX = 4096

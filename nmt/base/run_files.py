@@ -12,7 +12,7 @@ their heavy imports.
 
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 CHECKPOINTS = "checkpoints"
 RECORDS = ("metrics.jsonl", "summary.json")

@@ -14,9 +14,9 @@ Standard library only.
 import os
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.file_inputs import path_kind
-from nmt.run_files import CHECKPOINTS, OWN_FILES, OWN_FOLDERS
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import path_kind
+from nmt.base.run_files import CHECKPOINTS, OWN_FILES, OWN_FOLDERS
 
 HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
 

@@ -4,7 +4,7 @@ on the same files."""
 
 import sacrebleu
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def score_translations(hypotheses: list[str], references: list[str]):

@@ -12,7 +12,7 @@ Before that first statement Python is starting (the interpreter, `site` and
 the `.pth` files of site-packages, the command's module): no Python code of
 ours can catch a signal there, and Python ends the process silently, with
 "Fatal Python error: init_import_site" or with a KeyboardInterrupt
-traceback. scripts/ctrl_c_window.py measures how long that lasts (README,
+traceback. scripts/benchmarks/ctrl_c_window.py measures how long that lasts (README,
 "When things go wrong": about 0.05 s on a busy 2-core machine).
 
 It ends the process rather than raising an exception on purpose: a signal
@@ -41,7 +41,7 @@ import sys
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-temporary_files: set[str] = set()   # atomic writes in progress (nmt.atomic adds and removes)
+temporary_files: set[str] = set()   # atomic writes in progress (nmt.base.atomic adds and removes)
 _context = ""                       # what the line says after "stopped by SIGINT"
 _pending_error: str | None = None   # an error on its way to its one line (set_pending_error)
 _reported = False                   # the line is written once per process

@@ -24,18 +24,14 @@ scores of RUN/metrics.jsonl in the run's trainer.metric (from summary.json or
 first, the later step first among equals.
 """
 
-if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
-
-    run_command("nmt.average", "; --output is written whole or not at all")
 
 from pathlib import Path
 
-from nmt.cli import command
-from nmt.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, positive_int,
+from nmt.base.cli import command
+from nmt.base.cli_checks import (ArgumentParser, check_checkpoint_exists, check_not_input, check_output, positive_int,
                             write_stdout)
-from nmt.own_files import AVERAGED, check_replace
-from nmt.run_files import check_not_run_file
+from nmt.base.own_files import AVERAGED, check_replace
+from nmt.base.run_files import check_not_run_file
 from nmt.store.metrics_log import METRIC_SIGN
 
 
@@ -86,6 +82,6 @@ def main(argv=None) -> int:
 
 def cli() -> None:
     """The `nmt-average` console command: what `python -m nmt.average` runs."""
-    from nmt.cli import run_command
+    from nmt.commands import run
 
-    run_command("nmt.average", "; --output is written whole or not at all")
+    run("average")

@@ -9,10 +9,6 @@ Markdown. The row with the best score (higher BLEU or chrF, lower loss) is
 marked; `--sort` puts the rows in that order; `--csv FILE` also writes CSV.
 """
 
-if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
-
-    run_command("nmt.compare", "; --csv is written whole or not at all")
 
 import csv
 import io
@@ -21,12 +17,12 @@ from pathlib import Path
 
 import yaml
 
-from nmt import own_files
-from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, check_not_input, refuse_link_loop, write_stdout
-from nmt.run_files import check_not_run_file
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.base import own_files
+from nmt.base.cli import command
+from nmt.base.cli_checks import ArgumentParser, check_not_input, refuse_link_loop, write_stdout
+from nmt.base.run_files import check_not_run_file
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
 from nmt.store.metrics_log import METRIC_SIGN, read_records
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
@@ -161,6 +157,6 @@ def main(argv=None) -> int:
 
 def cli() -> None:
     """The `nmt-compare` console command: what `python -m nmt.compare` runs."""
-    from nmt.cli import run_command
+    from nmt.commands import run
 
-    run_command("nmt.compare", "; --csv is written whole or not at all")
+    run("compare")

@@ -27,13 +27,9 @@ Content-Length or as it streams in), 415 for another content type, and 403
 for a request whose Host is not 127.0.0.1:PORT or localhost:PORT (a page
 elsewhere pointing its name at 127.0.0.1). Every answer carries a
 Content-Security-Policy that lets only the page's own script run, and a client
-that sends no whole request within 10 s is cut off (nmt.explore_guard).
+that sends no whole request within 10 s is cut off (nmt.commands.explore_guard).
 """
 
-if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
-
-    run_command("nmt.explore", "before the explorer was serving")
 
 import argparse
 import json
@@ -41,10 +37,10 @@ import socket
 import sys
 import threading
 
-from nmt import signals
-from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, check_checkpoint_exists
-from nmt.errors import NmtError
+from nmt.base import signals
+from nmt.base.cli import command
+from nmt.base.cli_checks import ArgumentParser, check_checkpoint_exists
+from nmt.base.errors import NmtError
 
 BEAMS = (1, 2, 3, 4, 5, 8, 10)
 MAX_BODY = 64 * 1024            # bytes of a request body; a sentence is far smaller
@@ -185,12 +181,12 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
     """The FastAPI app: GET / the page, POST /api/translate {text, beam_size}
     -> {results: [one per model]} or {error} with status 400; a request whose
     Host is not 127.0.0.1:port (or localhost:port) gets 403, and every answer
-    the page's Content-Security-Policy (nmt.explore_guard)."""
+    the page's Content-Security-Policy (nmt.commands.explore_guard)."""
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse
     from starlette.concurrency import run_in_threadpool
 
-    from nmt.explore_guard import HostGuard, content_security_policy
+    from nmt.commands.explore_guard import HostGuard, content_security_policy
     from nmt.viz.html_export import render_page
     from nmt.viz.explanation_maps import explain_request, explained
     from nmt.viz.on_demand import ShownOnly
@@ -379,7 +375,7 @@ def main(argv=None) -> int:
     app = create_app(models, read_sample_links(args.links, models[0]) if args.links else None, args.port)
     import uvicorn
 
-    from nmt.explore_guard import stall_protocol
+    from nmt.commands.explore_guard import stall_protocol
 
     print(f"nmt: attention explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)",
           file=sys.stderr, flush=True)
@@ -391,6 +387,6 @@ def main(argv=None) -> int:
 
 def cli() -> None:
     """The `nmt-explore` console command: what `python -m nmt.explore` runs."""
-    from nmt.cli import run_command
+    from nmt.commands import run
 
-    run_command("nmt.explore", "before the explorer was serving")
+    run("explore")

@@ -11,22 +11,18 @@ in one line naming the part, before anything is written; DIR appears whole
 or not at all (built in a hidden folder beside it, then renamed).
 """
 
-if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
-
-    run_command("nmt.export", "; DIR is written whole or not at all")
 
 import shlex
 import sys
 from argparse import ArgumentTypeError
 from pathlib import Path
 
-from nmt.cli import command, runnable
-from nmt.cli_checks import ArgumentParser, check_checkpoint_exists, finite_float, refuse_link_loop, write_stdout
+from nmt.base.cli import command, runnable
+from nmt.base.cli_checks import ArgumentParser, check_checkpoint_exists, finite_float, refuse_link_loop, write_stdout
 from nmt.deploy import require_ctranslate2
 from nmt.deploy.layout import QUANTIZATIONS, foreign_entries, is_export
-from nmt.errors import NmtError
-from nmt.run_files import holds_a_run
+from nmt.base.errors import NmtError
+from nmt.base.run_files import holds_a_run
 
 
 def parse_args(argv=None):
@@ -161,6 +157,6 @@ def main(argv=None) -> int:
 
 def cli() -> None:
     """The `nmt-export` console command: what `python -m nmt.export` runs."""
-    from nmt.cli import run_command
+    from nmt.commands import run
 
-    run_command("nmt.export", "; DIR is written whole or not at all")
+    run("export")

@@ -9,10 +9,6 @@ returns the run folder and its summary instead of printing them:
     result.run_dir, result.summary["best"], result.best_checkpoint
 """
 
-if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
-
-    run_command("nmt.train", "before training started; no checkpoint was written", entry="run")
 
 import copy
 import logging
@@ -31,19 +27,18 @@ from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from nmt import signals
-from nmt.cli import print_error, runnable
-from nmt.cli_checks import (exit_code_of, guard_stdout_logging, hydra_prints, print_checked, run_printing_checked,
+from nmt.base import signals
+from nmt.base.cli import print_error, runnable
+from nmt.base.cli_checks import (exit_code_of, guard_stdout_logging, hydra_prints, print_checked, run_printing_checked,
                             write_stdout)
-from nmt.config_files import CONFIGS
-from nmt.errors import NmtError
-from nmt.run_members import check_run_members
-from nmt.train_cli import check_overrides, help_page
+from nmt.base.config_files import CONFIGS
+from nmt.base.errors import NmtError
+from nmt.base.run_members import check_run_members
+from nmt.commands.train_checks import check_overrides, help_page
 from nmt.training import refused_start
 from nmt.training.torchrun_env import torchrun_ranks
 
 log = logging.getLogger("nmt.train")
-CONTEXT = "before training started; no checkpoint was written"   # what a stop signal's line ends with
 
 
 class JobFailed(CompactHydraException):
@@ -221,7 +216,7 @@ def finish_lines(run_dir: Path, summary: dict, settings, example: str | None) ->
     """The end-of-run summary: why the run stopped, the best validation score,
     where best.pt is, its test score where the data has a test set, and the
     next commands with the real paths, quoted for a POSIX shell, runnable from
-    any shell (`nmt.cli.runnable`). `summary`:
+    any shell (`nmt.base.cli.runnable`). `summary`:
     summary.json's record; `settings`: the run's TrainSettings."""
     run_dir = Path(run_dir).resolve()
     best_pt = run_dir / "checkpoints" / "best.pt"
@@ -278,6 +273,6 @@ def run() -> int:
 
 def cli() -> None:
     """The `nmt-train` console command: what `python -m nmt.train` runs."""
-    from nmt.cli import run_command
+    from nmt.commands import run
 
-    run_command("nmt.train", CONTEXT, entry="run")
+    run("train")

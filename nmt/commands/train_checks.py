@@ -15,12 +15,12 @@ from hydra.experimental.callback import Callback
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
-from nmt.cli import runnable
-from nmt.cli_checks import write_stdout
-from nmt.config_files import CONFIGS, group_options
+from nmt.base.cli import runnable
+from nmt.base.cli_checks import write_stdout
+from nmt.base.config_files import CONFIGS, group_options
 from nmt.config_schema.table import RULES
-from nmt.errors import NmtError
-from nmt.path_names import check_name_length
+from nmt.base.errors import NmtError
+from nmt.base.path_names import check_name_length
 
 LIST_KEYS = "python -m nmt.train --cfg job lists every key"
 OTHER_CONFIG = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd")

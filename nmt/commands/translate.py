@@ -8,26 +8,22 @@ whatever the locale; --output is replaced atomically, so a failed run leaves
 an existing file as it was.
 """
 
-if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
-
-    run_command("nmt.translate", "; an --output file is written whole or not at all")
 
 import logging
 import math
 import sys
 from pathlib import Path
 
-from nmt import own_files
-from nmt.cli import command
-from nmt.cli_checks import (check_checkpoint_exists, check_not_input, check_output, write_stdout)
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
-from nmt.folders import make_folder
-from nmt.own_files import check_pictures, check_replace
-from nmt.run_files import check_not_run_file
-from nmt.translate_explain import check_explain_args, check_explainable, html_additions, write_explain_outputs
-from nmt.translate_options import parse_args, positive_int  # noqa: F401  (the command's options)
+from nmt.base import own_files
+from nmt.base.cli import command
+from nmt.base.cli_checks import (check_checkpoint_exists, check_not_input, check_output, write_stdout)
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
+from nmt.base.folders import make_folder
+from nmt.base.own_files import check_pictures, check_replace
+from nmt.base.run_files import check_not_run_file
+from nmt.commands.translate_explain import check_explain_args, check_explainable, html_additions, write_explain_outputs
+from nmt.commands.translate_options import parse_args, positive_int  # noqa: F401  (the command's options)
 
 log = logging.getLogger("nmt.translate")
 
@@ -195,7 +191,7 @@ def open_engine(args):
         if exported:
             raise NmtError(f"--checkpoint {args.checkpoint[0]} is a folder from nmt.export; nmt's engine "
                            "reads a .pt checkpoint (leave out --engine nmt to run it on CTranslate2)")
-        from nmt.device import resolve_device
+        from nmt.base.device import resolve_device
         from nmt.translator import Translator
 
         resolve_device(args.device, "--device")      # its error line names the option
@@ -287,7 +283,7 @@ def empty_input(args) -> int:
     """An input of no lines: an empty output, and a word why (exit 0); with --reference,
     one line that there is nothing to score (exit 1), before anything is written."""
     if args.reference:
-        from nmt.scoring import score_translations
+        from nmt.base.scoring import score_translations
 
         score_translations([], [])                   # its NmtError: no sentences to score
     write_output([], args.output)
@@ -359,7 +355,7 @@ def main(argv=None) -> int:
                              "min_length": args.min_length, "coverage_penalty": args.coverage_penalty},
                              add=html_additions(args))
     if references is not None:
-        from nmt.scoring import score_translations
+        from nmt.base.scoring import score_translations
 
         bleu, chrf, bleu_sig, chrf_sig = score_translations([o.text for o in outputs], references)
         print(f"BLEU {bleu:.2f} ({bleu_sig})\nchrF {chrf:.2f} ({chrf_sig})", file=sys.stderr)
@@ -368,6 +364,6 @@ def main(argv=None) -> int:
 
 def cli() -> None:
     """The `nmt-translate` console command: what `python -m nmt.translate` runs."""
-    from nmt.cli import run_command
+    from nmt.commands import run
 
-    run_command("nmt.translate", "; an --output file is written whole or not at all")
+    run("translate")

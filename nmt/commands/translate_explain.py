@@ -20,8 +20,8 @@ its sum}}, "alternatives": [one per output row]]}.
 
 import json
 
-from nmt import own_files
-from nmt.errors import NmtError
+from nmt.base import own_files
+from nmt.base.errors import NmtError
 
 
 def check_explain_args(args) -> None:

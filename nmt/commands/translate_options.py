@@ -2,7 +2,7 @@
 
 import argparse
 
-from nmt.cli_checks import ArgumentParser, finite_float, picture_dpi
+from nmt.base.cli_checks import ArgumentParser, finite_float, picture_dpi
 from nmt.pretrained import names as pretrained_names
 
 DESCRIPTION = ("python -m nmt.translate --checkpoint PATH [options]: a thin CLI over Translator. "
@@ -17,7 +17,7 @@ def positive_int(text: str) -> int:
 
 
 def add_explain_options(parser) -> None:
-    """--explain, --top-k and --json (nmt.translate_explain)."""
+    """--explain, --top-k and --json (nmt.commands.translate_explain)."""
     parser.add_argument("--explain", nargs="+", metavar="METHOD",
                         help="also explain each translation: saliency, input-x-gradient, integrated-gradients "
                              "(Captum, on the source embeddings), rollout (Transformers) or value-norm; its maps go "

@@ -1,6 +1,6 @@
 """How many checkpoints to average: each choice scored on validation, the chosen one on test.
 
-    python -m scripts.average_sweep runs/quality/ts_b2048 --last 2 3 4 5 6 8 --best 3 5 --core 1
+    python -m scripts.benchmarks.average_sweep runs/quality/ts_b2048 --last 2 3 4 5 6 8 --best 3 5 --core 1
 
 Checkpoint averaging (Vaswani et al. 2017, Sec. 6.1) takes the last few checkpoints of a run;
 how many is a choice, and the test set must not make it. For each N of --last (the N newest
@@ -25,13 +25,13 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from nmt.provenance import git_commit
+from nmt.base.provenance import git_commit
 
-from scripts.quality_in_budget import test_scores
-from scripts.time_to_quality import run_pairs, score_checkpoint
+from scripts.benchmarks.quality_in_budget import test_scores
+from scripts.benchmarks.time_to_quality import run_pairs, score_checkpoint
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -58,13 +58,13 @@ def main(argv=None) -> dict:
     import torch
 
     from nmt.store.averaging import average_checkpoints, run_checkpoints
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
     from nmt.store.checkpoints import save_checkpoint, step_of
 
     if args.core is not None:
         os.sched_setaffinity(0, {args.core})
     torch.set_num_threads(1)
-    command = "python -m scripts.average_sweep " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.average_sweep " + shlex.join(sys.argv[1:] if argv is None else argv)
     valid, test = run_pairs(args.run, "valid"), run_pairs(args.run, "test")
     choices = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -112,7 +112,7 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     try:
         main()

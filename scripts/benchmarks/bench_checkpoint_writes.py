@@ -1,6 +1,6 @@
 """How long a validation's checkpoints take to write: one file linked under three names, against three files.
 
-    taskset -c 1 python -m scripts.bench_checkpoint_writes \
+    taskset -c 1 python -m scripts.benchmarks.bench_checkpoint_writes \
         --checkpoint RUN/checkpoints/last.pt --dir outputs/bench_checkpoint_writes --rounds 7
 
 A validation that improves writes `last.pt`, `best.pt` and `step_N.pt` of one
@@ -23,13 +23,13 @@ import sys
 import time
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.provenance import git_commit
+from nmt.base.errors import NmtError
+from nmt.base.provenance import git_commit
 from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 from nmt.study.machine import cpu_fingerprint
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("last.pt", "best.pt", "step_1.pt")
 
 
@@ -83,7 +83,7 @@ def main(argv=None) -> dict:
         size = (folder / NAMES[0]).stat().st_size
     finally:
         shutil.rmtree(folder)
-    command = "python -m scripts.bench_checkpoint_writes " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.bench_checkpoint_writes " + shlex.join(sys.argv[1:] if argv is None else argv)
     result = {
         "command": command,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

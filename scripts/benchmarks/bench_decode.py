@@ -1,7 +1,7 @@
 """Decoding speed of a checkpoint on test_2016_flickr: greedy and beam search
 at several batch sizes, on the CPU and, when one is visible, a CUDA GPU.
 
-    python -m scripts.bench_decode --checkpoint runs/m30k_transformer_small/checkpoints/best.pt --data ../shared/data/multi30k
+    python -m scripts.benchmarks.bench_decode --checkpoint runs/m30k_transformer_small/checkpoints/best.pt --data ../shared/data/multi30k
 
 For every (device, search, batch size) the first --limit test sentences go
 through nmt.Translator.translate once untimed on a few sentences (warm-up),
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import torch
 
-from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -54,9 +54,9 @@ def read_lines(folder: Path, stem: str) -> list[str]:
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
     args.out = ready_file(args.out, "bench_decode")
-    command = "python -m scripts.bench_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
-    from nmt.provenance import git_commit
-    from nmt.scoring import score_translations
+    command = "python -m scripts.benchmarks.bench_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
+    from nmt.base.provenance import git_commit
+    from nmt.base.scoring import score_translations
     from nmt.translator import Translator
 
     folder = Path(args.data)

@@ -1,6 +1,6 @@
 """The explorer at opus-mt size: how long 100 words take to draw, a hover and a layer change.
 
-    taskset -c 0 python -m scripts.bench_explorer --folder /tmp/opus_size --out benchmarks/explorer_opus_size.json
+    taskset -c 0 python -m scripts.benchmarks.bench_explorer --folder /tmp/opus_size --out benchmarks/explorer_opus_size.json
 
 builds (once, into --folder) a randomly initialised MarianMTModel of
 Helsinki-NLP/opus-mt-de-en's shape, offline: 6 + 6 layers, 8 heads, d_model
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OPUS = {"d_model": 512, "encoder_layers": 6, "decoder_layers": 6, "encoder_attention_heads": 8,
         "decoder_attention_heads": 8, "encoder_ffn_dim": 2048, "decoder_ffn_dim": 2048,
         "max_position_embeddings": 512, "vocab_size": 58101}
@@ -184,7 +184,7 @@ def serve(folder: Path, port: int):
 
 
 def main(argv=None) -> int:
-    from nmt.provenance import git_commit
+    from nmt.base.provenance import git_commit
     from nmt.study.machine import cpu_fingerprint
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -205,7 +205,7 @@ def main(argv=None) -> int:
                               "layer_ms < 200": figures["layer_ms_max"] < 200}
     record = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": git_commit(),
               "cpu": cpu_fingerprint(), "affinity": sorted(os.sched_getaffinity(0)), "load": os.getloadavg(),
-              "command": "python -m scripts.bench_explorer " + shlex.join(argv if argv is not None else sys.argv[1:]),
+              "command": "python -m scripts.benchmarks.bench_explorer " + shlex.join(argv if argv is not None else sys.argv[1:]),
               "model": OPUS, "words": WORDS, "figures": figures}
     print(json.dumps(record, indent=2))
     if args.out:

@@ -1,7 +1,7 @@
 """The matrix products of a transformer_small update, torch's (MKL on x86 wheels)
 against numpy's OpenBLAS (trainer.matmul=openblas), on this CPU.
 
-    taskset -c 1 python -m scripts.bench_gemm --threads 1 --out benchmarks/bench_gemm.json
+    taskset -c 1 python -m scripts.benchmarks.bench_gemm --threads 1 --out benchmarks/bench_gemm.json
 
 For each nn.Linear shape of `transformer_small` (d 256, ff 1024, an 8k
 vocabulary) and a batch of --rows positions, the three products of a training
@@ -30,10 +30,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from nmt.cli_checks import finite_float, positive_int
-from nmt.provenance import git_commit
+from nmt.base.cli_checks import finite_float, positive_int
+from nmt.base.provenance import git_commit
 from nmt.speedups.openblas_linear import openblas_controller
-from nmt.device import cpuinfo_fields, read_cpuinfo
+from nmt.base.device import cpuinfo_fields, read_cpuinfo
 from scripts.out_path import ready_file
 
 # transformer_small's nn.Linear layers: (in, out) and how many an update runs (3 encoder layers with
@@ -93,7 +93,7 @@ def main(argv=None) -> dict:
         sys.exit("bench_gemm: numpy here is not built on OpenBLAS; nothing to compare")
     torch.set_num_threads(args.threads)
     blas.limit(limits=args.threads)
-    command = "python -m scripts.bench_gemm " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.bench_gemm " + shlex.join(sys.argv[1:] if argv is None else argv)
     rows, total = [], {"torch": 0.0, "numpy": 0.0}
     for layer, (fan_in, fan_out, count) in SHAPES.items():
         for name, (by_torch, by_numpy, flops) in products(args.rows, fan_in, fan_out).items():

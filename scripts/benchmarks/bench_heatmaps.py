@@ -1,6 +1,6 @@
 """What TensorBoard's attention heatmaps add to a validation's pause.
 
-    python -m scripts.bench_heatmaps --steps 150 --repeats 3
+    python -m scripts.benchmarks.bench_heatmaps --steps 150 --repeats 3
 
 Builds a 3-layer, 4-head Transformer on the toy task as `python -m nmt.train`
 does (nmt.training.build.build_trainer), trains it for --steps updates so
@@ -30,7 +30,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY = [
     f"model.{part}.{key}={value}"
     for part in ("encoder", "decoder")
@@ -124,7 +124,7 @@ def main(argv=None) -> dict:
     torch.manual_seed(1)
     with tempfile.TemporaryDirectory() as work:
         figures = measure(args, Path(work))
-    figures["command"] = "python -m scripts.bench_heatmaps " + shlex.join(argv if argv is not None else sys.argv[1:])
+    figures["command"] = "python -m scripts.benchmarks.bench_heatmaps " + shlex.join(argv if argv is not None else sys.argv[1:])
     figures["threads"] = torch.get_num_threads()
     print(
         f"validation {figures['validate_s']:.2f} s | heatmaps on the training thread "

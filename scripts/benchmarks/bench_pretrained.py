@@ -1,6 +1,6 @@
 """BLEU of the shipped pretrained model against the float32 checkpoint it was made from.
 
-    taskset -c 0 python -m scripts.bench_pretrained --fp32 RUN/checkpoints/best.pt \\
+    taskset -c 0 python -m scripts.benchmarks.bench_pretrained --fp32 RUN/checkpoints/best.pt \\
         --out benchmarks/pretrained_multi30k-de-en.json
 
 For each test set of Multi30k found in --data (test_2016_flickr, test_2017_flickr) and
@@ -22,10 +22,10 @@ import torch
 
 from nmt.data.readers import read_lines
 from nmt.pretrained import checkpoint_path
-from nmt.provenance import git_commit
-from nmt.scoring import score_translations
+from nmt.base.provenance import git_commit
+from nmt.base.scoring import score_translations
 from nmt.translator import Translator
-from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 from scripts.out_path import ready_file
 
 TEST_SETS = ("test_2016_flickr", "test_2017_flickr")
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
               "threads": 1, "commit": git_commit(), "model": args.model,
               "shipped_dtype": str(next(iter(torch.load(checkpoint_path(args.model), weights_only=True)["model"]
                                              .values())).dtype).removeprefix("torch."),
-              "command": "python -m scripts.bench_pretrained " + " ".join(argv or sys.argv[1:]), "results": []}
+              "command": "python -m scripts.benchmarks.bench_pretrained " + " ".join(argv or sys.argv[1:]), "results": []}
     for name in TEST_SETS:
         src, ref = test_file(args.data, name, "de"), test_file(args.data, name, "en")
         if src is None or ref is None:

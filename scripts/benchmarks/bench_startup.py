@@ -1,6 +1,6 @@
 """How long `nmt-translate` takes to answer one sentence from a shell, start-up included.
 
-    flock /work/notes/core1.lock taskset -c 1 python -m scripts.bench_startup \
+    flock /work/notes/core1.lock taskset -c 1 python -m scripts.benchmarks.bench_startup \
         --checkpoint CT2_FOLDER --checkpoint BEST.pt --runs 5
 
 For each checkpoint (a folder from nmt.export, served by CTranslate2, or a
@@ -32,10 +32,10 @@ import sys
 import time
 from pathlib import Path
 
-from nmt.provenance import git_commit
+from nmt.base.provenance import git_commit
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SENTENCE = "Ein Mann fährt mit dem Fahrrad durch die Stadt."
 
 
@@ -53,7 +53,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     if args.against and not (Path(args.against) / "nmt" / "translate.py").is_file():
-        parser.error(f"--against {args.against}: not a checkout of nmt (no nmt/translate.py in it)")
+        parser.error(f"--against {args.against}: not a checkout of nmt (no nmt/commands/translate.py in it)")
     return args
 
 
@@ -95,7 +95,7 @@ def timed_run(command: list[str], sentence: str, cwd=None) -> tuple[float, str]:
 def imports_torch(command: list[str], sentence: str) -> bool:
     """Whether the command's process imports torch, from python's -X importtime log."""
     python = Path(sys.executable)
-    code = "import sys; from nmt.translate import cli; sys.argv[0] = 'nmt-translate'; cli()"
+    code = "import sys; from nmt.commands.translate import cli; sys.argv[0] = 'nmt-translate'; cli()"
     done = subprocess.run(
         [str(python), "-X", "importtime", "-c", code, *command[1:]],
         input=(sentence + "\n").encode(),
@@ -192,7 +192,7 @@ def main(argv=None) -> dict:
             flush=True,
         )
     record = {
-        "command": "python -m scripts.bench_startup " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m scripts.benchmarks.bench_startup " + shlex.join(sys.argv[1:] if argv is None else argv),
         "commit": git_commit(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "cores_allowed": sorted(os.sched_getaffinity(0)),

@@ -1,6 +1,6 @@
 """Peak memory of data=files_streaming against corpus size.
 
-    python -m scripts.bench_streaming_memory --sizes 200000 2000000
+    python -m scripts.benchmarks.bench_streaming_memory --sizes 200000 2000000
 
 For each size, writes a synthetic parallel corpus of that many pairs to a
 temporary folder, then in fresh processes (so each peak is its own):
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_corpus(folder: Path, n_pairs: int, seed: int = 0) -> tuple[Path, Path]:
@@ -108,7 +108,7 @@ def measure(folder: Path, phase: str, args) -> dict:
     command = [
         sys.executable,
         "-m",
-        "scripts.bench_streaming_memory",
+        "scripts.benchmarks.bench_streaming_memory",
         "--child",
         str(folder),
         "--phase",
@@ -152,7 +152,7 @@ def main() -> None:
     if args.child:
         return child(args)
 
-    print(f"command: python -m scripts.bench_streaming_memory {' '.join(sys.argv[1:])}".rstrip())
+    print(f"command: python -m scripts.benchmarks.bench_streaming_memory {' '.join(sys.argv[1:])}".rstrip())
     print(
         f"buffer_pairs={args.buffer_pairs} batch_tokens={args.batch_tokens} "
         f"vocab_size={args.vocab_size} spm_sentences={args.spm_sentences}"

@@ -1,6 +1,6 @@
 """Training speed of a preset, measured with the trainer's own update.
 
-    python -m scripts.bench_train --preset transformer_small --steps 30 --warmup 5 data.path=../shared/data/multi30k
+    python -m scripts.benchmarks.bench_train --preset transformer_small --steps 30 --warmup 5 data.path=../shared/data/multi30k
 
 Builds the config, data and model exactly as `python -m nmt.train
 experiment=PRESET [overrides]` does (it builds the Trainer with nmt.training.build.build_trainer
@@ -36,13 +36,13 @@ from hydra import compose, initialize_config_dir
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
-from nmt.cli_checks import finite_float
-from nmt.device import to_device
-from nmt.provenance import git_commit
+from nmt.base.cli_checks import finite_float
+from nmt.base.device import to_device
+from nmt.base.provenance import git_commit
 from nmt.speedups.openblas_linear import OpenBLASLinear, torch_products
 from scripts.out_path import ready_folder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAD = 0
 
 
@@ -140,7 +140,7 @@ def main(argv=None) -> dict:
     args.out = ready_folder(args.out, "bench_train")
     if args.threads:
         torch.set_num_threads(args.threads)
-    command = "python -m scripts.bench_train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.bench_train " + shlex.join(sys.argv[1:] if argv is None else argv)
     from nmt.training.build import build_trainer
     from nmt.training.config_checks import check_config
 

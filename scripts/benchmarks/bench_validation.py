@@ -1,7 +1,7 @@
 """A validation's wall time, as the Trainer runs it, with nmt's beam search against the beam
 search of an earlier commit, in one process.
 
-    OMP_NUM_THREADS=1 taskset -c 1 python -m scripts.bench_validation \\
+    OMP_NUM_THREADS=1 taskset -c 1 python -m scripts.benchmarks.bench_validation \\
         --checkpoint RUN/checkpoints/best.pt --data-path ../shared/data/multi30k \\
         --before f454567^ --beams 1,5 --rounds 3 --out benchmarks/validation_time.json
 
@@ -33,7 +33,7 @@ from types import SimpleNamespace
 import torch
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -73,7 +73,7 @@ def validation_of(checkpoint: Path, data_path: str | None, translator):
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from nmt.config_files import CONFIGS
+    from nmt.base.config_files import CONFIGS
     from nmt.config_schema.data import check_data_config
     from nmt.data.corpora import load_corpus
     from nmt.data.examples import drop_empty
@@ -123,10 +123,10 @@ def main(argv=None) -> dict:
     args = parse_args(argv)
     args.out = ready_file(args.out, "bench_validation") if args.out else None
     torch.set_num_threads(args.threads)
-    from nmt.provenance import git_commit
+    from nmt.base.provenance import git_commit
     from nmt.translator import Translator, beam_search
 
-    command = "python -m scripts.bench_validation " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.bench_validation " + shlex.join(sys.argv[1:] if argv is None else argv)
     translator = Translator.from_checkpoint(args.checkpoint, device="cpu")
     translator.model.eval()
     cfg, validation = validation_of(Path(args.checkpoint), args.data_path, translator)
@@ -160,7 +160,7 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     try:
         main()

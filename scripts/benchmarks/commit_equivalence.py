@@ -1,6 +1,6 @@
 """Do two commits train a study record's run alike? Same processor, same command, bit for bit.
 
-    python -m scripts.commit_equivalence \
+    python -m scripts.benchmarks.commit_equivalence \
         --record benchmarks/attention_study/multi30k/records/bahdanau-guided/seed1.json \
         --commit d459c95 --commit 619a12a --commit HEAD --steps 200 --jobs 2 \
         --out benchmarks/attention_study/multi30k/commit_equivalence.json
@@ -41,7 +41,7 @@ import torch
 from nmt.study.machine import cpu_fingerprint
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ("step", "loss", "perplexity", "bleu", "chrf", "lr")  # what the computation gives (not timings,
 # nor fields a later commit logs too)
 RUNNING: set[subprocess.Popen] = set()  # the training runs under way, stopped with this script
@@ -195,7 +195,7 @@ def main(argv=None) -> dict:
             flush=True,
         )
     result = {
-        "command": "python -m scripts.commit_equivalence " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m scripts.benchmarks.commit_equivalence " + shlex.join(sys.argv[1:] if argv is None else argv),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "cpu": cpu_fingerprint(),
         "record": record["name"],

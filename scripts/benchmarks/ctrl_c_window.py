@@ -1,6 +1,6 @@
 """How long after start a Ctrl-C is not yet nmt's: SIGINT at fixed delays, counted by outcome.
 
-    taskset -c 1 python -m scripts.ctrl_c_window --runs 20 --delays 0 0.01 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.5 0.6
+    taskset -c 1 python -m scripts.benchmarks.ctrl_c_window --runs 20 --delays 0 0.01 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.5 0.6
 
 Starts `python -m nmt.translate --checkpoint CKPT` (or --command) with its
 standard input an open pipe, so it would wait for sentences, sends SIGINT
@@ -11,7 +11,7 @@ standard input an open pipe, so it would wait for sentences, sends SIGINT
              before the interpreter installed its own handler
   fatal      "Fatal Python error: init_import_site": during `site` and the
              .pth files of site-packages, where a KeyboardInterrupt is fatal (exit 1)
-  traceback  a KeyboardInterrupt traceback: after `site`, before nmt.signals.install()
+  traceback  a KeyboardInterrupt traceback: after `site`, before nmt.base.signals.install()
   other      anything else (printed in full once)
 
 Prints one row per delay with the counts, then the command; no file is written.
@@ -29,9 +29,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from nmt.cli_checks import finite_float
+from nmt.base.cli_checks import finite_float
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def outcome(code: int, stderr: str) -> str:
@@ -98,7 +98,7 @@ def main() -> None:
                 shown.add(kind)
                 print(f"  {kind} (status {code}):\n" + stderr[-2000:], file=sys.stderr)
         print(f"{delay:>8.3f} " + " ".join(f"{counts[k]:>9}" for k in kinds), flush=True)
-    print("command: taskset -c 1 python -m scripts.ctrl_c_window " + shlex.join(sys.argv[1:]))
+    print("command: taskset -c 1 python -m scripts.benchmarks.ctrl_c_window " + shlex.join(sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """How good are the study's silver links? eflomal's recipe where the truth is
 known, two eflomal runs against each other, and the baselines on both.
 
-    python -m scripts.eflomal_quality --data ../shared/data/multi30k --out benchmarks/attention_study/eflomal_quality.json
+    python -m scripts.benchmarks.eflomal_quality --data ../shared/data/multi30k --out benchmarks/attention_study/eflomal_quality.json
 
 1. Toy task: the study's recipe (nmt.study.eflomal_links: eflomal on the
    training pairs plus the test pairs, both directions, grow-diag-final-and)
@@ -23,7 +23,7 @@ from argparse import Namespace
 from pathlib import Path
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def figures(counts) -> dict:
@@ -59,7 +59,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=str(ROOT / "benchmarks/attention_study/eflomal_quality.json"))
     args = parser.parse_args(argv)
     args.out = ready_file(args.out, "eflomal_quality")
-    command = "python -m scripts.eflomal_quality " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.eflomal_quality " + shlex.join(sys.argv[1:] if argv is None else argv)
     from nmt.study.__main__ import load_pairs
     from nmt.study.alignment import read_links, toy_links
     from nmt.study.baselines import baseline_counts

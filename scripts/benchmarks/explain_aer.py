@@ -1,7 +1,7 @@
 """Which explanation aligns best? AER of attention and of each nmt.explain
 method against Multi30k's reference word links, one checkpoint.
 
-    python -m scripts.explain_aer --checkpoint RUN/checkpoints/best.pt --limit 200
+    python -m scripts.benchmarks.explain_aer --checkpoint RUN/checkpoints/best.pt --limit 200
 
 The model reads each test pair's reference (teacher forcing, as the study's
 AER does: nmt.study.metrics.forced_attention); every method gives a map
@@ -22,11 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-from scripts.bench_decode import read_lines
-from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.benchmarks.bench_decode import read_lines
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINKS = ROOT / "benchmarks" / "attention_study" / "multi30k" / "test.links"
 
 
@@ -68,13 +68,13 @@ def maps_of(adapter, pair, methods: list[str], seconds: dict) -> dict:
 def main(argv=None) -> dict:
     args = parse_args(argv)
     args.out = ready_file(args.out, "explain_aer")
-    command = "python -m scripts.explain_aer " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.explain_aer " + shlex.join(sys.argv[1:] if argv is None else argv)
     import torch
 
     from nmt.data.word_alignment import AerCounts, attention_word_links, read_links
     from nmt.explain import METHODS
     from nmt.explain.models import model_of
-    from nmt.provenance import git_commit
+    from nmt.base.provenance import git_commit
     from nmt.study.alignment import words_match
     from nmt.translator import Translator
 

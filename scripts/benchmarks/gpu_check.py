@@ -1,7 +1,7 @@
 """One command that proves nmt's GPU paths and measures what a GPU user gets.
 
-    python -m scripts.gpu_check --out benchmarks/gpu               # on a GPU machine, under 8 minutes
-    python -m scripts.gpu_check --tiny --out /tmp/gpu_check        # the same stages on the CPU, toy-sized
+    python -m scripts.benchmarks.gpu_check --out benchmarks/gpu               # on a GPU machine, under 8 minutes
+    python -m scripts.benchmarks.gpu_check --tiny --out /tmp/gpu_check        # the same stages on the CPU, toy-sized
 
 Stages, in order, each written to OUT/gpu_check.json as soon as it ends (a
 stage that fails is recorded with its error and the next one runs):
@@ -44,10 +44,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from nmt.provenance import git_commit
+from nmt.base.provenance import git_commit
 from scripts.out_path import ready_folder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("environment", "tests", "train_speed", "time_to_quality", "decode_speed")
 # the fastest measured route to validation BLEU 35 on an H200: 28 s (benchmarks/gpu/README.md, session 15)
 GPU_QUALITY = (
@@ -59,7 +59,7 @@ NEEDED = [f"{split}.{lang}" for split in ("train", "val", "test_2016_flickr") fo
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    from nmt.cli_checks import finite_float
+    from nmt.base.cli_checks import finite_float
 
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
@@ -135,7 +135,7 @@ def environment(args, device) -> dict:
             info["driver"] = smi.stdout.strip()
         except (OSError, subprocess.TimeoutExpired):
             info["driver"] = "unknown"
-        from scripts.gpu_flops import matmul_ceiling
+        from scripts.benchmarks.gpu_flops import matmul_ceiling
 
         info["bf16_matmul_tflops"] = matmul_ceiling(device)  # an 8192^3 product on random data
     return info
@@ -210,7 +210,7 @@ def compose_row(overrides: list[str], device, cache: Path):
     """The checked config of one row, as `nmt.train` would run it."""
     from hydra import compose, initialize_config_dir
 
-    from nmt.config_files import CONFIGS
+    from nmt.base.config_files import CONFIGS
     from nmt.training.config_checks import check_config
 
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
@@ -240,7 +240,7 @@ def measure_training(overrides: list[str], device, cache: Path, limit: int | Non
     import torch
 
     from nmt.training.build import build_trainer
-    from scripts.gpu_flops import epoch_flops
+    from scripts.benchmarks.gpu_flops import epoch_flops
 
     cfg = compose_row(overrides, device, cache)
     run_folder = tempfile.TemporaryDirectory(prefix="gpu_check_train_")  # the Trainer's; removed with the trainer
@@ -342,7 +342,7 @@ def time_to_quality(args, data, device, cache, run_dir: Path) -> dict:
     }
     best = run_dir / "checkpoints" / "best.pt"
     if best.exists():
-        from nmt.scoring import score_translations
+        from nmt.base.scoring import score_translations
         from nmt.translator import Translator
 
         sources, references = test_pairs(args, data)
@@ -372,7 +372,7 @@ def find_file(folder: Path, name: str) -> Path:
 def decode_speed(args, data, device, checkpoint: Path) -> list[dict]:
     import torch
 
-    from nmt.scoring import score_translations
+    from nmt.base.scoring import score_translations
     from nmt.translator import Translator
 
     sources, references = test_pairs(args, data)
@@ -474,7 +474,7 @@ def main(argv=None) -> int:
     data = None if args.tiny else find_data(args.data)
     import torch
 
-    from nmt.device import resolve_device
+    from nmt.base.device import resolve_device
 
     device = resolve_device(args.device)
     out = ready_folder(args.out, "gpu_check")
@@ -482,7 +482,7 @@ def main(argv=None) -> int:
     work = Path(work_folder.name)
     cache = work / "cache"
     stages = args.stages.split(",")
-    report = {"command": "python -m scripts.gpu_check " + shlex.join(sys.argv[1:] if argv is None else argv)}
+    report = {"command": "python -m scripts.benchmarks.gpu_check " + shlex.join(sys.argv[1:] if argv is None else argv)}
     torch.backends.cuda.matmul.allow_tf32 = False  # fp32 rows are fp32, as on the CPU
 
     def save():

@@ -7,7 +7,7 @@ share-of-peak figures, from bench_train's counter and ceiling.
 
 import torch
 
-from scripts.bench_train import count_flops, matmul_gflops
+from scripts.benchmarks.bench_train import count_flops, matmul_gflops
 
 SAMPLES = 3  # batches counted; the rest are scaled by padded positions
 

@@ -1,6 +1,6 @@
 """Where a Transformer update's time goes on a GPU, per fused-attention backend set.
 
-    python -m scripts.gpu_sdpa_probe        # on a GPU machine, Multi30k in data/multi30k
+    python -m scripts.benchmarks.gpu_sdpa_probe        # on a GPU machine, Multi30k in data/multi30k
 
 Builds transformer_small as `python -m nmt.train` does and, for each set of
 F.scaled_dot_product_attention backends the model may use
@@ -20,11 +20,11 @@ from torch.nn.attention import SDPBackend
 from torch.profiler import ProfilerActivity, profile
 
 import nmt.core.multihead as transformer_attention
-from nmt.config_files import CONFIGS
+from nmt.base.config_files import CONFIGS
 from nmt.training.build import build_trainer
 from nmt.training.config_checks import check_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 B = SDPBackend
 SCRATCH = tempfile.TemporaryDirectory(prefix="gpu_sdpa_probe_")  # the trainers' run folders; removed at exit
 VARIANTS = {

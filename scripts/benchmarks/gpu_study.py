@@ -1,10 +1,10 @@
 """The attention study's confirmation runs on a lent GPU, in one call of the device tool.
 
-    python -m scripts.gpu_study --commit HASH --out $OUT --minutes 9         # on the GPU machine
+    python -m scripts.benchmarks.gpu_study --commit HASH --out $OUT --minutes 9         # on the GPU machine
     tar xzf OUT/records.tgz -C benchmarks/attention_study/confirmation       # back here, then commit
 
 The device's copy of the checkout has no git history, so --commit names the
-commit it is (NMT_COMMIT, nmt.provenance). The study writes into the copy's own
+commit it is (NMT_COMMIT, nmt.base.provenance). The study writes into the copy's own
 confirmation folder, whose finished records it does not train again, and trains
 the missing runs `--jobs` side by side with `trainer.device=cuda` (each run's
 evaluation stays on the CPU, one thread, as on the CPU machine); run folders
@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 from scripts.out_path import ready_folder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIRMATION = ROOT / "benchmarks" / "attention_study" / "confirmation"
 LINKS = ROOT / "benchmarks" / "attention_study" / "multi30k"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    from nmt.cli_checks import finite_float
+    from nmt.base.cli_checks import finite_float
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--commit", required=True, help="the commit this copy of the checkout is (git rev-parse HEAD)")

@@ -1,6 +1,6 @@
 """Where a training update's time goes on a GPU once its CUDA graphs are recorded.
 
-    python -m scripts.gpu_update_profile --data data/multi30k --out OUT [override ...]
+    python -m scripts.benchmarks.gpu_update_profile --data data/multi30k --out OUT [override ...]
 
 Builds the run as `python -m nmt.train` would (default: transformer_small in
 bf16 with trainer.compile_mode=reduce-overhead and data.pad_to_multiple=8),
@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from scripts.gpu_check import GRAPHS, compose_row
+from scripts.benchmarks.gpu_check import GRAPHS, compose_row
 from scripts.out_path import ready_folder
 
 

@@ -1,7 +1,7 @@
 """Validation BLEU against wall-clock minutes of a run, as a PNG.
 
-    python -m scripts.plot_learning_curve runs/m30k_transformer_small --out benchmarks/m30k_transformer_small_curve.png
-    python -m scripts.plot_learning_curve runs/m30k_transformer_small runs/m30k_rnn_bahdanau --out benchmarks/m30k_curves.png
+    python -m scripts.benchmarks.plot_learning_curve runs/m30k_transformer_small --out benchmarks/m30k_transformer_small_curve.png
+    python -m scripts.benchmarks.plot_learning_curve runs/m30k_transformer_small runs/m30k_rnn_bahdanau --out benchmarks/m30k_curves.png
 
 Reads RUN/metrics.jsonl (one record per validation); several runs give one line each. The wall time of each
 validation comes from its "validation step N" line in RUN/train.log, counted
@@ -69,7 +69,7 @@ def main(argv=None) -> None:
     curves = {run: bleu_points(run) for run in runs}
     if len(runs) == 1 and not curves[runs[0]][1]:
         return plot_training_loss(runs[0], out, argv, plt)
-    print("python -m scripts.plot_learning_curve " + shlex.join(sys.argv[1:] if argv is None else argv))
+    print("python -m scripts.benchmarks.plot_learning_curve " + shlex.join(sys.argv[1:] if argv is None else argv))
     fig, ax = plt.subplots(figsize=(7.2, 4.4), dpi=120)
     labels = set()
     for run, (xs, records, label) in curves.items():
@@ -118,7 +118,7 @@ def plot_training_loss(run: Path, out: Path, argv, plt) -> None:
     start = min(e.wall_time for e in scalars["train/loss"])
     loss = [((e.wall_time - start) / 60, e.step, e.value) for e in scalars["train/loss"]]
     speed = {e.step: e.value for e in scalars.get("train/tokens_per_s", [])}
-    print("python -m scripts.plot_learning_curve " + shlex.join(sys.argv[1:] if argv is None else argv))
+    print("python -m scripts.benchmarks.plot_learning_curve " + shlex.join(sys.argv[1:] if argv is None else argv))
     print(f"no validation yet; training loss from {run}/tensorboard")
     print(f"{'step':>6} {'wall-clock minutes':>20} {'train loss':>10} {'tokens/s':>9}")
     for minutes, step, value in loss:

@@ -1,6 +1,6 @@
 """Same-process A/B micro-benchmarks of the training step's parts, one thread.
 
-    python -m scripts.profile_ab optimizer dropout dropout_update loss rnn_step --rounds 15
+    python -m scripts.benchmarks.profile_ab optimizer dropout dropout_update loss rnn_step --rounds 15
 
 Each candidate runs beside the code it would replace in one process,
 alternating A, B, B, A, ... over `--rounds` rounds, so a machine that is busy
@@ -76,11 +76,10 @@ def ab(name: str, variants: dict, rounds: int, reps: int = 1) -> dict:
 def build(preset: str):
     from hydra import compose, initialize_config_dir
 
+    from nmt.base.config_files import CONFIGS
     from nmt.models.build import build_model
-    from pathlib import Path
 
-    configs = str(Path(__file__).resolve().parent.parent / "configs")
-    with initialize_config_dir(config_dir=configs, version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("config", overrides=[f"experiment={preset}"])
     return build_model(cfg.model, VOCAB, VOCAB)
 

@@ -1,7 +1,7 @@
 """Where nmt's decoding spends its time, and same-process A/B of its levers, one thread.
 
-    OMP_NUM_THREADS=1 taskset -c 0 python -m scripts.profile_decode --checkpoint best.pt profile
-    OMP_NUM_THREADS=1 taskset -c 0 python -m scripts.profile_decode --checkpoint best.pt ab matmul grad_mode --rounds 5
+    OMP_NUM_THREADS=1 taskset -c 0 python -m scripts.benchmarks.profile_decode --checkpoint best.pt profile
+    OMP_NUM_THREADS=1 taskset -c 0 python -m scripts.benchmarks.profile_decode --checkpoint best.pt ab matmul grad_mode --rounds 5
 
 profile: torch.profiler over Translator.translate (beam --beam, batch --batch)
 on the first --sentences sentences of test_2016_flickr, the ops by self CPU
@@ -18,7 +18,7 @@ attention) are A's bit for bit.
   attention  SDPA in the decoder step against the attention written out
              (nmt.speedups.decode_kernels.use_explicit_attention) alone
   grad_mode  translate() under torch.no_grad against torch.inference_mode
-  validation one whole validation as the Trainer runs it (scripts.bench_validation's
+  validation one whole validation as the Trainer runs it (scripts.benchmarks.bench_validation's
              ValidationSet.score, the checkpoint's own validation set, greedy unless
              --beam), translate() under torch.no_grad (before) against inference_mode (now)
 """
@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from scripts.bench_decode import read_lines  # test_2016_flickr, plain or .gz
-from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.benchmarks.bench_decode import read_lines  # test_2016_flickr, plain or .gz
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 
 
 def parse_args(argv=None):
@@ -98,7 +98,7 @@ def ab(lever: str, args, sentences) -> None:
 
 def validation_ab(args) -> None:
     """ValidationSet.score with translate() under no_grad, then inference_mode, alternating."""
-    from scripts.bench_validation import validation_of
+    from scripts.benchmarks.bench_validation import validation_of
 
     from nmt.translator import Translator
 

@@ -1,7 +1,7 @@
 """Quality in a time budget: train a preset M minutes on one core, then its test BLEU.
 
-    python -m scripts.quality_in_budget --name ts_b2048 --core 1 --git-commit -- data.batch_tokens=2048
-    python -m scripts.quality_in_budget --preset rnn_bahdanau --name rnn --core 0
+    python -m scripts.benchmarks.quality_in_budget --name ts_b2048 --core 1 --git-commit -- data.batch_tokens=2048
+    python -m scripts.benchmarks.quality_in_budget --preset rnn_bahdanau --name rnn --core 0
 
 Issue 18's quality figures in one command that a later session can repeat:
 
@@ -24,7 +24,7 @@ refused, so a finished run is never overwritten.
 
 A run that a stop cut short (a session's end, a reboot) continues with the same name:
 
-    python -m scripts.quality_in_budget --name ts_b2048 --core 0 --resume [--git-commit]
+    python -m scripts.benchmarks.quality_in_budget --name ts_b2048 --core 0 --resume [--git-commit]
 
 It reads the run's settings from RUN/quality_in_budget.json (written when the run
 started), trains on from RUN's last checkpoint (trainer.resume=auto) for what is left of
@@ -42,16 +42,16 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from nmt.cli_checks import finite_float  # nan and inf refused
-from nmt.provenance import git_commit
+from nmt.base.cli_checks import finite_float  # nan and inf refused
+from nmt.base.provenance import git_commit
 from nmt.store.metrics_log import read_records
 from nmt.training.precision import NATIVE_BF16_FLAGS, cpu_flags, read_cpuinfo
 
-from scripts.compare_joeynmt import MULTI30K
-from scripts.time_to_quality import machine as ttq_machine, run_pairs
+from scripts.peers.compare_joeynmt import MULTI30K
+from scripts.benchmarks.time_to_quality import machine as ttq_machine, run_pairs
 from scripts.out_path import ready_folder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 CHECKPOINTS = ("best.pt", "averaged.pt", "averaged_best.pt")
 SETTINGS = {
@@ -144,7 +144,7 @@ def one_core_env() -> dict:
 def test_scores(checkpoint: Path, pairs: list[tuple[str, str]], beam_size: int) -> dict:
     """BLEU, chrF, signature, the steps the checkpoint holds and seconds to translate."""
     from nmt.store.checkpoints import load_checkpoint
-    from nmt.scoring import score_translations
+    from nmt.base.scoring import score_translations
     from nmt.translator import Translator
 
     translator = Translator.from_checkpoint(checkpoint, device="cpu")
@@ -183,14 +183,14 @@ def main(argv=None) -> dict:
         )
     out = ready_folder(args.out, "quality_in_budget")
     if args.git_commit:
-        from nmt.errors import NmtError
+        from nmt.base.errors import NmtError
         from nmt.study.autocommit import work_tree_of
 
         try:
             work_tree_of(out)
         except NmtError as error:
             sys.exit(str(error))
-    command = "python -m scripts.quality_in_budget " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.quality_in_budget " + shlex.join(sys.argv[1:] if argv is None else argv)
     train = ["taskset", "-c", str(args.core), *train_command(args)]
     now, commit = datetime.now(), git_commit()  # the code that runs, before any autocommit
     if args.started is None:

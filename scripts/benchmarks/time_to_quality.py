@@ -1,12 +1,12 @@
 """Time to quality against JoeyNMT 2.3.0: the BLEU its Transformer reaches in M minutes, and
 the minutes nmt needs to reach that BLEU (the target: at most 15 of 45).
 
-    python -m scripts.time_to_quality --data ../shared/data/multi30k --minutes 45
-    python -m scripts.time_to_quality --smoke          # 2 minutes each, 50 validation sentences
+    python -m scripts.benchmarks.time_to_quality --data ../shared/data/multi30k --minutes 45
+    python -m scripts.benchmarks.time_to_quality --smoke          # 2 minutes each, 50 validation sentences
 
 One side-by-side run: both trainings start at the same moment, one core and one thread each,
 on the same plain-text Multi30k and the very sentencepiece model nmt trains
-(scripts/compare_joeynmt.py's prepare_data, its JoeyNMT venv and its config):
+(scripts/peers/compare_joeynmt.py's prepare_data, its JoeyNMT venv and its config):
 
     core 0: taskset -c 0 python -m nmt.train experiment=transformer_small data.path=DATA
             trainer.max_minutes=M trainer.max_steps=100000 trainer.val_every=1000000
@@ -25,7 +25,7 @@ limits, the run's validation pairs, sacreBLEU), at the minute the checkpoint was
 once JoeyNMT's BLEU is known, every one between the last scored below it and the first
 scored at or above it, so the crossing is exact to S updates. S is a quarter of the updates
 that take --val-every-minutes on nmt's side, from the seconds per update that
-scripts/compare_joeynmt.py measured (benchmarks/compare_joeynmt.json); --nmt-save-every
+scripts/peers/compare_joeynmt.py measured (benchmarks/compare_joeynmt.json); --nmt-save-every
 sets it outright. --nmt-val-every V instead validates every V updates during the race and
 pays for each validation in nmt's own minutes (the method of the runs before 2026-11-25 15:00).
 
@@ -96,16 +96,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from nmt.cli_checks import finite_float  # nan and inf refused
-from nmt.provenance import git_commit
+from nmt.base.cli_checks import finite_float  # nan and inf refused
+from nmt.base.provenance import git_commit
 from nmt.store.metrics_log import read_records
 from nmt.training.precision import read_cpuinfo
 
-from scripts import compare_joeynmt as joey  # JoeyNMT's venv, the shared data and its config
-from scripts.plot_learning_curve import STAMP, VALIDATION  # nmt's train.log lines
+from scripts.peers import compare_joeynmt as joey  # JoeyNMT's venv, the shared data and its config
+from scripts.benchmarks.plot_learning_curve import STAMP, VALIDATION  # nmt's train.log lines
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PRESET = "transformer_small"
 TARGET_MINUTES = 15
@@ -201,7 +201,7 @@ def run_precision(overrides: list[str] = ()) -> str:
     overrides, `auto` resolved for this machine's CPU as the trainer resolves it."""
     import torch
 
-    from scripts.bench_train import compose_config
+    from scripts.benchmarks.bench_train import compose_config
     from nmt.training.precision import resolve_precision
 
     cfg = compose_config(PRESET, list(overrides))
@@ -225,7 +225,7 @@ def seconds_per_update(speeds: Path, overrides: list[str] = (), precision: str =
     this run trains in; the side's trainer.precision override may be there or not); a side
     timed in another precision is refused (the cadence would be off by the speed-up)."""
     if not speeds.is_file():
-        sys.exit(f"{speeds} not found; run scripts/compare_joeynmt.py or pass --nmt-val-every and --joey-val-every")
+        sys.exit(f"{speeds} not found; run scripts/peers/compare_joeynmt.py or pass --nmt-val-every and --joey-val-every")
     figures = json.loads(speeds.read_text())
     runs = figures["runs"][PRESET]
     # the same run, however its precision is said: as given, without trainer.precision, with it
@@ -236,7 +236,7 @@ def seconds_per_update(speeds: Path, overrides: list[str] = (), precision: str =
     present = [side for side in named if side in runs]
     if not present:
         sys.exit(
-            f"{speeds} has no nmt side timed with {' '.join(overrides)}; run scripts/compare_joeynmt.py "
+            f"{speeds} has no nmt side timed with {' '.join(overrides)}; run scripts/peers/compare_joeynmt.py "
             f"--variant '{' '.join(overrides)}' or pass --nmt-val-every"
         )
     matching = [side for side in present if timed_precision(runs[side], side) == precision]
@@ -244,7 +244,7 @@ def seconds_per_update(speeds: Path, overrides: list[str] = (), precision: str =
         side, timed = present[0], timed_precision(runs[present[0]], present[0])
         sys.exit(
             f"{speeds}: its nmt side '{side}' was timed in {timed}, but this run trains in {precision}; "
-            f"pass --nmt-override trainer.precision={timed} to run as timed, run scripts/compare_joeynmt.py "
+            f"pass --nmt-override trainer.precision={timed} to run as timed, run scripts/peers/compare_joeynmt.py "
             "again, or pass --nmt-val-every"
         )
     side = matching[0]
@@ -323,7 +323,7 @@ def validation_pairs(run_dir: Path, val_sentences: int | None) -> list[tuple[str
 def score_checkpoint(path: Path, pairs: list[tuple[str, str]]) -> tuple[float, str]:
     """(BLEU, signature) of one checkpoint, as nmt's validation scores: greedy search with
     the checkpoint's length limits, sacreBLEU on the detokenised output."""
-    from nmt.scoring import score_translations
+    from nmt.base.scoring import score_translations
     from nmt.translator import Translator
 
     outputs = Translator.from_checkpoint(path, device="cpu").translate([src for src, _ in pairs], beam_size=1)
@@ -762,7 +762,7 @@ def score_both(
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    command = "python -m scripts.time_to_quality " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.benchmarks.time_to_quality " + shlex.join(sys.argv[1:] if argv is None else argv)
     work, data = Path(args.work), Path(args.data).resolve()
     work.mkdir(parents=True, exist_ok=True)
     nmt_every, save_every, joey_every = cadences(args)

@@ -1,4 +1,4 @@
-"""docs/reference/python-api.md (written by `python -m scripts.docs_reference`): the
+"""docs/reference/python-api.md (written by `python -m scripts.docs.docs_reference`): the
 public API's signatures and docstrings as plain Markdown, which GitHub shows as the
 site does (no `::: module.name` directive left for a plugin to fill)."""
 
@@ -7,7 +7,7 @@ import importlib
 import inspect
 import re
 
-from scripts.docs_markdown import generated_note, prose
+from scripts.docs.docs_markdown import generated_note, prose
 
 INTRO = """\
 Everything a command does is a library call first. The commands print; the
@@ -39,7 +39,7 @@ SECTIONS = {
     "Translating": ["nmt.translator.Translator", "nmt.translator.Translation"],
     "Heatmaps": ["nmt.viz.heatmaps.attention_figure", "nmt.viz.heatmaps.card_figures", "nmt.viz.heatmaps.save_figure"],
     "Serving with CTranslate2": ["nmt.deploy.engine.CTranslate2Translator"],
-    "Errors": ["nmt.errors.NmtError"],
+    "Errors": ["nmt.base.errors.NmtError"],
     "Training": ["nmt.train.fit", "nmt.train.TrainResult"],
 }
 WIDTH = 76  # a signature longer than this: one parameter a line (fits the site's column at 1280 px)
@@ -118,7 +118,7 @@ def _object(path: str) -> list[str]:
     kind = "class" if inspect.isclass(obj) else "def"
     shown = (
         f"class {name}({', '.join(b.__name__ for b in obj.__bases__)})"
-        if obj is resolve("nmt.errors.NmtError")
+        if obj is resolve("nmt.base.errors.NmtError")
         else signature(name, obj, kind)
     )
     out = [f"### {name}", "", f"`{path}`", "", "```python", shown, "```", ""] + docstring(obj) + [""]

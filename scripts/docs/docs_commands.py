@@ -1,16 +1,16 @@
-"""docs/reference/commands.md (written by `python -m scripts.docs_reference`): every
+"""docs/reference/commands.md (written by `python -m scripts.docs.docs_reference`): every
 command's options as tables (option, default, meaning), read from the commands' own
 argparse parsers; `nmt.train`'s presets, groups and Hydra flags from nmt/configs and
-nmt/train_cli.py."""
+nmt/commands/train_checks.py."""
 
 import argparse
 import importlib
 from unittest import mock
 
-from nmt.cli_checks import ArgumentParser
-from nmt.config_files import CONFIGS, group_options
-from nmt.train_cli import EXAMPLES, default_options, yaml_header
-from scripts.docs_markdown import cell, code, generated_note
+from nmt.base.cli_checks import ArgumentParser
+from nmt.base.config_files import CONFIGS, group_options
+from nmt.commands.train_checks import EXAMPLES, default_options, yaml_header
+from scripts.docs.docs_markdown import cell, code, generated_note
 
 # module -> the function that builds its parser and parses argv (called with ["--help"])
 COMMANDS = {

@@ -3,8 +3,8 @@ drift from it: the files in the reading order of nmt/core/README.md, each with i
 explanation (the module's docstring: the paper, the section, the formulas) above its
 source (the rest of the file, as it is).
 
-    python -m scripts.docs_core          writes docs/core.md
-    python -m scripts.docs_core --check  exit status 1 when docs/core.md is stale
+    python -m scripts.docs.docs_core          writes docs/core.md
+    python -m scripts.docs.docs_core --check  exit status 1 when docs/core.md is stale
 
 tests/core/test_docs_core.py runs the check.
 """
@@ -15,9 +15,9 @@ import re
 import sys
 from pathlib import Path
 
-from scripts.docs_markdown import prose
+from scripts.docs.docs_markdown import prose
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "nmt" / "core"
 PAGE = ROOT / "docs" / "core.md"
 ENTRY = re.compile(r"^(\d+)\. `([\w/]+\.py)`: (.*)$")
@@ -25,7 +25,7 @@ ENTRY = re.compile(r"^(\d+)\. `([\w/]+\.py)`: (.*)$")
 INTRO = """\
 # Read the core
 
-*Generated from nmt/core by `python -m scripts.docs_core`; edit the code and run it.
+*Generated from nmt/core by `python -m scripts.docs.docs_core`; edit the code and run it.
 `tests/core/test_docs_core.py` fails when this page is not what the code gives.*
 
 `nmt/core/` holds every model mechanism nmt teaches, one file each, named after
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     if args.check:
         fresh = PAGE.is_file() and PAGE.read_text(encoding="utf-8") == page
         if not fresh:
-            print("docs/core.md is stale: run python -m scripts.docs_core", file=sys.stderr)
+            print("docs/core.md is stale: run python -m scripts.docs.docs_core", file=sys.stderr)
         return 0 if fresh else 1
     PAGE.write_text(page, encoding="utf-8")
     return 0

@@ -1,6 +1,6 @@
 """docs/explorer.png and docs/what_if.png, from the running explorer and a model that learned.
 
-    taskset -c 0 python -m scripts.docs_explorer_shots --checkpoint RUN/checkpoints/best.pt \
+    taskset -c 0 python -m scripts.docs.docs_explorer_shots --checkpoint RUN/checkpoints/best.pt \
         --compare OTHER/checkpoints/best.pt --out docs
 
 serves `python -m nmt.explore --checkpoint CHECKPOINT --compare OTHER`,
@@ -25,7 +25,7 @@ from scripts.out_path import ready_folder
 from tests.helpers import MULTI30K
 from tests.test_attention_html import launch_chromium
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LINE, PREFIX = 9, "A man wearing a vest"
 
 

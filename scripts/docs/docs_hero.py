@@ -1,6 +1,6 @@
 """The README's and the docs home page's picture: the shipped model's attention on one sentence.
 
-    python -m scripts.docs_hero            # docs/images/hero_multi30k.png and hero_multi30k.json
+    python -m scripts.docs.docs_hero            # docs/images/hero_multi30k.png and hero_multi30k.json
 
 It also draws docs/images/multi30k_red_hat.png, the picture of the translate and
 attention pages, as their command does (`nmt.translate --model multi30k-de-en
@@ -23,11 +23,11 @@ import tempfile
 from pathlib import Path
 
 from nmt.pretrained import MODELS
-from nmt.provenance import git_commit
+from nmt.base.provenance import git_commit
 from nmt.translator import Translator
 from nmt.viz.heatmaps import save_figure
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PICTURE = ROOT / "docs" / "images" / "hero_multi30k.png"
 RECORD = PICTURE.with_suffix(".json")
 MODEL = "multi30k-de-en"
@@ -65,7 +65,7 @@ def caption_problems(page_text: str, record: dict) -> list[str]:
 
 def draw_red_hat() -> str:
     """RED_HAT through the command as a user runs it -> its translation; the picture copied."""
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
@@ -85,7 +85,7 @@ def main() -> int:
             for piece, weights in zip(out.tgt_pieces, out.attention)]
     record = {"model": MODEL, "about": MODELS[MODEL], "sentence": SENTENCE, "search": "greedy",
               "translation": out.text, "picture": PICTURE.name, "rows": rows, "commit": git_commit(),
-              "command": "python -m scripts.docs_hero"}
+              "command": "python -m scripts.docs.docs_hero"}
     RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{PICTURE}: {out.text}")
     print(f"{RED_HAT_PICTURE}: {draw_red_hat()}")

@@ -1,4 +1,4 @@
-"""Markdown pieces the generated Reference pages share (scripts/docs_reference.py): text
+"""Markdown pieces the generated Reference pages share (scripts/docs/docs_reference.py): text
 safe in a table cell, code spans, and the line at the top of each page that says how
 it is made."""
 
@@ -38,6 +38,6 @@ def cell(text) -> str:
 def generated_note(sources: str) -> str:
     """The line at the top of a generated page: what it is made from and the one command."""
     return (
-        f"*Generated from {sources} by `python -m scripts.docs_reference`; edit those and run it. "
+        f"*Generated from {sources} by `python -m scripts.docs.docs_reference`; edit those and run it. "
         "`tests/test_docs_reference.py` fails when this page is not what the code gives.*"
     )

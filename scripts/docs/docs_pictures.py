@@ -2,13 +2,13 @@
 trained from Python with the attention study's toy recipe (nmt/study/configs.py), then
 one date translated and its attention drawn (nmt.viz.heatmaps).
 
-    python -m scripts.docs_pictures                      # every picture, into docs/images/attention/
-    python -m scripts.docs_pictures --only bahdanau,transformer-rotary --steps 100
+    python -m scripts.docs.docs_pictures                      # every picture, into docs/images/attention/
+    python -m scripts.docs.docs_pictures --only bahdanau,transformer-rotary --steps 100
 
 Each picture is docs/images/attention/NAME.png; docs/images/attention/pictures.json
 records, per picture, the overrides it was trained with, its updates, its validation
 BLEU, the translation and the commit. Run it pinned to one core on a shared machine:
-`taskset -c 0 python -m scripts.docs_pictures`.
+`taskset -c 0 python -m scripts.docs.docs_pictures`.
 """
 
 import argparse
@@ -20,13 +20,13 @@ from pathlib import Path
 import torch
 
 from nmt.data.alignments import main as write_alignments
-from nmt.provenance import git_commit
+from nmt.base.provenance import git_commit
 from nmt.study.configs import study_configs
-from nmt.train import fit
+from nmt.commands.train import fit
 from nmt.translator import Translator
 from nmt.viz.heatmaps import save_figure
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "images" / "attention"
 SENTENCE = "thursday the twenty second of march twenty forty seven"
 # the study's toy configurations drawn on the pages, in page order
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
                 f"{OUT / (name + '.png')}",
                 flush=True,
             )
-    print(f"command: python -m scripts.docs_pictures {' '.join(argv or sys.argv[1:])}".rstrip())
+    print(f"command: python -m scripts.docs.docs_pictures {' '.join(argv or sys.argv[1:])}".rstrip())
     return 0
 
 

@@ -5,12 +5,12 @@ GitHub and the docs site render alike, so they cannot drift from it:
                                      (nmt/configs), allowed values and meaning
                                      (nmt/config_schema/table.py)
     docs/reference/commands.md       every command's options, read from its argparse
-                                     parser (scripts/docs_commands.py)
+                                     parser (scripts/docs/docs_commands.py)
     docs/reference/python-api.md     the public API's signatures and docstrings
-                                     (scripts/docs_api.py)
+                                     (scripts/docs/docs_api.py)
 
-    python -m scripts.docs_reference          writes the three pages
-    python -m scripts.docs_reference --check  exit status 1 naming each page that is stale
+    python -m scripts.docs.docs_reference          writes the three pages
+    python -m scripts.docs.docs_reference --check  exit status 1 naming each page that is stale
 
 tests/test_docs_reference.py runs the check, so a key, an option or a docstring changed
 without the pages fails the suite.
@@ -22,16 +22,16 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 
-from nmt.config_files import CONFIGS, group_options
+from nmt.base.config_files import CONFIGS, group_options
 from nmt.config_schema.kinds import Choice, show
 from nmt.config_schema.table import RULES
 from nmt.config_schema.values import as_plain, leaves
-from nmt.train_cli import default_options, yaml_header_lines, yaml_keys
-from scripts.docs_api import api_reference
-from scripts.docs_commands import commands_reference
-from scripts.docs_markdown import cell, code, generated_note, prose
+from nmt.commands.train_checks import default_options, yaml_header_lines, yaml_keys
+from scripts.docs.docs_api import api_reference
+from scripts.docs.docs_commands import commands_reference
+from scripts.docs.docs_markdown import cell, code, generated_note, prose
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
 
 CONFIG_INTRO = """\
@@ -193,7 +193,7 @@ def main(argv=None) -> int:
     if args.check:
         stale = stale_pages()
         for name in stale:
-            print(f"docs/reference/{name} is stale: run python -m scripts.docs_reference", file=sys.stderr)
+            print(f"docs/reference/{name} is stale: run python -m scripts.docs.docs_reference", file=sys.stderr)
         return 1 if stale else 0
     for name, make in PAGES.items():
         (REFERENCE / name).write_text(make(), encoding="utf-8")

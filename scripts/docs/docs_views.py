@@ -1,9 +1,9 @@
 """The explorer's pictures on the views and export pages, from the model shipped with nmt.
 
-    python -m scripts.docs_views --out docs
+    python -m scripts.docs.docs_views --out docs
 
 Starts `python -m nmt.explore --model multi30k-de-en` on a free port of 127.0.0.1, opens it
-in Debian's Chromium (Playwright, as scripts/screenshots.py does) at 1280x800 and writes
+in Debian's Chromium (Playwright, as scripts/docs/screenshots.py does) at 1280x800 and writes
 OUT/explorer_first_view.png (the first view: a validation sentence stored in the model,
 translated, its heatmap drawn) and OUT/beam_tree.png (SENTENCE with a beam of 3, the best
 final clicked: its prefix's attention under the tree). It prints what each view held (the
@@ -11,7 +11,7 @@ translations, the finals and their scores) so the page's text can be checked aga
 
 The model view and the head view show a Transformer's layers and heads, which the shipped
 GRU has not: `--transformer CHECKPOINT` (a trained toy Transformer, e.g. the study's
-transformer-sinusoidal recipe of scripts/docs_pictures.py) writes OUT/model_view.png
+transformer-sinusoidal recipe of scripts/docs/docs_pictures.py) writes OUT/model_view.png
 (cross-attention layer 1, head 2 opened large) and OUT/head_view.png (layer 1, heads 1
 and 2) from its `nmt.translate --attention-html` page for DATE.
 """
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from scripts.out_path import ready_folder
-from scripts.screenshots import ARGS, CHROMIUM, WINDOW, free_port, serve, small_png
+from scripts.docs.screenshots import ARGS, CHROMIUM, WINDOW, free_port, serve, small_png
 
 MODEL = "multi30k-de-en"
 SENTENCE = "Ein Mann mit einem roten Hut sitzt auf einer Bank im Park."
@@ -32,7 +32,7 @@ DATE = "monday the twenty first of march nineteen eighty four"
 
 def transformer_views(browser, checkpoint: str, out: Path) -> dict:
     """model_view.png and head_view.png of a Transformer's --attention-html page for DATE."""
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
@@ -103,7 +103,7 @@ def main(argv=None) -> dict:
         child.wait()
     for what, seen in found.items():
         print(what, seen)
-    print("command: python -m scripts.docs_views " + shlex.join(argv if argv is not None else sys.argv[1:]))
+    print("command: python -m scripts.docs.docs_views " + shlex.join(argv if argv is not None else sys.argv[1:]))
     return found
 
 

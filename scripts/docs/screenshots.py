@@ -1,7 +1,7 @@
 """Screenshots of what a user sees first, taken in headless Chromium:
 TensorBoard's scalars of a run, and the explorer's first view of its best.pt.
 
-    python -m scripts.screenshots --run outputs/DATE/TIME --out docs
+    python -m scripts.docs.screenshots --run outputs/DATE/TIME --out docs
 
 Starts `tensorboard --logdir RUN/tensorboard` and `python -m nmt.explore
 --checkpoint RUN/checkpoints/best.pt` on free ports of 127.0.0.1, opens each
@@ -149,7 +149,7 @@ def main(argv=None) -> dict:
         browser.close()
     for what, seen in found.items():
         print(what, seen)
-    print("command: python -m scripts.screenshots " + shlex.join(argv if argv is not None else sys.argv[1:]))
+    print("command: python -m scripts.docs.screenshots " + shlex.join(argv if argv is not None else sys.argv[1:]))
     return found
 
 

@@ -1,6 +1,6 @@
 """Write the shipped copy of a trained run's checkpoint: nmt/pretrained/NAME/model.pt.
 
-    python -m scripts.ship_pretrained RUN/checkpoints/best.pt multi30k-de-en --dtype float16
+    python -m scripts.docs.ship_pretrained RUN/checkpoints/best.pt multi30k-de-en --dtype float16
 
 The copy keeps what translating needs (config, sentencepiece models, fingerprint,
 the validation samples the explorer offers) and the weights rounded to half

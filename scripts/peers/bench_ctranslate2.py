@@ -1,8 +1,8 @@
 """nmt's decoder against CTranslate2 (float32 and int8) on test_2016_flickr: speed
 and BLEU, same model, same process, same cores, greedy and beam, batch 1 and large.
 
-    taskset -c 1 python -m scripts.bench_ctranslate2 --checkpoint best.pt --threads 1
-    taskset -c 0,1 python -m scripts.bench_ctranslate2 --checkpoint best.pt --threads 2
+    taskset -c 1 python -m scripts.peers.bench_ctranslate2 --checkpoint best.pt --threads 1
+    taskset -c 0,1 python -m scripts.peers.bench_ctranslate2 --checkpoint best.pt --threads 2
 
 The checkpoint is exported twice (nmt.deploy.convert: float32 and int8)
 into a temporary folder. For every (search, batch size) the three engines
@@ -32,14 +32,14 @@ from pathlib import Path
 
 import torch
 
-from nmt.cli_checks import finite_float
-from nmt.provenance import git_commit
+from nmt.base.cli_checks import finite_float
+from nmt.base.provenance import git_commit
 
-from scripts.bench_decode import read_lines  # test_2016_flickr, plain or .gz
-from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.benchmarks.bench_decode import read_lines  # test_2016_flickr, plain or .gz
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -97,9 +97,9 @@ def engines(args, folder: Path) -> dict:
 
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
-    command = "python -m scripts.bench_ctranslate2 " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.peers.bench_ctranslate2 " + shlex.join(sys.argv[1:] if argv is None else argv)
     torch.set_num_threads(args.threads)
-    from nmt.scoring import score_translations
+    from nmt.base.scoring import score_translations
 
     folder = Path(args.data)
     sources = read_lines(folder, f"{args.split}.{args.src_lang}")[: args.limit]

@@ -1,11 +1,11 @@
 """Training speed of nmt against eole 0.6.4 (OpenNMT's successor) on the same data, pieces and batches.
 
-    taskset -c 1 python -m scripts.compare_eole --data ../shared/data/multi30k --rounds 3
+    taskset -c 1 python -m scripts.peers.compare_eole --data ../shared/data/multi30k --rounds 3
 
 Installs eole 0.6.4 in its own virtual environment (--venv, default
 .bench/eole-venv, git-ignored) beside torch==2.13.0 and aiohttp (which eole's
 command imports without declaring it), then in each round trains
-`transformer_small` once with nmt (scripts/bench_train.py) and once with an
+`transformer_small` once with nmt (scripts/benchmarks/bench_train.py) and once with an
 eole configuration equal to it parameter for parameter (the counts are
 printed, and a mismatch stops the run):
 
@@ -36,7 +36,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scripts.compare_joeynmt import ROOT, SPLITS, prepare_data, run
+from scripts.peers.compare_joeynmt import ROOT, SPLITS, prepare_data, run
 from scripts.out_path import ready_file
 
 EOLE_VERSION = "0.6.4"
@@ -148,7 +148,7 @@ def piece_files(work: Path, spm_path: Path, vocab_path: Path) -> dict[str, Path]
 
 def eole_config(work: Path, files: dict[str, Path], updates: int) -> dict:
     """eole 0.6.4's configuration equal to nmt's transformer_small (module docstring)."""
-    from scripts.bench_train import compose_config
+    from scripts.benchmarks.bench_train import compose_config
 
     cfg = compose_config(PRESET, [])
     enc, dec = cfg.model.encoder, cfg.model.decoder
@@ -260,7 +260,7 @@ def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path, overri
     command = [
         sys.executable,
         "-m",
-        "scripts.bench_train",
+        "scripts.benchmarks.bench_train",
         "--preset",
         PRESET,
         "--threads",
@@ -334,7 +334,7 @@ def print_table(table: dict, command: str) -> None:
 def main(argv=None) -> dict:
     args = parse_args(argv)
     args.out = ready_file(args.out, "compare_eole")
-    command = "python -m scripts.compare_eole " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.peers.compare_eole " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     python = ensure_venv(Path(args.venv))

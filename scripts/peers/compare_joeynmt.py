@@ -1,6 +1,6 @@
 """Training speed of nmt against JoeyNMT 2.3.0 on the same data, vocabulary and batch size.
 
-    python -m scripts.compare_joeynmt --data ../shared/data/multi30k --steps 30 --warmup 5 --rounds 2 \
+    python -m scripts.peers.compare_joeynmt --data ../shared/data/multi30k --steps 30 --warmup 5 --rounds 2 \
         [--variant trainer.precision=bf16]
 
 Installs JoeyNMT 2.3.0 in its own virtual environment (--venv, default
@@ -16,7 +16,7 @@ Installs JoeyNMT 2.3.0 in its own virtual environment (--venv, default
 Each round trains every preset on both sides in turn (ours, theirs, ours,
 theirs, ...), W warm-up updates and N timed ones, so the ratios come from the
 same minutes of a shared machine. Our tokens/s comes from
-scripts/bench_train.py; JoeyNMT's from its own per-step log (logging_freq 1):
+scripts/benchmarks/bench_train.py; JoeyNMT's from its own per-step log (logging_freq 1):
 each "Tokens per Sec" weighted by the step's time between log lines. Both
 count real target tokens (the labels, eos included).
 """
@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MULTI30K = ROOT.parent / "shared" / "data" / "multi30k"  # the shared data beside the checkout (README)
 PRESETS = ("transformer_small", "rnn_bahdanau")
 SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
@@ -100,7 +100,7 @@ def prepare_data(data: Path, work: Path) -> tuple[Path, Path]:
     """Plain-text copies for JoeyNMT, and nmt's own sentencepiece model and its vocabulary."""
     from nmt.data.corpora import config_dict, load_corpus
     from nmt.data.tokenizer import Tokenizer
-    from scripts.bench_train import compose_config
+    from scripts.benchmarks.bench_train import compose_config
 
     folder = work / "data"
     folder.mkdir(parents=True, exist_ok=True)
@@ -141,7 +141,7 @@ def joey_config(
     warmupinversesquareroot, the same formula); default a constant rate.
     dev: the validation files' prefix (default WORK/data/val).
     """
-    from scripts.bench_train import compose_config
+    from scripts.benchmarks.bench_train import compose_config
 
     cfg = compose_config(preset, [])
     side = {
@@ -330,7 +330,7 @@ def train_ours(
     command = [
         sys.executable,
         "-m",
-        "scripts.bench_train",
+        "scripts.benchmarks.bench_train",
         "--preset",
         preset,
         "--steps",
@@ -388,7 +388,7 @@ def summarise(runs: dict, steps: int) -> dict:
 def main(argv=None) -> None:
     args = parse_args(argv)
     args.out = ready_file(args.out, "compare_joeynmt")
-    command = "python -m scripts.compare_joeynmt " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.peers.compare_joeynmt " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     python = ensure_venv(Path(args.venv))

@@ -1,10 +1,10 @@
 """Decoding speed of nmt against JoeyNMT 2.3.0: beam search on test_2016_flickr,
 same model size, same vocabulary, same output length, same machine, same run.
 
-    python -m scripts.compare_joeynmt_decode --data ../shared/data/multi30k --updates 20 --rounds 2
+    python -m scripts.peers.compare_joeynmt_decode --data ../shared/data/multi30k --updates 20 --rounds 2
 
 Both sides train `transformer_small` (JoeyNMT: the equivalent config that
-scripts/compare_joeynmt.py writes) for the same few updates on the same data
+scripts/peers/compare_joeynmt.py writes) for the same few updates on the same data
 and sentencepiece model, then translate the same test sentences from a file
 with their own command-line tools:
 
@@ -31,12 +31,12 @@ import sys
 import time
 from pathlib import Path
 
-from nmt.provenance import git_commit
+from nmt.base.provenance import git_commit
 
-from scripts import compare_joeynmt as joey  # the venv, data and config of the training comparison
+from scripts.peers import compare_joeynmt as joey  # the venv, data and config of the training comparison
 from scripts.out_path import ready_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PRESET = "transformer_small"
 
@@ -120,7 +120,7 @@ def subwords(path: Path, spm_path: Path) -> list[int]:
 def main(argv=None) -> None:
     args = parse_args(argv)
     args.out = ready_file(args.out, "compare_joeynmt_decode")
-    command = "python -m scripts.compare_joeynmt_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m scripts.peers.compare_joeynmt_decode " + shlex.join(sys.argv[1:] if argv is None else argv)
     data, work = Path(args.data).resolve(), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     python = joey.ensure_venv(Path(args.venv))

@@ -1,7 +1,7 @@
 """nmt-translate on a .pt against the same model exported to CTranslate2, whole
 process from the shell: the decode ratio table of issue 61.
 
-    OMP_NUM_THREADS=1 taskset -c 0 python -m scripts.decode_vs_ctranslate2 --checkpoint best.pt
+    OMP_NUM_THREADS=1 taskset -c 0 python -m scripts.peers.decode_vs_ctranslate2 --checkpoint best.pt
 
 It trains nothing. The checkpoint is exported (nmt.export: float32 and int8,
 into a temporary folder, or --exports DIR to keep them), then every cell
@@ -36,12 +36,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.bench_ctranslate2 import machine  # lscpu's model, cores, load
-from scripts.bench_decode import read_lines  # test_2016_flickr, plain or .gz
-from scripts.compare_joeynmt import MULTI30K  # the shared data beside the checkout
+from scripts.peers.bench_ctranslate2 import machine  # lscpu's model, cores, load
+from scripts.benchmarks.bench_decode import read_lines  # test_2016_flickr, plain or .gz
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 from scripts.out_path import ready_file, ready_folder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("nmt", "nmt_fast", "ct2_float32", "ct2_int8")
 EXTRA = {"nmt_fast": ["--kernels", "fast"]}    # nmt's engine with its opt-in kernels (nmt.speedups.decode_kernels)
 
@@ -164,8 +164,8 @@ def table(args, rows: list[dict], startup: dict) -> list[str]:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    command = "python -m scripts.decode_vs_ctranslate2 " + shlex.join(sys.argv[1:] if argv is None else argv)
-    from nmt.provenance import git_commit
+    command = "python -m scripts.peers.decode_vs_ctranslate2 " + shlex.join(sys.argv[1:] if argv is None else argv)
+    from nmt.base.provenance import git_commit
 
     before = machine()
     sources = read_lines(Path(args.data), f"{args.split}.{args.src_lang}")
