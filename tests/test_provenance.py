@@ -9,6 +9,7 @@ from tests.helpers import ROOT
 
 
 def test_git_commit_names_the_checkout_head_or_unknown_outside_git(tmp_path, monkeypatch):
+    assert provenance.CHECKOUT == ROOT                              # the folder that holds nmt/, not nmt/ itself
     commit = provenance.git_commit()
     assert re.fullmatch(r"[0-9a-f]{12}( \(with uncommitted changes under nmt/ or configs/\))?", commit), commit
     monkeypatch.setattr(provenance, "CHECKOUT", tmp_path)           # a folder outside any checkout

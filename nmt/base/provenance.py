@@ -16,7 +16,7 @@ import re
 import subprocess
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parents[1]   # the folder holding nmt/ (a git checkout, or site-packages)
+CHECKOUT = Path(__file__).resolve().parents[2]   # the folder holding nmt/ (a git checkout, or site-packages)
 STATED = "NMT_COMMIT"
 # what would make git answer about another repository than the one in its working folder
 GIT_LOCATORS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
