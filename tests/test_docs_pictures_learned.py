@@ -140,3 +140,15 @@ def test_the_lstmn_caption_compares_with_the_other_toy_models_as_they_are():
     perfect = [r for r in others if r["validation_bleu"] == 100.0 and r["updates"] == 250]
     page = " ".join((DOCS / "tutorials" / "attention-seen" / "lstmn-bridges.md").read_text(encoding="utf-8").split())
     assert f"{len(perfect)} of the {len(others)} other toy models on these pages score 100 after 250 updates" in page
+
+
+def test_the_quick_start_page_quotes_the_range_its_runs_gave():
+    """quick-start.md: "Expect a test BLEU of A to B", and every test BLEU the page shows
+    (the summary block, the log, the runs it lists) lies in it."""
+    page = " ".join((DOCS / "getting-started" / "quick-start.md").read_text(encoding="utf-8").split())
+    low, high = map(float, re.search(r"Expect a test BLEU of ([\d.]+) to ([\d.]+)", page).groups())
+    shown = [float(b) for b in re.findall(r"test set: (?:best\.pt on 200 sentences, greedy \| )?BLEU ([\d.]+)", page)]
+    # "three runs gave 100.00 (the default `trainer.seed=1`, ...), 99.87 (`trainer.seed=2`) and 100.00 (`trainer.seed=3`)"
+    listed = [float(b) for b in re.findall(r"(\d+\.\d\d) \((?:the default )?`trainer\.seed=\d`", page)]
+    assert len(shown) == 2 and len(listed) == 3
+    assert all(low <= b <= high for b in shown + listed), (low, high, shown, listed)
