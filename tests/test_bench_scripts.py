@@ -22,8 +22,9 @@ def cores_given_back():
 
 
 def load_script(name: str):
-    """scripts/NAME.py, imported as `python -m scripts.NAME` runs it."""
-    return importlib.import_module(f"scripts.{name}")
+    """scripts/FOLDER/NAME.py (benchmarks, peers or docs), imported as `python -m scripts.FOLDER.NAME` runs it."""
+    (path,) = (ROOT / "scripts").glob(f"*/{name}.py")
+    return importlib.import_module(f"scripts.{path.parent.name}.{name}")
 
 
 def test_bench_train_on_the_toy_task(tmp_path, cache_dir, monkeypatch):
@@ -131,7 +132,7 @@ def test_bench_validation_on_bad_input_is_one_line(tmp_path, toy_checkpoint):
 def test_no_script_leaves_a_scratch_folder_behind():
     """A script's scratch space is a tempfile.TemporaryDirectory (removed when done or at exit),
     never tempfile.mkdtemp, which stays in /tmp after every run."""
-    leaving = [path.name for path in sorted((ROOT / "scripts").glob("*.py")) if "mkdtemp(" in path.read_text()]
+    leaving = [path.name for path in sorted((ROOT / "scripts").rglob("*.py")) if "mkdtemp(" in path.read_text()]
     assert leaving == []
 
 

@@ -26,4 +26,4 @@ def test_a_ctrl_c_after_the_window_is_nmts(toy_checkpoint):
     for _ in range(2):
         kind, code, stderr = window.one_run(command, 0.5)
         assert (kind, code) == ("nmt", 130), stderr
-    assert (ROOT / "scripts" / "ctrl_c_window.py").is_file()
+    assert (ROOT / "scripts" / "benchmarks" / "ctrl_c_window.py").is_file()

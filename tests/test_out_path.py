@@ -61,7 +61,7 @@ def test_make_folder_names_a_config_key_or_an_option(tmp_path):
 def test_every_script_with_an_out_option_makes_it_ready_first():
     """The class, not one script: each script that writes to args.out (or args.out_json, ...)
     calls ready_file or ready_folder."""
-    writes_out = [p for p in sorted((ROOT / "scripts").glob("*.py")) if re.search(r"\bargs\.out(_\w+)?\b", p.read_text())]
+    writes_out = [p for p in sorted((ROOT / "scripts").rglob("*.py")) if re.search(r"\bargs\.out(_\w+)?\b", p.read_text())]
     unready = [p.name for p in writes_out if not re.search(r"\bready_(file|folder)\(", p.read_text())]
     assert len(writes_out) >= 18 and unready == [], unready
 

@@ -248,7 +248,7 @@ def test_compare_damaged_summary(sweep):
 # -- float options: finite or refused --------------------------------------------------
 
 def python_files():
-    return sorted((ROOT / "nmt").rglob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
+    return sorted((ROOT / "nmt").rglob("*.py")) + sorted((ROOT / "scripts").rglob("*.py"))
 
 
 def test_no_command_line_takes_a_plain_float():
