@@ -184,7 +184,7 @@ def test_a_data_file_of_another_kind_is_said_as_such(tmp_path, make, reader):
     """Was: a link loop or a dangling link was "no such file"."""
     from nmt.data.alignments import read_alignment_file
     from nmt.data.readers import count_lines, read_lines
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     path = tmp_path / "train.de"
     make(path)
@@ -199,7 +199,7 @@ def test_a_data_file_of_another_kind_is_said_as_such(tmp_path, make, reader):
 def test_a_multi30k_folder_member_of_another_kind_is_one_line(tmp_path, make):
     """data.path: was "has no val.en or val.en.gz" with a FIFO or a folder of that name there."""
     from nmt.data.corpora import load_multi30k
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     for name in ("train.de", "train.en", "val.de"):
         (tmp_path / name).write_text("a b\n")

@@ -23,9 +23,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from nmt import signals
-from nmt.errors import NmtError
-from nmt.file_inputs import path_kind, refuse_not_file
+from nmt.base import signals
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import path_kind, refuse_not_file
 
 SOURCE_COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
 SOURCE_URL = f"https://raw.githubusercontent.com/multi30k/dataset/{SOURCE_COMMIT}/data/task1/raw/"
