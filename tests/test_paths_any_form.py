@@ -121,6 +121,19 @@ def test_a_checkpoint_in_a_non_utf8_folder_translates_as_anywhere(odd_folder, to
     assert f"{odd_folder.parent}/nu\\xff\\xfe/other.pt does not exist" in line and "holds best.pt" in line
 
 
+def test_compare_shows_a_non_utf8_run_folder_escaped_in_the_table_and_its_csv(tmp_path):
+    """Was: UnicodeEncodeError while the --csv file was encoded (the printed table was escaped)."""
+    sweep = tmp_path / "sweep"
+    make_run(sweep, "0", "bahdanau", [(100, 10.0)])
+    make_run(sweep, os.fsdecode(b"r\xff\xfe"), "luong_dot", [(100, 12.0)])
+    done = run_cli("nmt.compare", str(sweep), "--csv", str(tmp_path / "table.csv"))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    best_pt = f"{sweep}/r\\xff\\xfe/checkpoints/best.pt"
+    assert "| * | r\\xff\\xfe | luong_dot |" in done.stdout.decode() and best_pt in done.stdout.decode()
+    rows = (tmp_path / "table.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[2].startswith("*,r\\xff\\xfe,luong_dot,") and rows[2].endswith(f",{best_pt}")
+
+
 def test_an_export_into_a_non_utf8_folder_says_so_escaped_and_translates(odd_folder, source):
     pytest.importorskip("ctranslate2")
     from tests.test_export import TINY

@@ -1,7 +1,9 @@
-"""FIFOs, devices, symbolic link loops, folders and files where a run folder's member
-belongs (issue 58, item 3): nmt.train (a new run and trainer.resume=auto) and
-nmt.average --run name the member and what it is in one line, exit 1, write
-nothing and never wait on a FIFO."""
+"""FIFOs, devices, sockets, symbolic link loops, folders and files where a member of a
+folder nmt reads belongs (issue 58, items 3 and 6): nmt.train (a new run and
+trainer.resume=auto) and nmt.average --run in a run folder, nmt.compare in a sweep's
+run folders, nmt-data multi30k in --from and DEST, nmt.translate --plot-attention in
+its picture folder name the member and what it is in one line, exit 1, write nothing
+and never wait on a FIFO (each command as a user runs it, with a timeout)."""
 
 import os
 import shutil
@@ -83,3 +85,144 @@ def test_average_run_names_a_member_of_another_kind(tmp_path, toy_checkpoint, me
     shown = f"--run {run}" if not member else str(target)
     assert f"{shown} {SAID[make]}" in line, line
     assert not (tmp_path / "avg.pt").exists()
+
+
+# -- the other commands that read a folder: nmt.compare, nmt.data, --plot-attention ---------------
+
+TIMEOUT = 120     # seconds: a hang fails; a loaded machine's slow start does not
+
+
+def socket_file(path):
+    import socket
+
+    here = os.getcwd()
+    os.chdir(path.parent)                # a short relative name: AF_UNIX paths are at most 107 bytes
+    try:
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(path.name)
+    finally:
+        os.chdir(here)
+
+
+def dangling(path):
+    os.symlink("nowhere", path)
+
+
+SAID.update({socket_file: "is a socket, not", dangling: "is a dangling symbolic link, not"})
+KINDS = (fifo, loop, device, socket_file, folder, dangling)
+COMPARE_CASES = [(m, k) for m in ("summary.json", "metrics.jsonl", ".hydra/overrides.yaml") for k in KINDS] + \
+    [(".hydra", k) for k in (fifo, loop, device, a_file)]
+
+
+@pytest.mark.parametrize("member, make", COMPARE_CASES, ids=[f"{m}-{k.__name__}" for m, k in COMPARE_CASES])
+def test_compare_names_a_run_member_of_another_kind(tmp_path, member, make):
+    """Was: a FIFO metrics.jsonl, or a link loop as summary.json, passed over with exit 0 (another
+    table, or a run left out); a FIFO summary.json was the one kind said."""
+    from tests.test_compare import make_run
+
+    make_run(tmp_path / "sweep", "0", "bahdanau", [(100, 10.0)])
+    make_run(tmp_path / "sweep", "1", "luong_dot", [(100, 12.0)])
+    target = tmp_path / "sweep" / "1" / member
+    shutil.rmtree(target) if target.is_dir() else target.unlink()
+    make(target)
+    before = snapshot(tmp_path)
+    done = run_cli("nmt.compare", str(tmp_path / "sweep"), "--csv", str(tmp_path / "table.csv"), timeout=TIMEOUT)
+    assert f"{target} {SAID[make]}" in one_line(done) and done.stdout == b""
+    assert snapshot(tmp_path) == before                       # no table written
+
+
+@pytest.mark.parametrize("make", (fifo, loop, device, a_file), ids=lambda k: k.__name__)
+def test_compare_names_a_sweep_folder_of_another_kind(tmp_path, make):
+    make(tmp_path / "sweep")
+    done = run_cli("nmt.compare", str(tmp_path / "sweep"), timeout=TIMEOUT)
+    assert one_line(done) == (f"nmt: error: {tmp_path / 'sweep'} {SAID[make]} a folder; give the sweep folder "
+                              "printed by --multirun\n")
+
+
+DATA_CASES = [(side, k) for side in ("--from", "DEST") for k in KINDS]
+
+
+@pytest.mark.parametrize("side, make", DATA_CASES, ids=[f"{s}-{k.__name__}" for s, k in DATA_CASES])
+def test_nmt_data_names_a_file_of_another_kind_in_from_or_dest(tmp_path, side, make):
+    """nmt-data multi30k DEST --from DIR: a FIFO in DIR made the copy wait forever; one in
+    DEST was "another checksum", and with --overwrite a folder there was a traceback."""
+    source, dest = tmp_path / "mirror", tmp_path / "dest"
+    source.mkdir()
+    dest.mkdir()
+    target = (source if side == "--from" else dest) / "val.de.gz"
+    make(target)
+    before = snapshot(tmp_path)
+    done = run_cli("nmt.data", "multi30k", str(dest), "--from", str(source), "--languages", "de", "--overwrite",
+                   timeout=TIMEOUT)
+    line = one_line(done)
+    shown = f"--from {target}" if side == "--from" else str(target)
+    assert f"{shown} {SAID[make]} a regular file; " in line, line
+    assert line.endswith("nothing was written\n" if side == "--from" else "move it away or choose another DEST\n")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("make", (fifo, loop, device, folder), ids=lambda k: k.__name__)
+def test_plot_attention_names_a_picture_of_another_kind(tmp_path, toy_checkpoint, make):
+    """A FIFO named 00001.png in the --plot-attention folder made the drawing wait forever,
+    with --overwrite too."""
+    pictures = tmp_path / "pictures"
+    pictures.mkdir()
+    make(pictures / "00001.png")
+    before = snapshot(tmp_path)
+    done = run_cli("nmt.translate", "--checkpoint", str(toy_checkpoint), "--plot-attention", str(pictures),
+                   "--overwrite", input=b"the first of may\n", timeout=TIMEOUT)
+    assert one_line(done) == (f"nmt: error: --plot-attention {pictures}: its 00001.png {SAID[make]} a picture "
+                              "file; move it away or choose another folder\n")
+    assert done.stdout == b"" and snapshot(tmp_path) == before
+
+
+READ_CASES = [(k, r) for k in (loop, dangling, fifo, folder) for r in ("read_lines", "count_lines", "alignments")]
+
+
+@pytest.mark.parametrize("make, reader", READ_CASES, ids=[f"{r}-{k.__name__}" for k, r in READ_CASES])
+def test_a_data_file_of_another_kind_is_said_as_such(tmp_path, make, reader):
+    """Was: a link loop or a dangling link was "no such file"."""
+    from nmt.data.alignments import read_alignment_file
+    from nmt.data.readers import count_lines, read_lines
+    from nmt.base.errors import NmtError
+
+    path = tmp_path / "train.de"
+    make(path)
+    call = {"read_lines": read_lines, "count_lines": count_lines, "alignments": read_alignment_file}[reader]
+    with pytest.raises(NmtError) as caught:
+        call(path)
+    said = "is a directory" if make is folder else SAID[make] + " a regular file"
+    assert str(caught.value).startswith(f"{path} {said}; expected a text file with one sentence a line")
+
+
+@pytest.mark.parametrize("make", (fifo, loop, device, folder), ids=lambda k: k.__name__)
+def test_a_multi30k_folder_member_of_another_kind_is_one_line(tmp_path, make):
+    """data.path: was "has no val.en or val.en.gz" with a FIFO or a folder of that name there."""
+    from nmt.data.corpora import load_multi30k
+    from nmt.base.errors import NmtError
+
+    for name in ("train.de", "train.en", "val.de"):
+        (tmp_path / name).write_text("a b\n")
+    make(tmp_path / "val.en")
+    with pytest.raises(NmtError) as caught:
+        load_multi30k("de", "en", tmp_path)
+    assert str(caught.value) == f"data.path={tmp_path}: its val.en {SAID[make]} a regular file; move it away"
+
+
+def test_training_names_a_data_folder_member_or_a_data_file_of_another_kind(tmp_path):
+    """nmt.train as a user runs it: a FIFO in data.path, a link loop as data.train_src."""
+    data = tmp_path / "multi30k"
+    data.mkdir()
+    os.mkfifo(data / "train.de")
+    (tmp_path / "ok.txt").write_text("a b\nc d\n")
+    ok = tmp_path / "ok.txt"
+    loop(tmp_path / "loop.txt")
+    base = ("experiment=quickstart", f"cache_dir={tmp_path / 'cache'}")
+    for args, said in (
+            (("data=multi30k", f"data.path={data}", f"hydra.run.dir={tmp_path / 'run1'}"),
+             f"data.path={data}: its train.de {SAID[fifo]} a regular file; move it away"),
+            (("data=files", f"data.train_src={tmp_path / 'loop.txt'}", f"data.train_tgt={ok}",
+              f"data.valid_src={ok}", f"data.valid_tgt={ok}", f"hydra.run.dir={tmp_path / 'run2'}"),
+             f"{tmp_path / 'loop.txt'} {SAID[loop]} a regular file; expected a text file with one sentence a line")):
+        done = run_cli("nmt.train", *base, *args, env={"OMP_NUM_THREADS": "1"}, timeout=TIMEOUT * 2)
+        assert one_line(done) == f"nmt: error: {said}\n"

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from nmt.base.atomic import atomic_write
 from nmt.base.errors import NmtError
+from nmt.base.file_inputs import path_kind
 
 XATTR = "user.nmt.wrote"
 MANIFEST = ".nmt-wrote.json"      # the marks of a folder whose file system keeps no extended attributes
@@ -87,14 +88,21 @@ def check_replace(path, option: str, purpose: str, overwrite: bool = False, allo
 
 def check_pictures(folder, option: str, overwrite: bool = False, allow: str = "--overwrite") -> None:
     """The heatmap names a picture folder may get (00001.png, 00001_source_1-13.png, 00001_saliency.png):
-    each one there already must be a heatmap nmt drew, before any is drawn."""
+    each one there already must be a heatmap nmt drew, before any is drawn. One that is not a
+    regular file (a FIFO: drawing into it would wait forever; a device, a folder, a link loop)
+    is refused even with `overwrite`: it is no picture to replace."""
     try:
         names = sorted(entry.name for entry in os.scandir(folder))
     except OSError:                      # missing (made later) or not a folder: the caller's to say
         return
     for name in names:
         if PICTURE.fullmatch(name):
-            check_replace(Path(folder) / name, f"{option} {folder}: its", HEATMAP, overwrite, allow)
+            path = Path(folder) / name
+            kind = path_kind(path) or ("a folder" if os.path.isdir(path) else None)
+            if kind is not None:
+                raise NmtError(f"{option} {folder}: its {name} is {kind}, not a picture file; move it away "
+                               "or choose another folder")
+            check_replace(path, f"{option} {folder}: its", HEATMAP, overwrite, allow)
 
 
 def write(path, data, purpose: str, durable: bool = False) -> None:

@@ -7,12 +7,16 @@ validation score of the runs' `trainer.metric` and the step it was reached
 at, the test scores where the runs have them, and each run's `best.pt`, as
 Markdown. The row with the best score (higher BLEU or chrF, lower loss) is
 marked; `--sort` puts the rows in that order; `--csv FILE` also writes CSV.
+A run folder whose summary.json, metrics.jsonl or .hydra/overrides.yaml is not
+the regular file nmt.train writes (a FIFO, a device, a socket, a link loop, a
+folder) is one line naming it, before any run is read and nothing written.
 """
 
 
 import csv
 import io
 import json
+import os
 from pathlib import Path
 
 import yaml
@@ -22,20 +26,45 @@ from nmt.base.cli import command
 from nmt.base.cli_checks import ArgumentParser, check_not_input, refuse_link_loop, write_stdout
 from nmt.base.run_files import check_not_run_file
 from nmt.base.errors import NmtError
-from nmt.base.file_inputs import refuse_special
+from nmt.base.file_inputs import refuse_not_folder, refuse_special
+from nmt.base.path_names import printable
+from nmt.base.run_members import member_problem
 from nmt.store.metrics_log import METRIC_SIGN, read_records
 
 COLUMNS = ["parameters", "bleu", "chrf", "perplexity", "tokens_per_s", "wall_s"]
 TEST_KEYS = ("test_bleu", "test_chrf")
 MARK = "*"
+SUMMARY = "summary.json"
+# what compare reads of a run folder, and what each is where nmt.train writes it
+MEMBERS = ((SUMMARY, "file"), ("metrics.jsonl", "file"), (".hydra", "folder"), (".hydra/overrides.yaml", "file"))
+
+
+def run_folders(sweep_dir: Path) -> list[Path]:
+    """Every folder under `sweep_dir` with an entry named summary.json, of any kind (a
+    FIFO, a link loop, a folder: named by `check_members`, not passed over), in the
+    order of their summary.json paths. Links to folders are not followed."""
+    found = [Path(folder) for folder, folders, files in os.walk(sweep_dir) if SUMMARY in files + folders]
+    return sorted(found, key=lambda run_dir: run_dir / SUMMARY)
+
+
+def check_members(run_dir: Path) -> None:
+    """NmtError naming the first file compare reads in `run_dir` that is not the regular
+    file (or folder) nmt.train writes there: a FIFO, a device, a socket, a link loop or a
+    dangling link, a folder. Stats only: nothing is opened, so a FIFO cannot hang it."""
+    for name, want in MEMBERS:
+        problem = member_problem(run_dir / name, want)
+        if problem is not None:
+            raise NmtError(f"{run_dir / name} {problem}; remove it or that run folder")
 
 
 def collect_runs(sweep_dir: Path) -> list[dict]:
-    if not sweep_dir.is_dir():
-        raise NmtError(f"{sweep_dir} is not a folder; give the sweep folder printed by --multirun")
+    refuse_not_folder(sweep_dir, "", "give the sweep folder printed by --multirun")
+    folders = run_folders(sweep_dir)
+    for run_dir in folders:           # every run's members before any is read
+        check_members(run_dir)
     runs = []
-    for summary_path in sorted(sweep_dir.glob("**/summary.json")):
-        run_dir = summary_path.parent
+    for run_dir in folders:
+        summary_path = run_dir / SUMMARY
         overrides_path = run_dir / ".hydra" / "overrides.yaml"
         overrides = _read(overrides_path, yaml.safe_load) if overrides_path.exists() else []
         summary = _read(summary_path, json.loads)
@@ -148,7 +177,8 @@ def main(argv=None) -> int:
         table = io.StringIO(newline="")
         csv.writer(table).writerows([header] + rows)
         try:
-            own_files.write(args.csv, table.getvalue().encode("utf-8"), own_files.TABLE)
+            # a run folder's name of non-UTF-8 bytes written escaped (\xff), as the printed table shows it
+            own_files.write(args.csv, printable(table.getvalue()).encode("utf-8"), own_files.TABLE)
         except OSError as error:
             raise NmtError(f"cannot write {args.csv}: {error.strerror or error}") from None
     write_stdout(markdown(header, rows) + "\n\n" + best + "\n")

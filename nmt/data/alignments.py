@@ -25,7 +25,7 @@ if __name__ == "__main__":      # first: stop signals are one line while torch l
 
     run_command("nmt.data.alignments", "; the output file is written whole or not at all")
 
-from pathlib import Path
+import os
 
 import numpy as np
 from omegaconf import OmegaConf
@@ -58,7 +58,7 @@ def parse_links(line: str, where: str) -> Links:
 
 def read_alignment_file(path) -> list[str]:
     """The lines of an alignment file: UTF-8, plain or .gz (nmt.data.readers.read_lines)."""
-    if not Path(path).exists():
+    if not os.path.lexists(path):        # a link loop or a dangling link: said by read_lines
         raise NmtError(f"data.train_alignments={path}: no such file (write one with "
                        "python -m nmt.data.alignments toy FILE, or an aligner such as eflomal)")
     return read_lines(path)

@@ -20,6 +20,7 @@ from nmt.data.examples import Corpus
 from nmt.data.readers import read_parallel
 from nmt.data.toy import make_toy_corpus
 from nmt.base.errors import NmtError
+from nmt.base.file_inputs import path_kind
 
 MULTI30K_FILES = {"train": "train", "valid": "val", "test": "test_2016_flickr"}   # task 1, 2016 test
 DEFAULT_HUB_ID = "bentrevett/multi30k"
@@ -34,6 +35,10 @@ LOCAL_HINT = ("fetch Multi30k task 1 with `nmt-data multi30k data/multi30k` (--f
 # -- Multi30k ------------------------------------------------------------------
 def _multi30k_file(folder: Path, base: str, lang: str) -> Path:
     for name in (f"{base}.{lang}", f"{base}.{lang}.gz"):
+        # a FIFO, a device, a link loop or a folder by that name is said, not passed over as missing
+        kind = path_kind(folder / name) or ("a folder" if (folder / name).is_dir() else None)
+        if kind is not None:
+            raise NmtError(f"data.path={folder}: its {name} is {kind}, not a regular file; move it away")
         if (folder / name).is_file():
             return folder / name
     raise NmtError(f"{folder} has no {base}.{lang} or {base}.{lang}.gz; data.path must be a Multi30k "

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from nmt.base import signals
 from nmt.base.errors import NmtError
+from nmt.base.file_inputs import path_kind, refuse_not_file
 
 SOURCE_COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
 SOURCE_URL = f"https://raw.githubusercontent.com/multi30k/dataset/{SOURCE_COMMIT}/data/task1/raw/"
@@ -95,9 +96,24 @@ def source_of(source: str | None) -> str:
         raise NmtError(f"--from {source}: a folder, a file:// URL or an http(s):// URL, not {scheme}://")
     folder = Path(source).expanduser()
     if not folder.is_dir():
-        raise NmtError(f"--from {source}: no such folder (a folder, a file:// URL or an http(s):// URL "
-                       "holding Multi30k task 1's NAME.LANG.gz files)")
+        kind = path_kind(folder) or ("a file" if folder.exists() else None)
+        raise NmtError(f"--from {source}: {f'{kind}, not a folder' if kind else 'no such folder'} (a folder, a "
+                       "file:// URL or an http(s):// URL holding Multi30k task 1's NAME.LANG.gz files)")
     return folder.resolve().as_uri() + "/"
+
+
+def check_local_sources(base: str, names: list[str]) -> None:
+    """When `base` is a file:// URL (a folder given to --from): NmtError naming the first
+    of `names` there that is a FIFO, a device, a socket, a folder or a link loop, before
+    anything is fetched (a FIFO would make the copy wait forever, /dev/zero never end).
+    Stats only; a missing file is said when it is fetched."""
+    url = urllib.parse.urlparse(base)
+    if url.scheme != "file":
+        return
+    folder = Path(urllib.request.url2pathname(url.path))
+    for name in names:
+        refuse_not_file(folder / name, "--from", "--from must hold Multi30k task 1's files by their published "
+                        "names; nothing was written")
 
 
 def _unreachable(url: str, reason) -> NmtError:
@@ -169,6 +185,9 @@ def _to_fetch(folder: Path, names: list[str], overwrite: bool) -> list[str]:
     wanted = []
     for name in names:
         path = folder / name
+        kind = path_kind(path) or ("a folder" if path.is_dir() else None)
+        if kind is not None:             # a FIFO would hang the checksum; --overwrite replaces files only
+            raise NmtError(f"{path} is {kind}, not a regular file; move it away or choose another DEST")
         if path.is_file() and sha256_of(path) == SHA256[name]:
             continue
         if (path.exists() or path.is_symlink()) and not overwrite:
@@ -189,6 +208,7 @@ def fetch_multi30k(dest, source: str | None = None, languages=LANGUAGES, all_tes
     temporary = {}
     try:
         wanted = _to_fetch(folder, names, overwrite)
+        check_local_sources(base, wanted)
         for name in wanted:
             temporary[name] = _download(base + name, name, folder)
             say(f"fetched {name} ({os.path.getsize(temporary[name]):,} bytes, SHA-256 checked)")

@@ -9,12 +9,15 @@ import zlib
 from pathlib import Path
 
 from nmt.base.errors import NmtError
-from nmt.base.file_inputs import refuse_special
+from nmt.base.file_inputs import path_kind, refuse_special
 
 BOM = "\ufeff"
 
 
 def _read_bytes_checks(path: Path) -> None:
+    kind = path_kind(path)               # a link loop or a dangling link: said as such, not "no such file"
+    if kind is not None:
+        raise NmtError(f"{path} is {kind}, not a regular file; expected a text file with one sentence a line")
     if not path.exists():
         raise NmtError(f"{path}: no such file; check the data paths in the config")
     if path.is_dir():

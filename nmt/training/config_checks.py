@@ -6,6 +6,7 @@ The settings and the files they name are checked before torch is imported
 (a wrong path answers in a second); the model's checks import it."""
 
 import logging
+import os
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -138,7 +139,7 @@ def check_paths(cfg: DictConfig) -> None:
     if data.get("kind") == "files":
         for key in DATA_FILES:
             path = data.get(key)
-            if _set(path) and not Path(str(path)).exists():
+            if _set(path) and not os.path.lexists(str(path)):     # a link loop: said by the reader
                 raise NmtError(f"{path}: no such file; check the data paths in the config (data.{key})")
         check_pair_lengths(data)
     if data.get("kind") == "multi30k" and _set(data.get("path")) and not Path(str(data.path)).is_dir():
