@@ -10,13 +10,13 @@ write to TensorBoard holds one lock.
 import copy
 import json
 import logging
-import math
 import threading
 from pathlib import Path
 
 from torch.utils.tensorboard import SummaryWriter
 
 from nmt.atomic import atomic_write
+from nmt.core.loss import perplexity
 from nmt.errors import NmtError
 from nmt.store.averaging import average_checkpoints
 from nmt.store.checkpoints import best_steps, save_checkpoint, step_checkpoints, step_of
@@ -223,7 +223,7 @@ def train_scalars(loss: float, lr: float, grad_norm: float, speed: float, aux: d
     """The train/* scalars of one logged update."""
     scalars = {
         "train/loss": loss,
-        "train/perplexity": math.exp(min(loss, 50)),
+        "train/perplexity": perplexity(loss),
         "train/lr": lr,
         "train/grad_norm": grad_norm,
         "train/tokens_per_s": speed,

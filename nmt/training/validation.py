@@ -1,13 +1,13 @@
 """Validation: loss and perplexity by teacher forcing, BLEU and chrF on
 detokenised output (sacreBLEU, with its signatures)."""
 
-import math
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from nmt.core.loss import perplexity
 from nmt.device import to_device
 from nmt.scoring import score_translations
 
@@ -57,7 +57,7 @@ def validate(model, translator, batches, pairs, device, beam_size: int = 1,
     model.train(was_training)
     hypotheses = [o.text for o in outputs]
     bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, [tgt for _, tgt in pairs])
-    return ValidationResult(loss, math.exp(min(loss, 50.0)), bleu, chrf, bleu_sig, chrf_sig,
+    return ValidationResult(loss, perplexity(loss), bleu, chrf, bleu_sig, chrf_sig,
                             hypotheses)
 
 
