@@ -1,15 +1,21 @@
 """Rules the core writes once for every layer: the special token ids and the
 perplexity's cap. Each other module reads them from the core; a module of nmt
-that writes one of them again as a number fails here."""
+that writes one of them again as a number fails here. And no core class takes
+an argument only to ignore it."""
 
 import ast
+import inspect
 import math
 from pathlib import Path
 
 import pytest
 
 from nmt.core.loss import PERPLEXITY_CAP, perplexity
+from nmt.core.lstmn import LSTMNEncoder
+from nmt.core.rnn_decoder import RNNDecoder
+from nmt.core.rnn_encoder import RNNEncoder
 from nmt.core.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from nmt.core.transformer_decoder import TransformerDecoder
 
 NMT = Path(__file__).resolve().parents[2] / "nmt"
 SPECIAL_NAMES = {"PAD", "UNK", "BOS", "EOS", "PAD_ID", "UNK_ID", "BOS_ID", "EOS_ID"}
@@ -50,3 +56,11 @@ def test_no_other_module_caps_the_perplexity_again():
     again = [p.relative_to(NMT).as_posix() for p in NMT.rglob("*.py")
              if "exp(min(" in p.read_text(encoding="utf-8").replace(" ", "")]
     assert again == ["core/loss.py"]
+
+
+@pytest.mark.parametrize("cls, unused", [(RNNEncoder, "positional"), (LSTMNEncoder, "positional"),
+                                         (RNNDecoder, "positional"), (TransformerDecoder, "attention")])
+def test_no_core_class_takes_an_argument_it_would_ignore(cls, unused):
+    """An RNN reads positions from its order, a Transformer decoder has its own
+    cross-attention: nmt.models.build passes them neither, and they take neither."""
+    assert unused not in inspect.signature(cls).parameters
