@@ -1,10 +1,10 @@
-"""scripts/decode_vs_ctranslate2.py: its ratio table from hand-made timings, and its refusals."""
+"""scripts/peers/decode_vs_ctranslate2.py: its ratio table from hand-made timings, and its refusals."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from scripts.decode_vs_ctranslate2 import parse_args, table
+from scripts.peers.decode_vs_ctranslate2 import parse_args, table
 
 
 def rows(cell, seconds):

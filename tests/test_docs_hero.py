@@ -1,5 +1,5 @@
 """The hero picture of the README and the docs home page: drawn from the shipped model
-(scripts/docs_hero.py), its caption agreeing with the picture and with the model card."""
+(scripts/docs/docs_hero.py), its caption agreeing with the picture and with the model card."""
 
 import json
 import re
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from nmt.pretrained import MODELS, model_card
-from scripts.docs_hero import PAGES, PICTURE, RECORD, caption_problems, looked_at
+from scripts.docs.docs_hero import PAGES, PICTURE, RECORD, caption_problems, looked_at
 from tests.helpers import ROOT, one_thread  # noqa: F401 (a fixture)
 
 BENCH = ROOT / "benchmarks" / "pretrained_multi30k-de-en.json"

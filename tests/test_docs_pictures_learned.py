@@ -2,9 +2,9 @@
 says which model drew it and how well that model translates, and a test fails when a
 picture a page shows is drawn from a model below the stated bar.
 
-    docs/images/attention/*.png     the toy-task models of scripts/docs_pictures.py:
+    docs/images/attention/*.png     the toy-task models of scripts/docs/docs_pictures.py:
                                     validation BLEU >= TOY_BAR (pictures.json)
-    docs/images/hero_multi30k.png,  the shipped multi30k-de-en (scripts/docs_hero.py):
+    docs/images/hero_multi30k.png,  the shipped multi30k-de-en (scripts/docs/docs_hero.py):
     multi30k_red_hat.png            its test_2016_flickr BLEU >= MULTI30K_BAR (benchmarks/)
 """
 
@@ -36,7 +36,7 @@ def test_each_attention_picture_comes_from_a_model_that_learned(name):
     assert name in PICTURES, f"images/attention/{name}.png has no record in pictures.json"
     assert PICTURES[name]["validation_bleu"] >= TOY_BAR, (
         f"images/attention/{name}.png is drawn from a model of validation BLEU {PICTURES[name]['validation_bleu']}, "
-        f"below {TOY_BAR}: train it longer (python -m scripts.docs_pictures --only {name} --steps N)")
+        f"below {TOY_BAR}: train it longer (python -m scripts.docs.docs_pictures --only {name} --steps N)")
 
 
 def test_the_shipped_models_pictures_come_from_a_model_that_learned():

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from nmt.data.toy import make_toy_corpus
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.translator import Translator
 from tests.helpers import MULTI30K, make_config, one_thread, run_cli, train  # noqa: F401 - one_thread: a fixture
 
@@ -196,7 +196,7 @@ def test_a_limit_cuts_greedy_outputs_where_nmt_cuts_them(toy_pair):
 
 
 def test_export_and_translate_from_the_command_line(toy_transformer, tmp_path):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     folder = tmp_path / "served"
     # float32: what it translates is nmt's on any CPU (int8's agreement is the self-check's, test_export_self_check.py)
@@ -226,7 +226,7 @@ def test_export_and_translate_from_the_command_line(toy_transformer, tmp_path):
     (["--engine", "nmt"], "is a folder from nmt.export; nmt's engine reads a .pt"),
 ])
 def test_what_the_ctranslate2_engine_cannot_do_is_one_line(toy_pair, tmp_path, capsys, extra, message):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     source = tmp_path / "in.txt"
     source.write_text(TOY[0] + "\n", encoding="utf-8")
@@ -255,7 +255,7 @@ def test_both_engines_refuse_a_search_by_the_one_rule(toy_pair, settings, messag
 
 
 def test_a_pt_file_is_not_a_ctranslate2_model(toy_transformer, tmp_path, capsys):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     source = tmp_path / "in.txt"
     source.write_text(TOY[0] + "\n", encoding="utf-8")
@@ -322,7 +322,7 @@ def test_the_benchmark_script_runs_the_three_engines_on_the_same_sentences(toy_t
     saved = __import__("json").loads((tmp_path / "bench.json").read_text())
     assert [(r["engine"], r["beam"], r["batch_size"], r["sentences"]) for r in rows][:4] == \
         [("nmt", 1, 1, 3), ("ct2_float32", 1, 1, 3), ("ct2_int8", 1, 1, 3), ("nmt", 1, 4, 12)]
-    assert len(rows) == 12 and saved["rows"] == rows and saved["command"].startswith("python -m scripts.bench_ctranslate2")
+    assert len(rows) == 12 and saved["rows"] == rows and saved["command"].startswith("python -m scripts.peers.bench_ctranslate2")
     by = {(r["engine"], r["beam"], r["batch_size"]): r for r in rows}
     # float32 outputs are nmt's (the toy model's end before the limit): the same tokens, the same BLEU
     for beam in (1, 5):
@@ -335,7 +335,7 @@ def test_the_benchmark_script_runs_the_three_engines_on_the_same_sentences(toy_t
 def test_without_ctranslate2_the_export_says_how_to_install_it(monkeypatch, toy_transformer, tmp_path, capsys):
     import sys
 
-    from nmt.export import main as export
+    from nmt.commands.export import main as export
 
     monkeypatch.setitem(sys.modules, "ctranslate2", None)          # import ctranslate2 -> ImportError
     assert export(["--checkpoint", str(toy_transformer), "--output", str(tmp_path / "out")]) == 1

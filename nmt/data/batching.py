@@ -32,8 +32,8 @@ import torch
 from torch import Tensor
 
 from nmt.core.masks import padding_mask, target_mask
+from nmt.base.errors import NmtError
 from nmt.core.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
-from nmt.errors import NmtError
 
 SORT_KEYS = ("source", "target")     # data.sort_by: the length sorted by first
 

@@ -21,8 +21,8 @@ import numbers
 
 import torch
 
+from nmt.base.errors import NmtError
 from nmt.core.length_limit import MAX_LEN_EXTRA, MAX_LEN_RATIO, max_output_length
-from nmt.errors import NmtError
 
 # the default limits are the core's (written once there); the translators import them from here
 __all__ = ["MAX_LEN_EXTRA", "MAX_LEN_RATIO", "check_search_limits", "decode_step_cap", "longest_output"]

@@ -49,8 +49,8 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.interface import Translation, check_coverage_penalty, check_search, check_sentences
 from nmt.decoding.search_bounds import check_beam_width, check_nbest
 from nmt.deploy import layout, members, require_ctranslate2
-from nmt.errors import NmtError
-from nmt.path_names import printable
+from nmt.base.errors import NmtError
+from nmt.base.path_names import printable
 
 def length_penalty(lengths: np.ndarray, alpha: float) -> np.ndarray:
     """The core's length_penalty on |Y| with eos (int lengths: computed in float64), rounded

@@ -24,8 +24,8 @@ import torch
 from torch import Tensor
 
 from nmt.core.loss import Counts, LossWeights, training_loss
+from nmt.base.errors import NmtError
 from nmt.core.special_tokens import PAD_ID as PAD
-from nmt.errors import NmtError
 from nmt.speedups.compile import compile_errors
 from nmt.speedups.fused_loss import fused_label_smoothed_nll
 

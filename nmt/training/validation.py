@@ -7,9 +7,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from nmt.base.device import to_device
+from nmt.base.scoring import score_translations
 from nmt.core.loss import perplexity
-from nmt.device import to_device
-from nmt.scoring import score_translations
 
 
 def token_nll(logits: Tensor, labels: Tensor, pad_id: int) -> Tensor:
