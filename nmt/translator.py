@@ -232,7 +232,7 @@ class Translator:
         """One Translation per sentence, in order; an empty line gives an empty one.
         `min_length`: no output ends before that many subwords (unless its
         length limit, from max_len_ratio and max_len_extra, comes first).
-        `coverage_penalty`: Wu et al.'s beta (nmt.decoding.beam.coverage_penalty),
+        `coverage_penalty`: Wu et al.'s beta (nmt.core.penalties.coverage_penalty),
         0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1.
         `prefix`: every output starts with this text (its subwords forced at
         their own log-probabilities, included in the score), then the search
