@@ -19,6 +19,7 @@ import torch
 from omegaconf import OmegaConf
 from torch.overrides import TorchFunctionMode
 
+from nmt.core.special_tokens import BOS_ID as BOS, EOS_ID as EOS, PAD_ID as PAD
 from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.beam import beam_search
 from nmt.decoding.beam_tree import BeamRecorder
@@ -28,7 +29,7 @@ from nmt.decoding.interface import (Translation, check_coverage_penalty, check_s
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
 from nmt.speedups.decode_kernels import check_kernels, use_fast_kernels
-from nmt.decoding.search_bounds import check_beam, check_beam_width
+from nmt.decoding.search_bounds import check_beam, check_beam_width, check_nbest
 from nmt.base.errors import NmtError
 from nmt.base.memory_sizes import allocation_bytes, human_bytes
 from nmt.models.build import build_model
@@ -53,9 +54,6 @@ class RandomInitSkipped(TorchFunctionMode):
             if isinstance(tensor, torch.Tensor):
                 return tensor
         return func(*args, **kwargs)
-
-
-BOS, EOS, PAD = 2, 3, 0
 
 
 def length_limits(config) -> dict:
@@ -234,7 +232,7 @@ class Translator:
         """One Translation per sentence, in order; an empty line gives an empty one.
         `min_length`: no output ends before that many subwords (unless its
         length limit, from max_len_ratio and max_len_extra, comes first).
-        `coverage_penalty`: Wu et al.'s beta (nmt.decoding.beam.coverage_penalty),
+        `coverage_penalty`: Wu et al.'s beta (nmt.core.penalties.coverage_penalty),
         0 = off; it re-ranks a beam's hypotheses, so it needs beam_size > 1.
         `prefix`: every output starts with this text (its subwords forced at
         their own log-probabilities, included in the score), then the search
@@ -245,8 +243,7 @@ class Translator:
         _check_search(beam_size, nbest, batch_size, min_length, length_penalty)
         check_search_limits(self.max_src_len, self.max_len_ratio, self.max_len_extra, self.max_tgt_len,
                             min_length)
-        if beam_size < 1 or nbest < 1 or nbest > beam_size:
-            raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_nbest(beam_size, nbest)
         check_beam_width(beam_size, self.tokenizer.tgt_vocab_size)
         check_coverage_penalty(coverage_penalty, beam_size)
         check_recorder(recorder)

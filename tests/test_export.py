@@ -236,6 +236,24 @@ def test_what_the_ctranslate2_engine_cannot_do_is_one_line(toy_pair, tmp_path, c
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("settings, message", [
+    ({"beam_size": 2, "nbest": 0}, "need 1 <= nbest <= beam_size (got nbest=0, beam_size=2)"),
+    ({"beam_size": 2, "nbest": 3}, "need 1 <= nbest <= beam_size (got nbest=3, beam_size=2)"),
+    ({"beam_size": 1, "coverage_penalty": 0.5},
+     "coverage_penalty=0.5 re-ranks the beam's hypotheses; set beam_size to 2 or more"),
+    ({"beam_size": 2, "coverage_penalty": -1.0}, "coverage_penalty=-1.0 must be a finite number >= 0"),
+])
+def test_both_engines_refuse_a_search_by_the_one_rule(toy_pair, settings, message):
+    """nmt's Translator and CTranslate2Translator check nbest and the coverage
+    penalty with the same functions (nmt.decoding.search_bounds.check_nbest,
+    nmt.decoding.interface.check_coverage_penalty): the same line. (nbest=0
+    was an IndexError on CTranslate2's route.)"""
+    for engine in toy_pair:
+        with pytest.raises(NmtError) as error:
+            engine.translate([TOY[0]], **settings)
+        assert str(error.value) == message, type(engine).__name__
+
+
 def test_a_pt_file_is_not_a_ctranslate2_model(toy_transformer, tmp_path, capsys):
     from nmt.commands.translate import main as translate
 
@@ -343,6 +361,22 @@ def test_the_ctranslate2_route_imports_neither_torch_nor_the_model_code(toy_pair
     expected = served.translate(TOY[:3], beam_size=5, nbest=2)
     assert done.stdout.decode().splitlines() == [f"{i} ||| {text} ||| {score:.4f}" for i, o in enumerate(expected)
                                                  for text, score in o.nbest]
+
+
+def test_the_engine_uses_the_cores_definitions_and_copies_only_what_needs_torch():
+    """The CTranslate2 route must not load torch (the test above), so it uses the
+    core's torch-free definitions as they are (length_penalty, COVERAGE_FLOOR and
+    the default limits, nmt/core/penalties.py and length_limit.py, which import
+    nothing), and writes again in numpy only what the core writes with tensor
+    methods: the coverage penalty (clamp, log, masked_fill) and the length limit
+    (test_limits_are_nmts_own). test_the_engines_numpy_ranking_is_nmts checks those two copies
+    give the core's numbers."""
+    from nmt.core import length_limit, penalties
+    from nmt.deploy import engine
+
+    assert engine.COVERAGE_FLOOR is penalties.COVERAGE_FLOOR
+    assert engine.core_length_penalty is penalties.length_penalty
+    assert (engine.MAX_LEN_RATIO, engine.MAX_LEN_EXTRA) == (length_limit.MAX_LEN_RATIO, length_limit.MAX_LEN_EXTRA)
 
 
 def test_the_engines_numpy_ranking_is_nmts():

@@ -13,14 +13,27 @@ Every term is a sum over the batch divided by a count of the whole update
 (`Counts`: its real target tokens, sentences and linked target positions,
 all batches and ranks together), so that gradient accumulation over several
 batches adds up to the gradient of one large batch.
+
+The perplexity nmt reports is exp of the mean NLL per real target token,
+
+    PPL = exp(min(NLL, 50))
+
+capped at e^50 (about 5e21), so a diverged run logs a number, not inf.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
 
 GUIDE_FLOOR = 1e-9   # log(a) of an attention weight that is exactly 0 (sparsemax) stays finite
+PERPLEXITY_CAP = 50.0   # the most NLL per token that perplexity() exponentiates
+
+
+def perplexity(nll: float) -> float:
+    """The mean NLL per real target token (nats) -> exp(min(nll, 50)); nan stays nan."""
+    return math.exp(min(nll, PERPLEXITY_CAP))
 
 
 def label_smoothed_nll(logits: Tensor, labels: Tensor, pad_id: int, smoothing: float) -> tuple[Tensor, Tensor]:

@@ -31,7 +31,7 @@ class LSTMNEncoder(nn.Module):
     attends_to_its_tape = True      # the explorer labels the key axis "<start>", then the tokens
 
     def __init__(self, vocab_size: int, embed_dim: int = 256, hidden_size: int = 256,
-                 dropout: float = 0.2, pad_id: int = 0, positional=None):
+                 dropout: float = 0.2, pad_id: int = 0):
         super().__init__()
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         self.w_h = nn.Linear(hidden_size, hidden_size, bias=False)

@@ -45,7 +45,7 @@ class RNNDecoder(nn.Module):
                  cell: str, style: str = "luong", embed_dim: int = 256,
                  hidden_size: int = 256, layers: int = 1, dropout: float = 0.2,
                  input_feeding: bool = True, tie_embeddings: bool = False,
-                 pad_id: int = 0, positional=None):
+                 pad_id: int = 0):
         super().__init__()
         if cell not in CELLS:
             raise NmtError(f"model.decoder.cell={cell!r} unknown; choose one of {sorted(CELLS)}")

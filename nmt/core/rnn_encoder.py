@@ -48,7 +48,7 @@ class RNNEncoder(nn.Module):
 
     def __init__(self, vocab_size: int, cell: str, embed_dim: int = 256,
                  hidden_size: int = 256, layers: int = 1, bidirectional: bool = True,
-                 dropout: float = 0.2, pad_id: int = 0, positional=None):
+                 dropout: float = 0.2, pad_id: int = 0):
         super().__init__()
         if cell not in CELLS:
             raise NmtError(f"cell={cell!r} unknown; choose one of {sorted(CELLS)}")

@@ -115,7 +115,6 @@ class TransformerDecoder(nn.Module):
     recomputes the prefix; forward() is the teacher-forced equivalent and
     gives the same logits. `weights` is the cross-attention of layer
     `attention_layer`, averaged over heads, or head `attention_head`.
-    `attention` (RNN attention from the config) is accepted and ignored.
     Cross-attention projects keys and values from memory_dim to d_model.
     `normaliser` (softmax, sparsemax, entmax15) serves self- and
     cross-attention, in forward() and in cached step() alike; the yaml takes
@@ -135,7 +134,6 @@ class TransformerDecoder(nn.Module):
         dropout: float = 0.1,
         norm_first: bool = True,
         positional: Optional[PositionalSpec] = None,
-        attention=None,
         pad_id: int = 0,
         tie_embeddings: bool = True,
         attention_layer: int = -1,

@@ -31,10 +31,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from nmt.core.masks import padding_mask, target_mask
 from nmt.base.errors import NmtError
+from nmt.core.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 SORT_KEYS = ("source", "target")     # data.sort_by: the length sorted by first
 
 
@@ -48,11 +47,6 @@ class Batch:
                                       # (rows sum to 1, or 0 without a link); None without a file
 
     @property
-    def src_mask(self) -> Tensor:
-        """(B, 1, S) bool, True on real source tokens."""
-        return padding_mask(self.src, PAD_ID)
-
-    @property
     def tgt_in(self) -> Tensor:
         """(B, T) decoder input: bos and the target, eos dropped (or padding)."""
         return self.tgt[:, :-1]
@@ -61,11 +55,6 @@ class Batch:
     def labels(self) -> Tensor:
         """(B, T) what the decoder predicts: the target, then eos."""
         return self.tgt[:, 1:]
-
-    @property
-    def tgt_mask(self) -> Tensor:
-        """(B, T, T) bool: causal and not padding, for the decoder input."""
-        return target_mask(self.tgt_in, PAD_ID)
 
     def __len__(self) -> int:
         return self.src.size(0)

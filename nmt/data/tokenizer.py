@@ -35,8 +35,8 @@ import sentencepiece as spm
 from nmt.base.atomic import atomic_write
 from nmt.base.errors import NmtError
 from nmt.base.file_inputs import refuse_special
+from nmt.core.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 MODEL_TYPES = ("unigram", "bpe")
 MAX_TRAINING_SENTENCES = 2_000_000      # per model; more are sampled (input_sentence_size)
 

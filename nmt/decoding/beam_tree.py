@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from nmt.decoding.beam import coverage_penalty, length_penalty
+from nmt.core.penalties import coverage_penalty, length_penalty
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """What a search may output, and the settings under which it cannot.
 
-The length limit of one sentence is `max_output_length` (greedy.py): at most
-ratio * S + extra tokens, </s> included, capped by a learned position table;
+The length limit of one sentence is `max_output_length` (nmt/core/length_limit.py):
+at most ratio * S + extra tokens, </s> included, capped by a learned position table;
 </s> is forced at the limit and barred before `min_length` subwords. So a
 source of S subwords gets at most
 
@@ -21,10 +21,12 @@ import numbers
 
 import torch
 
-from nmt.decoding.greedy import max_output_length
 from nmt.base.errors import NmtError
+from nmt.core.length_limit import MAX_LEN_EXTRA, MAX_LEN_RATIO, max_output_length
 
-MAX_LEN_RATIO, MAX_LEN_EXTRA = 1.5, 10     # Translator's defaults: the trainer's validation search
+# the default limits are the core's (written once there); the translators import them from here
+__all__ = ["MAX_LEN_EXTRA", "MAX_LEN_RATIO", "check_search_limits", "decode_step_cap", "longest_output"]
+
 MOST_EXTRA, MOST_RATIO = 2**31 - 1, 1000.0   # past these only the step cap limits an output; 2^64 overflowed int64
 STEP_CAP_RATIO = 4          # no position table: at most 4 * max_src_len + MAX_LEN_EXTRA decoding steps
 

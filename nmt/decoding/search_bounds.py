@@ -20,7 +20,7 @@ from nmt.base.errors import NmtError
 from nmt.base.memory_sizes import free_memory, human_bytes
 
 __all__ = ["beam_bytes", "check_beam", "check_beam_memory", "check_beam_width", "check_model_memory",
-           "free_memory", "human_bytes"]
+           "check_nbest", "free_memory", "human_bytes"]
 
 FLOAT = 4                 # bytes of a float32
 
@@ -59,12 +59,18 @@ def check_beam_memory(beam_size: int, vocab_size: int, batches, device=None, opt
                        "lower the beam size or the batch size")
 
 
+def check_nbest(beam_size: int, nbest: int) -> None:
+    """NmtError unless 1 <= nbest <= beam_size: the search keeps beam_size hypotheses
+    (greedy search one) and can answer with no fewer than one of them."""
+    if not 1 <= nbest <= beam_size:
+        raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+
+
 def check_beam(beam_size: int, nbest: int, vocab_size: int, batches=(), device=None,
                free: int | None = None) -> None:
     """The beam's bounds for translate(): nbest within the beam, the beam within
     the vocabulary and the free memory."""
-    if nbest > beam_size:
-        raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+    check_nbest(beam_size, nbest)
     check_beam_width(beam_size, vocab_size)
     check_beam_memory(beam_size, vocab_size, batches, device, free=free)
 

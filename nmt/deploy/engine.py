@@ -17,7 +17,7 @@ Search, as CTranslate2 runs it (`translate_batch`):
 - beam: CTranslate2's beam search, its length penalty off, so that scores
   are sums of log-probabilities; they are then ranked with nmt's own
   s(Y, X) = log P(Y | X) / lp(Y) + cp(X; Y) (Wu et al. 2016,
-  nmt.decoding.beam) over CTranslate2's beam_size finished hypotheses.
+  nmt/core/penalties.py) over CTranslate2's beam_size finished hypotheses.
   With alpha = beta = 0 both searches return the best-scoring hypothesis
   they found; they differ in bookkeeping (CTranslate2 replaces a finished
   hypothesis in the beam by the next candidate, nmt keeps it there), so on
@@ -30,40 +30,43 @@ Attention (heatmaps, coverage penalty) is the exported layer's
 cross-attention, the mean of its heads (or head 0; nmt.deploy.convert).
 
 Nothing here imports torch or nmt's model code: `nmt.translate` on an
-exported folder starts in well under a second. The ranking repeats
-nmt.decoding.beam's length_penalty and coverage_penalty in numpy, equal
-to those within a float32 ulp (tests/test_export.py).
+exported folder starts in well under a second. The core's length_penalty,
+COVERAGE_FLOOR and default length limits import nothing, so they are used
+here as they are; the coverage penalty and the length limit are tensor
+methods there (clamp, log, masked_fill; float, long), so they are written
+again below in numpy, equal to the core's within a float32 ulp and exactly
+(tests/test_export.py).
 """
 
 from pathlib import Path
 
 import numpy as np
 
+from nmt.core.length_limit import MAX_LEN_EXTRA, MAX_LEN_RATIO
+from nmt.core.penalties import COVERAGE_FLOOR
+from nmt.core.penalties import length_penalty as core_length_penalty
 from nmt.data.tokenizer import Tokenizer
-from nmt.decoding.interface import Translation, check_search, check_sentences
-from nmt.decoding.search_bounds import check_beam_width
+from nmt.decoding.interface import Translation, check_coverage_penalty, check_search, check_sentences
+from nmt.decoding.search_bounds import check_beam_width, check_nbest
 from nmt.deploy import layout, members, require_ctranslate2
 from nmt.base.errors import NmtError
 from nmt.base.path_names import printable
 
-COVERAGE_FLOOR = np.float32(1e-9)   # as nmt.decoding.beam.COVERAGE_FLOOR
-
-
 def length_penalty(lengths: np.ndarray, alpha: float) -> np.ndarray:
-    """nmt.decoding.beam.length_penalty in numpy: ((5 + |Y|) / 6) ** alpha, |Y| with eos,
-    rounded to float32 (torch's float32 power can differ from it by one ulp)."""
-    return (((5.0 + lengths.astype(np.float64)) / 6.0) ** alpha).astype(np.float32)
+    """The core's length_penalty on |Y| with eos (int lengths: computed in float64), rounded
+    to float32 (torch's float32 power can differ from it by one ulp)."""
+    return core_length_penalty(lengths.astype(np.float64), alpha).astype(np.float32)
 
 
 def coverage_penalty(coverage: np.ndarray, beta: float) -> np.ndarray:
-    """nmt.decoding.beam.coverage_penalty in float32 numpy, every source token real:
+    """nmt.core.penalties.coverage_penalty in float32 numpy, every source token real:
     coverage (N, S) -> beta * sum over i of log(min(coverage_i, 1)), (N,)."""
-    capped = np.log(np.clip(coverage.astype(np.float32), COVERAGE_FLOOR, np.float32(1.0)))   # (N, S)
+    capped = np.log(np.clip(coverage.astype(np.float32), np.float32(COVERAGE_FLOOR), np.float32(1.0)))  # (N, S)
     return np.float32(beta) * capped.sum(-1, dtype=np.float32)
 
 
 def output_limits(lengths: list[int], ratio: float, extra: int, cap: int | None) -> list[int]:
-    """Longest output per sentence, eos included, as nmt.decoding.greedy.max_output_length
+    """Longest output per sentence, eos included, as nmt.core.length_limit.max_output_length
     computes it (float32 product, then truncation)."""
     limits = (np.asarray(lengths, dtype=np.float32) * np.float32(ratio)).astype(np.int64) + extra
     return [min(int(x), cap) if cap else int(x) for x in limits]
@@ -78,7 +81,7 @@ class CTranslate2Translator:
     """
 
     def __init__(self, folder, device: str = "cpu", compute_type: str = "default", threads: int = 0,
-                 max_len_ratio: float = 1.5, max_len_extra: int = 10):
+                 max_len_ratio: float = MAX_LEN_RATIO, max_len_extra: int = MAX_LEN_EXTRA):
         ctranslate2 = require_ctranslate2()
         folder = Path(folder)
         metadata = layout.read_metadata(folder)
@@ -149,11 +152,9 @@ class CTranslate2Translator:
         `attention`: return each output's attention (T+1, S), else (0, S)."""
         sentences = check_sentences(sentences)
         check_search(beam_size, nbest, batch_size, min_length, length_penalty)
-        if nbest > beam_size:
-            raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_nbest(beam_size, nbest)
         check_beam_width(beam_size, self.tokenizer.tgt_vocab_size)
-        if coverage_penalty and beam_size == 1:
-            raise NmtError("the coverage penalty re-ranks a beam's hypotheses; use a beam size > 1")
+        check_coverage_penalty(coverage_penalty, beam_size)
         rerank = beam_size > 1 and (length_penalty != 0 or coverage_penalty != 0)
         hypotheses = beam_size if rerank else nbest
         need_attention = attention or bool(coverage_penalty)

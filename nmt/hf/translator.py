@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, longest_output
-from nmt.decoding.search_bounds import check_beam, check_beam_width
+from nmt.decoding.search_bounds import check_beam, check_beam_width, check_nbest
 from nmt.base.device import resolve_device
 from nmt.base.errors import NmtError
 from nmt.hf.loading import load_seq2seq
@@ -139,8 +139,7 @@ class HFTranslator:
         """One Translation per sentence; an empty line gives an empty one."""
         refuse_coverage_penalty(coverage_penalty)
         check_search(beam_size, nbest, batch_size, min_length, length_penalty)
-        if not 1 <= nbest <= beam_size:
-            raise NmtError(f"need 1 <= nbest <= beam_size (got nbest={nbest}, beam_size={beam_size})")
+        check_nbest(beam_size, nbest)
         check_beam_width(beam_size, self.vocab_size)
         sentences = check_sentences(sentences)
         for number, sentence in enumerate(sentences, 1):        # every line's limits before any search

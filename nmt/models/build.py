@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from nmt.config_schema.combinations import TRANSFORMER_DECODER, check_combination
+from nmt.config_schema.combinations import TRANSFORMER_DECODER, TRANSFORMER_ENCODER, check_combination
 from nmt.core.seq2seq import Seq2Seq
 from nmt.base.errors import NmtError
 from nmt.base.memory_sizes import allocation_bytes, human_bytes
@@ -67,24 +67,23 @@ def build_model(model_cfg: DictConfig, src_vocab_size: int, tgt_vocab_size: int,
     """The model `model_cfg` describes, from nmt.core's parts; speedups=True
     installs nmt.speedups.model's replacements (same parameters, same results),
     False leaves the core's plain code alone."""
-    positional = instantiate(model_cfg.positional)
+    positional = instantiate(model_cfg.positional)     # a Transformer's; an RNN reads positions from its order
     check_combination(model_cfg, positional.kind)
-    encoder = instantiate(model_cfg.encoder, vocab_size=src_vocab_size, positional=positional,
-                          pad_id=pad_id)
+    positions = {"positional": positional} if model_cfg.encoder._target_ == TRANSFORMER_ENCODER else {}
+    encoder = instantiate(model_cfg.encoder, vocab_size=src_vocab_size, pad_id=pad_id, **positions)
     memory_proj = None
     if model_cfg.decoder._target_ == TRANSFORMER_DECODER:
         d_model = model_cfg.decoder.d_model
         if encoder.output_size != d_model:
             memory_proj = nn.Linear(encoder.output_size, d_model)   # (B, S, De) -> (B, S, D)
         decoder = instantiate(model_cfg.decoder, vocab_size=tgt_vocab_size, memory_dim=d_model,
-                              positional=positional, attention=None, pad_id=pad_id)
+                              positional=positional, pad_id=pad_id)
         bridge_dim = d_model
     else:
         attention = instantiate(model_cfg.attention, query_dim=model_cfg.decoder.hidden_size,
                                 key_dim=encoder.output_size)
         decoder = instantiate(model_cfg.decoder, vocab_size=tgt_vocab_size,
-                              memory_dim=encoder.output_size, attention=attention,
-                              positional=positional, pad_id=pad_id)
+                              memory_dim=encoder.output_size, attention=attention, pad_id=pad_id)
         bridge_dim = model_cfg.decoder.hidden_size
     if model_cfg.get("share_embeddings", False):
         share_embeddings(encoder, decoder, src_vocab_size, tgt_vocab_size)

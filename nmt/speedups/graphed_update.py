@@ -25,10 +25,10 @@ from torch import Tensor
 
 from nmt.core.loss import Counts, LossWeights, training_loss
 from nmt.base.errors import NmtError
+from nmt.core.special_tokens import PAD_ID as PAD
 from nmt.speedups.compile import compile_errors
 from nmt.speedups.fused_loss import fused_label_smoothed_nll
 
-PAD = 0   # the padding id (nmt.data.batching.PAD_ID)
 
 def batch_statistics(forward, params: list[Tensor], src: Tensor, tgt: Tensor, smoothing: float,
                      clip: float) -> Tensor:

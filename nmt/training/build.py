@@ -150,12 +150,7 @@ def attention_losses(cfg: DictConfig, model, data) -> tuple[LossWeights, GuidedA
     guided = cfg.trainer.guided_alignment
     guided_alignment = GuidedAlignmentLoss(float(guided.weight), guided.layer, guided.head)
     if guided_alignment.weight:
-        if getattr(data.train, "guides", None) is None:
-            raise NmtError(
-                "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
-                "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
-                "FILE writes the toy task's)"
-            )
+        guided_alignment.check_links(getattr(data.train, "guides", None) is not None)
         guided_alignment.check(model.decoder)
     weights = LossWeights(float(cfg.trainer.label_smoothing), coverage, guided_alignment.weight)
     return weights, guided_alignment

@@ -68,13 +68,9 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     )
     guided = tc.guided_alignment
     if guided.weight:
-        if not cfg.data.train_alignments:
-            raise NmtError(
-                "trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
-                "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
-                "FILE writes the toy task's)"
-            )
-        GuidedAlignmentLoss(layer=guided.layer, head=guided.head).check(model.decoder)
+        guided_alignment = GuidedAlignmentLoss(float(guided.weight), guided.layer, guided.head)
+        guided_alignment.check_links(bool(cfg.data.train_alignments))
+        guided_alignment.check(model.decoder)
 
 
 def check_cuda_graphs(cfg: DictConfig, device, model) -> None:

@@ -45,6 +45,14 @@ class GuidedAlignmentLoss:
             return out.layers[:, int(self.layer), int(self.head)]    # (B, T, S)
         return out.weights                                           # (B, T, S)
 
+    def check_links(self, has_links: bool) -> None:
+        """NmtError when the loss is on (weight > 0) without the word links it learns
+        from; the one rule, for the config check and the trainer's build."""
+        if self.weight and not has_links:
+            raise NmtError("trainer.guided_alignment.weight > 0 needs data.train_alignments, a file of "
+                           "word links 'i-j' per training pair (python -m nmt.data.alignments toy "
+                           "FILE writes the toy task's)")
+
     def check(self, decoder: nn.Module) -> bool:
         """Checks layer and head against `decoder` (NmtError naming the key);
         True for a Transformer decoder, False for an RNN's (not checked)."""

@@ -12,6 +12,7 @@ from itertools import islice
 from pathlib import Path
 
 from nmt.core.loss import training_loss
+from nmt.core.special_tokens import PAD_ID as PAD
 from nmt.core.step import train_step
 from nmt.base.device import to_device
 from nmt.speedups.compile import compile_errors
@@ -24,7 +25,6 @@ from nmt.training.settings import TrainerParts, TrainSettings
 from nmt.training.stops import BudgetSpent, EarlyStop
 
 log = logging.getLogger("nmt.train")
-PAD = 0   # the padding id (nmt.data.batching.PAD_ID)
 
 
 class Trainer:

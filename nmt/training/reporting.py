@@ -10,7 +10,6 @@ write to TensorBoard holds one lock.
 import copy
 import json
 import logging
-import math
 import threading
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from nmt.base.atomic import atomic_write
 from nmt.base.errors import NmtError
+from nmt.core.loss import perplexity
 from nmt.store.averaging import average_checkpoints
 from nmt.store.checkpoints import best_steps, save_checkpoint, step_checkpoints, step_of
 from nmt.store.metrics_log import METRIC_SIGN, METRICS_FILE
@@ -223,7 +223,7 @@ def train_scalars(loss: float, lr: float, grad_norm: float, speed: float, aux: d
     """The train/* scalars of one logged update."""
     scalars = {
         "train/loss": loss,
-        "train/perplexity": math.exp(min(loss, 50)),
+        "train/perplexity": perplexity(loss),
         "train/lr": lr,
         "train/grad_norm": grad_norm,
         "train/tokens_per_s": speed,

@@ -1,7 +1,6 @@
 """Validation: loss and perplexity by teacher forcing, BLEU and chrF on
 detokenised output (sacreBLEU, with its signatures)."""
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -10,6 +9,7 @@ from torch import Tensor
 
 from nmt.base.device import to_device
 from nmt.base.scoring import score_translations
+from nmt.core.loss import perplexity
 
 
 def token_nll(logits: Tensor, labels: Tensor, pad_id: int) -> Tensor:
@@ -57,7 +57,7 @@ def validate(model, translator, batches, pairs, device, beam_size: int = 1,
     model.train(was_training)
     hypotheses = [o.text for o in outputs]
     bleu, chrf, bleu_sig, chrf_sig = score_translations(hypotheses, [tgt for _, tgt in pairs])
-    return ValidationResult(loss, math.exp(min(loss, 50.0)), bleu, chrf, bleu_sig, chrf_sig,
+    return ValidationResult(loss, perplexity(loss), bleu, chrf, bleu_sig, chrf_sig,
                             hypotheses)
 
 

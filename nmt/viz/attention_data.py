@@ -33,10 +33,10 @@ import numpy as np
 import torch
 
 from nmt.base.errors import NmtError
+from nmt.core.special_tokens import BOS_ID as BOS
 from nmt.viz.colour_scale import CAUSAL
 from nmt.viz.unknown_share import UNKNOWN, UNKNOWN_SHARE, unknown_source, unknown_text, warn_unknown  # noqa: F401
 
-BOS = 2
 DIGITS = 4
 SPARSE_NORMALISERS = ("sparsemax", "entmax15")
 

@@ -14,7 +14,8 @@ the same per-step probabilities beside their beam).
 
 import torch
 
-BOS, EOS = 2, 3         # nmt's <s> and </s> (nmt.translator, which nmt.viz does not import)
+from nmt.core.special_tokens import BOS_ID as BOS, EOS_ID as EOS
+
 DIGITS = 4              # decimals, as attention_data's maps
 
 

@@ -31,7 +31,8 @@ INTRO = """\
 `nmt/core/` holds every model mechanism nmt teaches, one file each, named after
 what it is: the attention scores, scopes and normalisers, multi-head attention,
 the positional encodings, the RNN and Transformer encoders and decoders, the
-bridges and the masks. It imports torch (and `entmax`) and nothing else of nmt;
+bridges and the masks, the training loss and one update, greedy and beam search
+with their length limit and penalties. It imports torch (and `entmax`) and nothing else of nmt;
 the faster replacements of some plain pieces (a cheaper dropout mask, RNN runs
 without packing) live outside it, in `nmt/speedups/`, and
 `build_model(..., speedups=False)` builds a model from the core alone.

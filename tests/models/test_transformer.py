@@ -231,8 +231,7 @@ def test_yamls_build_with_what_the_builder_passes():
     enc = instantiate(OmegaConf.load(CONFIGS / "model" / "encoder" / "transformer.yaml"),
                       vocab_size=V, positional=positional, pad_id=PAD)
     dec = instantiate(OmegaConf.load(CONFIGS / "model" / "decoder" / "transformer.yaml"),
-                      vocab_size=V, memory_dim=enc.output_size, positional=positional,
-                      attention=None, pad_id=PAD)
+                      vocab_size=V, memory_dim=enc.output_size, positional=positional, pad_id=PAD)
     assert isinstance(enc, TransformerEncoder) and isinstance(dec, TransformerDecoder)
     assert enc.output_size == 256 and len(dec.layers) == 3
 

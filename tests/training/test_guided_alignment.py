@@ -292,3 +292,13 @@ def test_multi30k_words_map_to_their_own_subwords(tmp_path, cache_dir):
             assert float(batch.alignment[row, len(tgt_ids):].abs().sum()) == 0.0   # eos, padding
             checked += 1
     assert checked == n and split > 100
+
+
+def test_the_links_rule_is_one_check():
+    """nmt.training.config_checks (before any data is read) and the trainer's build
+    (after) both ask GuidedAlignmentLoss.check_links, so they refuse in one line alike."""
+    with pytest.raises(NmtError) as error:
+        GuidedAlignmentLoss(weight=1.0).check_links(False)
+    assert str(error.value).startswith("trainer.guided_alignment.weight > 0 needs data.train_alignments, ")
+    GuidedAlignmentLoss(weight=1.0).check_links(True)       # links given
+    GuidedAlignmentLoss(weight=0.0).check_links(False)      # the loss is off: no links needed
