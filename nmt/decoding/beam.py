@@ -90,10 +90,11 @@ class _Beams:
 
 
 def _start(model, src: Tensor, bos: int, W: int, max_len_ratio: float, max_len_extra: int,
-           max_len_cap: int | None):
+           max_len_cap: int | None, coverage: bool = True):
     """Encode src (B, S) once and give each sentence W beam slots: the memory
     and decoder state repeated to B*W rows, the beams (only the first of each
-    sentence may extend: all W start identical), and src_len (B,)."""
+    sentence may extend: all W start identical), and src_len (B,). With
+    `coverage` false the beams' coverage is (B*W, 0): nothing sums it."""
     B, S = src.shape
     memory, state = model.start(src)
     src_len = memory.mask[:, 0].sum(-1)                                   # (B,)
@@ -107,7 +108,7 @@ def _start(model, src: Tensor, bos: int, W: int, max_len_ratio: float, max_len_e
         scores=scores.view(-1),                                           # (B*W,)
         lengths=torch.zeros(B * W, dtype=torch.long, device=src.device),
         finished=torch.zeros(B * W, dtype=torch.bool, device=src.device),
-        coverage=torch.zeros(B * W, S, device=src.device),                # (B*W, S)
+        coverage=torch.zeros(B * W, S if coverage else 0, device=src.device),   # (B*W, S) or (B*W, 0)
         limit=max_output_length(src_len, max_len_ratio, max_len_extra, max_len_cap)[expand],  # (B*W,)
         y=torch.full((B * W,), bos, dtype=torch.long, device=src.device),
     )
@@ -123,7 +124,7 @@ def force_prefix(log_probs: Tensor, t: int, prefix: list[int] | None) -> None:
         log_probs[:, prefix[t]] = forced
 
 
-def _allowed(logits: Tensor, t: int, beams: _Beams, eos: int, never: tuple[int, ...],
+def _allowed(logits: Tensor, t: int, beams: _Beams, eos: int, never: tuple[int, ...] | Tensor,
              min_len: int, prefix: list[int] | None = None) -> Tensor:
     """logits (n, V) of step t -> the log-probabilities (n, V) each beam may
     extend by: never an id in `never`, no eos before `min_len` tokens, the
@@ -131,7 +132,8 @@ def _allowed(logits: Tensor, t: int, beams: _Beams, eos: int, never: tuple[int, 
     limit, and an ended beam only eos, at no cost."""
     log_probs = logits.float().log_softmax(-1)
     eos_score = log_probs[:, eos].clone()
-    log_probs[:, list(never)] = float("-inf")
+    if len(never):
+        log_probs.index_fill_(1, never if isinstance(never, Tensor) else torch.tensor(never), float("-inf"))
     if t < min_len:
         log_probs[:, eos] = float("-inf")
     force_prefix(log_probs, t, prefix)
@@ -148,13 +150,19 @@ def _allowed(logits: Tensor, t: int, beams: _Beams, eos: int, never: tuple[int, 
     return log_probs
 
 
-def _extend(beams: _Beams, log_probs: Tensor, weights: Tensor, W: int, eos: int):
+def _extend(beams: _Beams, log_probs: Tensor, weights: Tensor, W: int, eos: int, in_place: bool = False):
     """The W best extensions of each sentence's beams, over log_probs (n, V)
     and the step's attention weights (n, S): origin (n,) the row each new beam
-    extends, tokens (n,) what it extends by, and the new beams."""
+    extends, tokens (n,) what it extends by, and the new beams. `in_place`:
+    the candidates' scores are summed into log_probs (the same floats, no
+    new (n, V) tensor), which the caller then no longer reads. A coverage of
+    (n, 0) (nothing reads it) is carried as it is."""
     V = log_probs.size(-1)
     n_sent = log_probs.size(0) // W
-    candidates = (beams.scores[:, None] + log_probs).view(n_sent, W * V)  # (n/W, W*V)
+    if in_place:
+        candidates = log_probs.add_(beams.scores[:, None]).view(n_sent, W * V)   # (n/W, W*V)
+    else:
+        candidates = (beams.scores[:, None] + log_probs).view(n_sent, W * V)     # (n/W, W*V)
     top_scores, top_index = candidates.topk(W, dim=-1)                    # (n/W, W)
     offsets = (torch.arange(n_sent, device=log_probs.device) * W)[:, None]  # (n/W, 1)
     origin = (offsets + top_index // V).view(-1)                          # (n,)
@@ -165,11 +173,19 @@ def _extend(beams: _Beams, log_probs: Tensor, weights: Tensor, W: int, eos: int)
         scores=top_scores.view(-1),
         lengths=beams.lengths[origin] + (~was_finished).long(),
         finished=was_finished | (tokens == eos),
-        coverage=beams.coverage[origin] + weights.float()[origin].masked_fill(was_finished[:, None], 0.0),
+        coverage=_covered(beams.coverage, weights, origin, was_finished),
         limit=beams.limit,
         y=tokens,
     )
     return origin, tokens, extended
+
+
+def _covered(coverage: Tensor, weights: Tensor, origin: Tensor, was_finished: Tensor) -> Tensor:
+    """Each new beam's coverage (n, S): its parent's plus the step's attention,
+    unless the parent had ended; a coverage of (n, 0) stays empty."""
+    if coverage.size(1) == 0:
+        return coverage
+    return coverage[origin] + weights.float()[origin].masked_fill(was_finished[:, None], 0.0)
 
 
 def _record(final: _Beams, beams: _Beams, rows: Tensor | None = None) -> None:
@@ -234,8 +250,10 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     candidates and the final ranking; nothing it does feeds back.
     """
     W = beam_size
-    memory, state, beams, src_len = _start(model, src, bos, W, max_len_ratio, max_len_extra, max_len_cap)
+    memory, state, beams, src_len = _start(model, src, bos, W, max_len_ratio, max_len_extra, max_len_cap,
+                                           coverage=beta != 0 or recorder is not None)
     source_mask = memory.mask[:, 0]                                       # (B*W, S)
+    never = torch.tensor(never, dtype=torch.long, device=src.device)      # the barred ids, made once
     final = beams.copy()   # each slot's scores, lengths, coverage once its sentence ends
     steps = []                          # per step: (origin (B*W,), tokens (B*W,), weights (B*W, S))
     if recorder is not None:
@@ -243,7 +261,7 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     for t in range(int(beams.limit.max())):
         logits, state, weights = model.decoder.step(beams.y, state, memory)  # (n, V), (n, S)
         log_probs = _allowed(logits, t, beams, eos, never, min_len, prefix)
-        origin, tokens, extended = _extend(beams, log_probs, weights, W, eos)
+        origin, tokens, extended = _extend(beams, log_probs, weights, W, eos, in_place=recorder is None)
         if recorder is not None:
             recorder.step(t, beams, log_probs, weights, origin, tokens, eos, src_len, W)
         beams = extended
