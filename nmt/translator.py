@@ -27,6 +27,7 @@ from nmt.decoding.greedy import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
+from nmt.speedups.decode_cache import use_kept_cache
 from nmt.speedups.decode_kernels import check_kernels, use_fast_kernels
 from nmt.decoding.search_bounds import check_beam, check_beam_width
 from nmt.errors import NmtError
@@ -126,6 +127,7 @@ class Translator:
             with RandomInitSkipped():
                 model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
             model.load_state_dict(state["model"])        # strict: every parameter and buffer written
+            use_kept_cache(model)   # a model loaded to decode: its step's cache written in place, the same floats
         except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
             size = allocation_bytes(error)
             if size is not None:           # the allocator's own text, never raw
