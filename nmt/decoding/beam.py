@@ -249,11 +249,10 @@ def beam_search(model, src: Tensor, bos: int, eos: int, beam_size: int = 5, nbes
     `recorder` (nmt.decoding.beam_tree.BeamRecorder) is told every step's
     candidates and the final ranking; nothing it does feeds back.
     """
-    W = beam_size
+    W, never = beam_size, torch.tensor(never, dtype=torch.long, device=src.device)   # the barred ids, made once
     memory, state, beams, src_len = _start(model, src, bos, W, max_len_ratio, max_len_extra, max_len_cap,
                                            coverage=beta != 0 or recorder is not None)
     source_mask = memory.mask[:, 0]                                       # (B*W, S)
-    never = torch.tensor(never, dtype=torch.long, device=src.device)      # the barred ids, made once
     final = beams.copy()   # each slot's scores, lengths, coverage once its sentence ends
     steps = []                          # per step: (origin (B*W,), tokens (B*W,), weights (B*W, S))
     if recorder is not None:

@@ -37,17 +37,15 @@ def greedy_search(model, src: Tensor, bos: int, eos: int, max_len_ratio: float =
     limit = max_output_length(src_len, max_len_ratio, max_len_extra, max_len_cap)  # (B,)
     y = torch.full((B,), bos, dtype=torch.long, device=src.device)
     done = torch.zeros(B, dtype=torch.bool, device=src.device)
-    scores = torch.zeros(B, device=src.device)
-    final = torch.zeros(B, device=src.device)                       # (B,) scores of ended sentences
+    scores, final = torch.zeros(B, device=src.device), torch.zeros(B, device=src.device)  # final: of ended sentences
     active = torch.arange(B, device=src.device)     # the sentences still decoded; ended ones leave the batch
     tokens, weights = [], []                        # per step, over all B: eos and zeros once ended
-    barred = torch.tensor(never, dtype=torch.long, device=src.device)   # made once, not at every step
+    barred = torch.tensor(never, dtype=torch.long, device=src.device)   # made once; none: index_fill_ fills nothing
     for t in range(int(limit.max())):
         logits, state, w = model.decoder.step(y, state, memory)   # (n, V), (n, S)
         log_probs = logits.float().log_softmax(-1)
         eos_score = log_probs[:, eos].clone()                       # (n,)
-        if len(never):                                              # e.g. pad and bos: never an output
-            log_probs.index_fill_(1, barred, float("-inf"))
+        log_probs.index_fill_(1, barred, float("-inf"))            # e.g. pad and bos: never an output
         if t < min_len:
             log_probs[:, eos] = float("-inf")
         if prefix and t < len(prefix):                              # forced, at its own log P
