@@ -30,11 +30,11 @@ from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limit
 from nmt.speedups.decode_cache import use_kept_cache
 from nmt.speedups.decode_kernels import check_kernels, use_fast_kernels
 from nmt.decoding.search_bounds import check_beam, check_beam_width
-from nmt.errors import NmtError
-from nmt.memory_sizes import allocation_bytes, human_bytes
+from nmt.base.errors import NmtError
+from nmt.base.memory_sizes import allocation_bytes, human_bytes
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
-from nmt.device import resolve_device
+from nmt.base.device import resolve_device
 
 
 class RandomInitSkipped(TorchFunctionMode):

@@ -1,7 +1,7 @@
 """Where a script writes what it measured, made ready before it measures.
 
 A benchmark may run for an hour before it writes its --out. `ready_file` and
-`ready_folder` create the folder (nmt.folders.make_folder, as nmt's own
+`ready_folder` create the folder (nmt.base.folders.make_folder, as nmt's own
 commands do) and check that it can be written to at the start, so a typo or a
 read-only place is one line then (`SCRIPT: --out PATH: why`, exit status 1;
 --out-json and the like too), never a traceback after the work is done.
@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.folders import make_folder
+from nmt.base.errors import NmtError
+from nmt.base.folders import make_folder
 
 
 def ready_folder(path, script: str, option: str = "--out") -> Path:

@@ -5,7 +5,7 @@ heatmap(t, 123) were AttributeError)."""
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 SENTENCE = "the first of may"
 

@@ -140,7 +140,7 @@ def test_lstmn_intra_attention_is_a_map_over_its_tape(tmp_path, cache_dir):
 
 
 def test_bad_sentences_are_one_line_errors(toy_checkpoint):
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
     from nmt.translator import Translator
     from nmt.viz.attention_data import check_source
 
@@ -152,7 +152,7 @@ def test_bad_sentences_are_one_line_errors(toy_checkpoint):
 
 
 def test_translate_writes_one_offline_file(toy_checkpoint, tmp_path):
-    from nmt.translate import main
+    from nmt.commands.translate import main
 
     source = tmp_path / "in.txt"
     source.write_text(f"{DATE}\n\nthe third of may </script><b>\n", encoding="utf-8")
@@ -171,7 +171,7 @@ def test_translate_writes_one_offline_file(toy_checkpoint, tmp_path):
 
 
 def test_unwritable_html_is_one_line(toy_checkpoint, tmp_path, capsys):
-    from nmt.translate import main
+    from nmt.commands.translate import main
 
     source = tmp_path / "in.txt"
     source.write_text(f"{DATE}\n", encoding="utf-8")
@@ -188,7 +188,7 @@ def test_unwritable_html_is_one_line(toy_checkpoint, tmp_path, capsys):
 def test_offline_file_works_in_a_browser(transformer_checkpoint, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from nmt.translate import main
+    from nmt.commands.translate import main
 
     source = tmp_path / "in.txt"
     source.write_text(f"{DATE}\nthe third of may two thousand\n", encoding="utf-8")

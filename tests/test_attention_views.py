@@ -11,7 +11,7 @@ from tests.test_attention_html import DATE, attributes, launch_chromium, needs_c
 from tests.test_explore import explorer, post, transformer_checkpoint  # noqa: F401 (fixtures)
 
 DOCS = os.environ.get("NMT_VIEW_SCREENSHOTS")   # a folder to keep the screenshots in (docs/what_if.png is made so; the
-# docs model, head and beam-tree views come from trained models: scripts/docs_views.py)
+# docs model, head and beam-tree views come from trained models: scripts/docs/docs_views.py)
 
 
 def open_page(playwright, url, problems, width=1400, requests=None):
@@ -167,7 +167,7 @@ def test_beam_tree_finals_equal_nbest_and_what_if_forces_the_prefix(explorer, to
 
 
 def test_a_prefix_longer_than_the_limit_is_one_line(explorer, toy_checkpoint):  # noqa: F811
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
     from nmt.translator import Translator
 
     status, reply = post(explorer, json.dumps({"text": "friday", "prefix": " ".join(["0"] * 40)}).encode())
@@ -282,8 +282,8 @@ def test_links_that_do_not_fit_are_one_line(toy_checkpoint, tmp_path):
 def test_the_explorer_reads_typed_links_and_says_when_they_do_not_fit(toy_checkpoint, tmp_path):
     from fastapi.testclient import TestClient
 
-    from nmt.explore import Model, create_app, read_sample_links
-    from nmt.errors import NmtError
+    from nmt.commands.explore import Model, create_app, read_sample_links
+    from nmt.base.errors import NmtError
 
     model = Model(str(toy_checkpoint), "cpu")
     client = TestClient(create_app([model]), base_url="http://127.0.0.1:8000")

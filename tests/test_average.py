@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from nmt.average import main
+from nmt.commands.average import main
 from nmt.store.averaging import config_difference
 from nmt.data.tokenizer import Tokenizer
 from nmt.data.toy import make_toy_corpus

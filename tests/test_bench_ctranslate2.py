@@ -1,11 +1,11 @@
-"""scripts/bench_ctranslate2.py: its ratio and agreement tables from hand-made timings and outputs, its
+"""scripts/peers/bench_ctranslate2.py: its ratio and agreement tables from hand-made timings and outputs, its
 --quick sizes, and its refusals."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from scripts.bench_ctranslate2 import agreement, parse_args, table
+from scripts.peers.bench_ctranslate2 import agreement, parse_args, table
 
 
 def rows(cell, seconds):

@@ -43,7 +43,7 @@ def test_bench_train_on_the_toy_task(tmp_path, cache_dir, monkeypatch):
     # every src and tgt position, pads included: at least the real tokens, at most / (1 - padding)
     real = saved["src_tgt_tokens_per_s"]
     assert real <= saved["padded_positions_per_s"] <= real / (1 - saved["padding_measured_batches"]) * 1.5
-    assert saved["command"].startswith("python -m scripts.bench_train --preset quickstart")
+    assert saved["command"].startswith("python -m scripts.benchmarks.bench_train --preset quickstart")
     assert "aten::" in (tmp_path / "bench_train_quickstart_profile.txt").read_text()
     assert not [p for p in scratch.iterdir() if p.name.startswith("bench_train_")]    # the run folder is removed after
 
@@ -121,7 +121,7 @@ def test_bench_validation_on_bad_input_is_one_line(tmp_path, toy_checkpoint):
     broken = tmp_path / "broken.pt"
     broken.write_bytes(b"not a checkpoint")
     for args in (["--checkpoint", str(broken)], ["--checkpoint", str(toy_checkpoint), "--before", "no-such-rev"]):
-        done = run_cli("scripts.bench_validation", *(["--before", "HEAD"] if "--before" not in args else []), *args,
+        done = run_cli("scripts.benchmarks.bench_validation", *(["--before", "HEAD"] if "--before" not in args else []), *args,
                        "--beams", "2", "--rounds", "1", timeout=120)
         stderr = done.stderr.decode()
         assert done.returncode == 1 and "Traceback" not in stderr, stderr
@@ -497,7 +497,7 @@ def test_time_to_quality_gives_joeynmt_sigint_back_even_when_started_ignoring_it
     parent = """
 import signal, subprocess, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)              # as a background job starts
-from scripts import time_to_quality as ttq
+from scripts.benchmarks import time_to_quality as ttq
 child = "import time\\ntry:\\n    time.sleep(30)\\nexcept KeyboardInterrupt:\\n    print('stopped')"
 for fix in (None, ttq.default_sigint):
     p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True, preexec_fn=fix)
@@ -638,12 +638,12 @@ def test_bench_heatmaps_times_a_validation_with_and_without_its_cards(tmp_path, 
     assert 0 < figures["blocking_s"] <= figures["drained_s"]
     assert figures["pause_ratio"] == (figures["validate_s"] + figures["blocking_s"]) / figures["validate_s"]
     printed = capsys.readouterr().out
-    assert "pause with heatmaps / without" in printed and "command: python -m scripts.bench_heatmaps" in printed
+    assert "pause with heatmaps / without" in printed and "command: python -m scripts.benchmarks.bench_heatmaps" in printed
     assert json.loads(out.read_text())["command"] == figures["command"]
 
 
 def test_bench_startup_against_another_tree_alternates_and_takes_the_ratio(monkeypatch, tmp_path):
-    bench = importlib.import_module("scripts.bench_startup")
+    bench = importlib.import_module("scripts.benchmarks.bench_startup")
     with pytest.raises(SystemExit):                                   # not a checkout: refused before any run
         bench.parse_args(["--checkpoint", "best.pt", "--against", str(tmp_path)])
     (tmp_path / "nmt").mkdir()
@@ -659,7 +659,7 @@ def test_bench_startup_against_another_tree_alternates_and_takes_the_ratio(monke
 
 def test_bench_startup_times_import_torch_alone_beside_a_command_that_imports_torch(monkeypatch, tmp_path):
     """The floor row: `python -c "import torch"` warm and cold, as the checkpoint's row, only where that imports torch."""
-    bench = importlib.import_module("scripts.bench_startup")
+    bench = importlib.import_module("scripts.benchmarks.bench_startup")
     commands = []
     monkeypatch.setattr(bench, "timed_run", lambda command, sentence, cwd=None: (commands.append(command), (1.5, "y"))[1])
     monkeypatch.setattr(bench, "drop_caches", lambda: True)
@@ -676,7 +676,7 @@ def test_bench_startup_times_import_torch_alone_beside_a_command_that_imports_to
 
 def test_commit_equivalence_trains_a_record_at_each_commit_and_compares(tmp_path):
     """The same commit twice, two updates each, on the toy task: equal weights and validation."""
-    bench = importlib.import_module("scripts.commit_equivalence")
+    bench = importlib.import_module("scripts.benchmarks.commit_equivalence")
     with pytest.raises(SystemExit):                                   # no record: refused before any worktree
         bench.parse_args(["--record", str(tmp_path / "none.json"), "--commit", "HEAD", "--commit", "HEAD"])
     (tmp_path / "other.json").write_text("{}")
@@ -712,7 +712,7 @@ def test_commit_equivalence_stopped_by_a_signal_stops_its_runs_and_removes_its_w
               "overrides": ["experiment=quickstart", "model.encoder.hidden_size=16", "model.decoder.hidden_size=16"]}
     (tmp_path / "seed1.json").write_text(json.dumps(record))
     work = tmp_path / "work"
-    child = subprocess.Popen([sys.executable, "-m", "scripts.commit_equivalence", "--record", str(tmp_path / "seed1.json"),
+    child = subprocess.Popen([sys.executable, "-m", "scripts.benchmarks.commit_equivalence", "--record", str(tmp_path / "seed1.json"),
                               "--commit", "HEAD", "--commit", "HEAD", "--steps", "100000", "--work", str(work), "--jobs", "1"],
                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=dict(os.environ, OMP_NUM_THREADS="1"))
@@ -732,7 +732,7 @@ def test_commit_equivalence_stopped_by_a_signal_stops_its_runs_and_removes_its_w
 
 
 def test_bench_checkpoint_writes_alternates_three_files_and_one_linked(tmp_path, toy_checkpoint):
-    bench = importlib.import_module("scripts.bench_checkpoint_writes")
+    bench = importlib.import_module("scripts.benchmarks.bench_checkpoint_writes")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "mine.txt").write_text("x")
     with pytest.raises(SystemExit):                      # a folder with files of its own: refused
@@ -750,14 +750,14 @@ def test_bench_checkpoint_writes_alternates_three_files_and_one_linked(tmp_path,
     assert len(found["three_files_s"]) == len(found["linked_s"]) == 2 and found["checkpoint_bytes"] > 100_000
     assert found["ratio"] == found["linked_median_s"] / found["three_files_median_s"]
     assert not (tmp_path / "w").exists() and (tmp_path / "full" / "mine.txt").exists()
-    assert json.loads((tmp_path / "w.json").read_text())["command"].startswith("python -m scripts.bench_checkpoint_writes")
+    assert json.loads((tmp_path / "w.json").read_text())["command"].startswith("python -m scripts.benchmarks.bench_checkpoint_writes")
 
 
 def test_commit_equivalence_starts_no_run_once_it_is_stopping(tmp_path):
     """A stop that lands while a worktree is being made: that run never starts, and its worktree goes."""
     from argparse import Namespace
 
-    bench = importlib.import_module("scripts.commit_equivalence")
+    bench = importlib.import_module("scripts.benchmarks.commit_equivalence")
     record = {"name": "toy-check", "seed": 1, "common": [], "overrides": ["experiment=quickstart"]}
     bench.STOPPING.set()
     try:

@@ -11,7 +11,7 @@ import pickle
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import run_cli
 
 MARK = "MARKER"          # replaced by the test's own marker path
@@ -110,10 +110,10 @@ def test_the_api_refuses_every_payload(payload_checkpoints, name):
 
 @pytest.mark.parametrize("name", PAYLOADS)
 def test_every_command_refuses_every_payload(payload_checkpoints, toy_checkpoint, tmp_path, capsys, name):
-    from nmt.average import main as average
-    from nmt.explore import main as explore
-    from nmt.export import main as export
-    from nmt.translate import main as translate
+    from nmt.commands.average import main as average
+    from nmt.commands.explore import main as explore
+    from nmt.commands.export import main as export
+    from nmt.commands.translate import main as translate
 
     path, marker = payload_checkpoints[name]
     source = tmp_path / "in.txt"

@@ -11,7 +11,7 @@ writes nothing."""
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import run_cli
 
 
@@ -75,10 +75,10 @@ def one_line(err: str, path, says: str) -> None:
 
 
 def _route(route, path, good, tmp_path):
-    from nmt.average import main as average
-    from nmt.explore import main as explore
-    from nmt.export import main as export
-    from nmt.translate import main as translate
+    from nmt.commands.average import main as average
+    from nmt.commands.explore import main as explore
+    from nmt.commands.export import main as export
+    from nmt.commands.translate import main as translate
     from nmt.translator import Translator
 
     source = tmp_path / "in.txt"

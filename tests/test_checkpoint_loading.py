@@ -20,9 +20,9 @@ import pytest
 import torch
 from hydra.errors import ConfigCompositionException
 
-from nmt.config_files import CONFIGS
+from nmt.base.config_files import CONFIGS
 from nmt.data.batching import make_batch
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.models.build import build_model
 from nmt.store.checkpoints import load_checkpoint
 from nmt.store.integrity import _storage_crc

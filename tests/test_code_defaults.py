@@ -12,7 +12,7 @@ from pathlib import Path
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
-from nmt.config_files import CONFIGS
+from nmt.base.config_files import CONFIGS
 
 NMT = Path(__file__).resolve().parents[1] / "nmt"
 # The positional option's own name: the class checks it when it is given.

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from nmt.compare import main
+from nmt.commands.compare import main
 
 SUMMARY = {"parameters": 1000, "chrf": 50.0, "perplexity": 3.0, "tokens_per_s": 900.0, "wall_s": 60.0}
 

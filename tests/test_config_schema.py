@@ -23,7 +23,7 @@ from nmt.config_schema.classes import check_group_settings
 from nmt.config_schema.kinds import Bool, Choice, Float, Int, Pair, Text
 from nmt.config_schema.table import RULES
 from nmt.config_schema.values import as_plain, leaves
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.models.build import check_model_config
 from tests.helpers import CONFIGS, ROOT, run_cli
 

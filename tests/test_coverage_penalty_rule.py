@@ -4,7 +4,7 @@ line of the same words, each naming the settings as its user writes them."""
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import run_cli
 
 RULE = "{penalty}0.5 re-ranks the beam's hypotheses; set {beam} to 2 or more"

@@ -1,4 +1,4 @@
-"""scripts/ctrl_c_window.py, which measures the README's Ctrl-C window: its
+"""scripts/benchmarks/ctrl_c_window.py, which measures the README's Ctrl-C window: its
 sorting of outcomes by hand, and a real command stopped well after the
 window (README: from about 0.1 s on, nmt's line and exit 130)."""
 

@@ -1,5 +1,5 @@
 """The docs' Reference pages (docs/reference/configuration.md, commands.md,
-python-api.md) are generated from the code by `python -m scripts.docs_reference`
+python-api.md) are generated from the code by `python -m scripts.docs.docs_reference`
 and committed as Markdown that GitHub renders. This checks that the committed
 pages are what the code gives now, and what they must hold: every config key once,
 with its default, allowed values and meaning; every command option in a table; the
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nmt.config_files import CONFIGS, group_options
+from nmt.base.config_files import CONFIGS, group_options
 from nmt.config_schema.kinds import show
 from nmt.config_schema.table import RULES
 from nmt.config_schema.values import as_plain, leaves
-from scripts.docs_commands import COMMANDS, command_name, command_parser
-from scripts.docs_reference import PAGES, REFERENCE, config_groups, stale_pages
+from scripts.docs.docs_commands import COMMANDS, command_name, command_parser
+from scripts.docs.docs_reference import PAGES, REFERENCE, config_groups, stale_pages
 from tests.test_config_schema import every_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def commands_page(generated) -> str:
 
 def test_the_committed_pages_are_fresh(generated):
     stale = [name for name, text in generated.items() if (REFERENCE / name).read_text(encoding="utf-8") != text]
-    assert not stale, f"docs/reference/{stale} are stale: run python -m scripts.docs_reference"
+    assert not stale, f"docs/reference/{stale} are stale: run python -m scripts.docs.docs_reference"
 
 
 def test_the_check_names_a_stale_page(tmp_path, generated):
@@ -60,7 +60,7 @@ def test_the_check_names_a_stale_page(tmp_path, generated):
 def test_each_page_says_how_it_is_made_and_needs_no_build_step(generated):
     for name, text in generated.items():
         head = "\n".join(text.splitlines()[:3])
-        assert text.startswith("# ") and "`python -m scripts.docs_reference`" in head, name
+        assert text.startswith("# ") and "`python -m scripts.docs.docs_reference`" in head, name
         assert "<!-- generated" not in text, name
         assert not re.search(r"^::: ", text, re.MULTILINE), f"{name}: a mkdocstrings directive GitHub shows as text"
 

@@ -126,7 +126,7 @@ def test_wrong_checkpoint_path_is_one_line_at_start(tmp_path):
 
 
 def test_samples_come_from_the_checkpoint_or_none(toy_checkpoint, tmp_path):
-    from nmt.explore import Model
+    from nmt.commands.explore import Model
     from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 
     assert 1 <= len(Model(str(toy_checkpoint), "cpu").samples) <= 20
@@ -244,7 +244,7 @@ def test_compared_checkpoints_get_distinct_titles(tmp_path):
 def test_models_with_other_vocabularies_are_said_on_the_page():
     from types import SimpleNamespace
 
-    from nmt.explore import vocabulary_note
+    from nmt.commands.explore import vocabulary_note
 
     def model(src, tgt):
         tokenizer = SimpleNamespace(to_bytes=lambda: {"src": src, "tgt": tgt})

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from nmt.explore import MAX_BODY, Model, create_app
+from nmt.commands.explore import MAX_BODY, Model, create_app
 from tests.helpers import one_thread  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from nmt.explore_guard import STALL_S
+from nmt.commands.explore_guard import STALL_S
 from tests.helpers import ROOT
 from tests.test_attention_html import launch_chromium, needs_chromium
 from tests.test_explore import free_port

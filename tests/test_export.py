@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from nmt.data.toy import make_toy_corpus
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.translator import Translator
 from tests.helpers import MULTI30K, make_config, one_thread, run_cli, train  # noqa: F401 - one_thread: a fixture
 
@@ -196,7 +196,7 @@ def test_a_limit_cuts_greedy_outputs_where_nmt_cuts_them(toy_pair):
 
 
 def test_export_and_translate_from_the_command_line(toy_transformer, tmp_path):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     folder = tmp_path / "served"
     # float32: what it translates is nmt's on any CPU (int8's agreement is the self-check's, test_export_self_check.py)
@@ -226,7 +226,7 @@ def test_export_and_translate_from_the_command_line(toy_transformer, tmp_path):
     (["--engine", "nmt"], "is a folder from nmt.export; nmt's engine reads a .pt"),
 ])
 def test_what_the_ctranslate2_engine_cannot_do_is_one_line(toy_pair, tmp_path, capsys, extra, message):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     source = tmp_path / "in.txt"
     source.write_text(TOY[0] + "\n", encoding="utf-8")
@@ -237,7 +237,7 @@ def test_what_the_ctranslate2_engine_cannot_do_is_one_line(toy_pair, tmp_path, c
 
 
 def test_a_pt_file_is_not_a_ctranslate2_model(toy_transformer, tmp_path, capsys):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     source = tmp_path / "in.txt"
     source.write_text(TOY[0] + "\n", encoding="utf-8")
@@ -304,7 +304,7 @@ def test_the_benchmark_script_times_whole_processes_of_both_engines_on_the_same_
     saved = __import__("json").loads((tmp_path / "bench.json").read_text())
     rows = record["rows"]
     assert saved["rows"] == rows and saved["command"].startswith("OMP_NUM_THREADS=")
-    assert "python -m scripts.bench_ctranslate2 --checkpoint" in saved["command"] and saved["quick"]
+    assert "python -m scripts.peers.bench_ctranslate2 --checkpoint" in saved["command"] and saved["quick"]
     # one round (--quick): each cell once per engine, in the order given
     assert [(r["engine"], r["beam"], r["batch_size"]) for r in rows] == \
         [("nmt", 5, 4), ("ct2_float32", 5, 4), ("nmt", 1, 1), ("ct2_float32", 1, 1)]
@@ -321,7 +321,7 @@ def test_the_benchmark_script_times_whole_processes_of_both_engines_on_the_same_
 def test_without_ctranslate2_the_export_says_how_to_install_it(monkeypatch, toy_transformer, tmp_path, capsys):
     import sys
 
-    from nmt.export import main as export
+    from nmt.commands.export import main as export
 
     monkeypatch.setitem(sys.modules, "ctranslate2", None)          # import ctranslate2 -> ImportError
     assert export(["--checkpoint", str(toy_transformer), "--output", str(tmp_path / "out")]) == 1

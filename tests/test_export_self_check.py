@@ -14,7 +14,7 @@ import sys
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import run_cli
 from tests.test_export import exported, toy_pair, toy_transformer  # noqa: F401 - fixtures
 

@@ -58,7 +58,7 @@ def test_plot_attention_writes_one_png_for_a_40_piece_sentence_and_hf_takes_laye
                                                                                              monkeypatch):
     import nmt.viz.heatmaps as heatmaps
     from nmt.hf.translator import HFTranslator
-    from nmt.translate import main
+    from nmt.commands.translate import main
 
     words = (DATE.split() * 2)[:16]
     source = " ".join(words)

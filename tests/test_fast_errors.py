@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from nmt.cli_checks import check_checkpoint_exists
-from nmt.errors import NmtError
+from nmt.base.cli_checks import check_checkpoint_exists
+from nmt.base.errors import NmtError
 
 
 def run_with_importtime(module: str, *args: str, cwd) -> tuple[int, str, list[str]]:

@@ -1,4 +1,4 @@
-"""Inputs that are not what they claim (nmt/file_inputs.py, checkpoints.py).
+"""Inputs that are not what they claim (nmt/base/file_inputs.py, checkpoints.py).
 
 - Every file input of every command is a regular file: a FIFO, a symlink to
   one or a character device is one line, never a read that waits or never
@@ -19,8 +19,8 @@ import pytest
 import torch
 
 from nmt.data.readers import read_lines
-from nmt.errors import NmtError
-from nmt.file_inputs import special_kind
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import special_kind
 from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 from nmt.translator import Translator
 from tests.helpers import run_cli
@@ -214,7 +214,7 @@ def test_other_checkpoints_are_only_those_that_exist(tmp_path, toy_checkpoint):
 
 def test_a_folder_where_a_file_is_expected(tmp_path, capsys):
     from nmt.training.run_dir import find_resume_checkpoint
-    from nmt.translate import main as translate_main
+    from nmt.commands.translate import main as translate_main
 
     with pytest.raises(NmtError, match=r"^trainer.resume=\S+ is a directory; give the \.pt file inside it"):
         find_resume_checkpoint(str(tmp_path), tmp_path / "run")           # not "no such checkpoint file"

@@ -17,7 +17,7 @@ import shutil
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import run_cli
 
 TIMEOUT = 120    # a hang is a failure, not a stuck test run
@@ -62,7 +62,7 @@ EXPORT_EDITS = {   # name: (edit of an export folder, what the line says)
 @pytest.fixture(scope="module")
 def export_folder(tmp_path_factory, cache_dir):
     pytest.importorskip("ctranslate2")
-    from nmt.export import main as export
+    from nmt.commands.export import main as export
     from tests.helpers import train
     from tests.test_export import TINY
 

@@ -1,4 +1,4 @@
-"""scripts/gpu_check.py on the CPU with its tiny setting: every stage runs and
+"""scripts/benchmarks/gpu_check.py on the CPU with its tiny setting: every stage runs and
 is recorded, so the one command a GPU window gets cannot rot before a GPU comes."""
 
 import json
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.models.build import check_model_config
 from nmt.training.config_checks import check_cuda_graphs
-from scripts import gpu_check
-from scripts.gpu_flops import epoch_flops
+from scripts.benchmarks import gpu_check
+from scripts.benchmarks.gpu_flops import epoch_flops
 from tests.helpers import MULTI30K, make_config, run_cli, train
 
 
@@ -22,7 +22,7 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
         return {p for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("gpu_check_")}
 
     before = scratch_folders()              # only this test's gpu_check reaches the stages that make them
-    done = run_cli("scripts.gpu_check", "--tiny", "--device", "cpu", "--out", str(tmp_path),
+    done = run_cli("scripts.benchmarks.gpu_check", "--tiny", "--device", "cpu", "--out", str(tmp_path),
                    "--quality-minutes", "4", "--target-bleu", "5", timeout=300)   # stopped at the target: seconds when idle
     assert done.returncode == 0, done.stdout.decode()[-3000:] + done.stderr.decode()[-3000:]
     report = json.loads((tmp_path / "gpu_check.json").read_text())
@@ -46,7 +46,7 @@ def test_gpu_check_runs_every_stage_on_the_cpu(tmp_path):
 
 
 def test_gpu_check_names_missing_data_in_one_line(tmp_path):
-    done = run_cli("scripts.gpu_check", "--data", str(tmp_path), "--out", str(tmp_path), timeout=60)
+    done = run_cli("scripts.benchmarks.gpu_check", "--data", str(tmp_path), "--out", str(tmp_path), timeout=60)
     assert done.returncode == 1
     assert done.stderr.decode().strip().splitlines() == [
         f"gpu_check: Multi30k not found: {tmp_path} lacks train.de, train.en, val.de, val.en, "
@@ -54,14 +54,14 @@ def test_gpu_check_names_missing_data_in_one_line(tmp_path):
 
 
 def test_an_unknown_row_is_one_line(tmp_path):
-    done = run_cli("scripts.gpu_check", "--rows", "transformer_small fp32 eager,bogus", "--out", str(tmp_path), timeout=60)
+    done = run_cli("scripts.benchmarks.gpu_check", "--rows", "transformer_small fp32 eager,bogus", "--out", str(tmp_path), timeout=60)
     assert done.returncode == 2 and b"Traceback" not in done.stderr
     assert done.stderr.decode().strip().splitlines()[-1].startswith("gpu_check.py: error: --rows: unknown bogus; choose from "
                                                            "transformer_small fp32 eager,")
 
 
 def test_an_unknown_stage_is_one_line(tmp_path):
-    done = run_cli("scripts.gpu_check", "--stages", "tests,bogus", "--out", str(tmp_path), timeout=60)
+    done = run_cli("scripts.benchmarks.gpu_check", "--stages", "tests,bogus", "--out", str(tmp_path), timeout=60)
     assert done.returncode == 2 and b"Traceback" not in done.stderr
     assert done.stderr.decode().strip().splitlines()[-1].endswith(
         "--stages: unknown bogus; choose from environment,tests,train_speed,time_to_quality,decode_speed")

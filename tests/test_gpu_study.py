@@ -1,4 +1,4 @@
-"""scripts/gpu_study.py: the confirmation's records copied in, the study stopped at its
+"""scripts/benchmarks/gpu_study.py: the confirmation's records copied in, the study stopped at its
 minutes, and only the records the call finished packed for the way back."""
 
 import json
@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from scripts import gpu_study
+from scripts.benchmarks import gpu_study
 from tests.helpers import run_cli
 
 
@@ -75,7 +75,7 @@ def test_the_study_command_trains_the_confirmation_on_the_device(tmp_path):
     (["--commit", "abc1234", "--folder", "/nonexistent"], "no records/ folder in it"),
 ])
 def test_bad_options_are_one_line_before_anything_runs(tmp_path, argv, said):
-    done = run_cli("scripts.gpu_study", *argv, "--out", str(tmp_path / "out"), timeout=60)
+    done = run_cli("scripts.benchmarks.gpu_study", *argv, "--out", str(tmp_path / "out"), timeout=60)
     assert done.returncode == 2 and b"Traceback" not in done.stderr
     assert said in done.stderr.decode().strip().splitlines()[-1]
     assert not (tmp_path / "out").exists()

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-import nmt.cli_checks
+import nmt.base.cli_checks
 from nmt.config_schema.table import RULES
 from tests.helpers import run_cli
 
@@ -44,7 +44,7 @@ def parser_of(module: str, monkeypatch):
         caught.append(self)
         raise _Parsed
 
-    monkeypatch.setattr(nmt.cli_checks.ArgumentParser, "parse_args", stop)
+    monkeypatch.setattr(nmt.base.cli_checks.ArgumentParser, "parse_args", stop)
     with pytest.raises(_Parsed):
         importlib.import_module(module).main([])
     return caught[0]

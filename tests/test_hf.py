@@ -97,7 +97,7 @@ def test_hf_and_checkpoint_are_one_or_the_other(tmp_path):
 def test_the_explorer_shows_an_hf_model_beside_an_nmt_one(marian, toy_checkpoint):
     from fastapi.testclient import TestClient
 
-    from nmt.explore import HFModel, Model, create_app
+    from nmt.commands.explore import HFModel, Model, create_app
 
     app = create_app([Model(str(toy_checkpoint), "cpu"), HFModel(str(marian), "cpu")])
     reply = TestClient(app, base_url="http://127.0.0.1:8000").post("/api/translate", json={"text": DATE, "beam_size": 2, "prefix": "e"}).json()
@@ -168,7 +168,7 @@ def test_the_hf_beam_tree_finals_equal_nbest(hf_translator, beam, prefix):
 def test_a_replay_that_differs_from_generate_is_one_error(hf_translator, monkeypatch):
     """A transformers release that ranks otherwise is an NmtError, not a wrong tree."""
     import nmt.hf.beam_tree as replay
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
     from nmt.viz.search_tree import beam_tree
 
     built = replay.build_tree

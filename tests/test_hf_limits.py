@@ -62,7 +62,7 @@ def test_an_output_limit_past_the_positions_is_capped_and_said(marian):
 def test_a_prefix_is_checked_against_the_positions_and_counts_in_the_output_limit(marian):
     """The prefix's subwords count in the output limit (max_new_tokens is what follows it):
     20-22 words (40-44 subwords) passed the check, then ran past 64 positions."""
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
     from nmt.hf.translator import HFTranslator
 
     translator = HFTranslator(str(marian), device="cpu")
@@ -77,7 +77,7 @@ def test_a_prefix_is_checked_against_the_positions_and_counts_in_the_output_limi
 def test_the_explorer_keeps_the_other_models_result(marian16, toy_checkpoint):
     from fastapi.testclient import TestClient
 
-    from nmt.explore import HFModel, Model, create_app
+    from nmt.commands.explore import HFModel, Model, create_app
 
     hf = HFModel(str(marian16), "cpu")
     client = TestClient(create_app([Model(str(toy_checkpoint), "cpu"), hf]), base_url="http://127.0.0.1:8000")

@@ -8,7 +8,7 @@ import gzip
 import pytest
 import yaml
 
-from nmt.cli import runnable
+from nmt.base.cli import runnable
 from nmt.training.run_command import continue_command
 from tests.helpers import one_thread, run_cli  # noqa: F401 - one_thread: a fixture
 from tests.test_fast_errors import run_with_importtime

@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.test_compare import make_run
 
 
@@ -25,10 +25,10 @@ def loop(tmp_path):
 
 
 def test_a_link_loop_as_an_output_is_one_line(loop, tmp_path, toy_checkpoint, capsys):
-    from nmt.average import main as average
-    from nmt.compare import main as compare
-    from nmt.export import main as export
-    from nmt.translate import main as translate
+    from nmt.commands.average import main as average
+    from nmt.commands.compare import main as compare
+    from nmt.commands.export import main as export
+    from nmt.commands.translate import main as translate
 
     source = tmp_path / "in.txt"
     source.write_text("the first of may\n")
@@ -45,10 +45,10 @@ def test_a_link_loop_as_an_output_is_one_line(loop, tmp_path, toy_checkpoint, ca
 
 
 def test_a_tensor_header_claiming_a_huge_storage_is_refused(tmp_path, toy_checkpoint, capsys):
-    from nmt.average import main as average
-    from nmt.export import main as export
+    from nmt.commands.average import main as average
+    from nmt.commands.export import main as export
     from nmt.store.checkpoints import load_checkpoint
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
     from nmt.translator import Translator
 
     state = torch.load(toy_checkpoint, weights_only=True)
@@ -77,7 +77,7 @@ def test_a_tensor_header_claiming_a_huge_storage_is_refused(tmp_path, toy_checkp
 
 
 def test_an_empty_input_and_reference_is_one_line(tmp_path, toy_checkpoint, capsys):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
 
     empty = tmp_path / "empty.txt"
     empty.write_text("")
@@ -86,7 +86,7 @@ def test_an_empty_input_and_reference_is_one_line(tmp_path, toy_checkpoint, caps
 
 
 def test_dpi_is_bounded(tmp_path, toy_checkpoint, capsys):
-    from nmt.translate import parse_args
+    from nmt.commands.translate import parse_args
 
     with pytest.raises(SystemExit) as done:
         parse_args(["--checkpoint", str(toy_checkpoint), "--dpi", "100000"])
@@ -96,7 +96,7 @@ def test_dpi_is_bounded(tmp_path, toy_checkpoint, capsys):
 
 @pytest.mark.parametrize("line", ['{"step": 1e400, "bleu": 3}', '{"step": 100, "bleu": 1e400}', "[1]", "7"])
 def test_compare_leaves_out_a_metrics_line_nmt_never_writes(tmp_path, capsys, line):
-    from nmt.compare import main as compare
+    from nmt.commands.compare import main as compare
 
     make_run(tmp_path, "0", "bahdanau", [(100, 10.0)])
     with open(tmp_path / "0" / "metrics.jsonl", "a") as log:
@@ -137,7 +137,7 @@ def test_config_values_that_once_failed_late_are_one_line(override, message):
 def test_every_decoder_has_a_step_cap(toy_checkpoint, capsys, tmp_path):
     """The quickstart model is an RNN: no position table bounds its outputs."""
     from nmt.decoding.limits import decode_step_cap
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
     from nmt.translator import Translator
 
     translator = Translator.from_checkpoint(toy_checkpoint, device="cpu", max_len_extra=10**9)

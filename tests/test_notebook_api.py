@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.translator import Translation, Translator
 
 IMPORT_EVERY_MODULE = """
@@ -92,7 +92,7 @@ def test_fit_trains_from_python_and_returns_the_run(tmp_path, cache_dir):
 
     from hydra.core.hydra_config import HydraConfig
 
-    from nmt.train import fit
+    from nmt.commands.train import fit
 
     handlers = list(logging.getLogger().handlers)
     result = fit(
@@ -123,7 +123,7 @@ def test_fit_trains_from_python_and_returns_the_run(tmp_path, cache_dir):
 
 
 def test_fit_says_what_is_wrong_in_one_line(tmp_path):
-    from nmt.train import fit
+    from nmt.commands.train import fit
 
     with pytest.raises(
         NmtError, match=r"trainer.max_step=5: not a setting nmt knows; did you mean trainer.max_steps\?"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from nmt.compare import main as compare
-from nmt.export import main as export
+from nmt.commands.compare import main as compare
+from nmt.commands.export import main as export
 from tests.test_compare import make_run
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.test_config_schema import compose_config
 
 
@@ -31,7 +31,7 @@ BEAMS = [(10**9, 1), (100_000, 100_000)]
 @pytest.mark.parametrize("beam, nbest", BEAMS)
 def test_a_beam_wider_than_the_vocabulary_is_refused_at_once_on_every_route(beam, nbest, translator, toy_checkpoint,
                                                                           tmp_path, capsys):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
     from nmt.viz.search_tree import beam_tree
 
     vocab = translator.tokenizer.tgt_vocab_size
@@ -137,7 +137,7 @@ def test_dropout_of_one_is_refused_by_the_config():
 @pytest.mark.parametrize("extra", [2**64, 2**31])
 def test_a_length_limit_past_any_output_is_refused_without_an_overflowed_figure(extra, toy_checkpoint, tmp_path,
                                                                                capsys):
-    from nmt.translate import main as translate
+    from nmt.commands.translate import main as translate
     from nmt.translator import Translator
 
     said = f"max_len_extra={extra} (--max-length-extra) must be at most 2,147,483,647"

@@ -41,10 +41,10 @@ def test_ready_folder_refuses_a_file(tmp_path):
 
 
 def test_make_folder_names_a_config_key_or_an_option(tmp_path):
-    """nmt.folders.make_folder, shared by nmt.train (hydra.run.dir, cache_dir), nmt.translate
+    """nmt.base.folders.make_folder, shared by nmt.train (hydra.run.dir, cache_dir), nmt.translate
     (--plot-attention), nmt.study (--out) and the scripts: one NmtError line either way."""
-    from nmt.errors import NmtError
-    from nmt.folders import make_folder
+    from nmt.base.errors import NmtError
+    from nmt.base.folders import make_folder
 
     (tmp_path / "plain").write_text("x")
     assert make_folder(tmp_path / "a" / "b", "cache_dir") == tmp_path / "a" / "b" and (tmp_path / "a" / "b").is_dir()
@@ -72,7 +72,7 @@ def test_a_long_script_refuses_a_bad_out_before_it_trains(tmp_path):
     record = {"name": "toy-check", "seed": 1, "common": [], "overrides": ["experiment=quickstart"]}
     (tmp_path / "seed1.json").write_text(json.dumps(record))
     (tmp_path / "plain").write_text("x")
-    done = run_cli("scripts.commit_equivalence", "--record", str(tmp_path / "seed1.json"), "--commit", "HEAD",
+    done = run_cli("scripts.benchmarks.commit_equivalence", "--record", str(tmp_path / "seed1.json"), "--commit", "HEAD",
                    "--commit", "HEAD", "--work", str(tmp_path / "work"), "--out", str(tmp_path / "plain" / "eq.json"),
                    timeout=120)
     stderr = done.stderr.decode()
@@ -83,7 +83,7 @@ def test_a_long_script_refuses_a_bad_out_before_it_trains(tmp_path):
 
 def test_bench_train_refuses_a_file_as_its_out_folder(tmp_path):
     (tmp_path / "plain").write_text("x")
-    done = run_cli("scripts.bench_train", "--preset", "quickstart", "--out", str(tmp_path / "plain"), timeout=120)
+    done = run_cli("scripts.benchmarks.bench_train", "--preset", "quickstart", "--out", str(tmp_path / "plain"), timeout=120)
     stderr = done.stderr.decode()
     assert done.returncode == 1 and stderr.strip().splitlines() == [
         f"bench_train: --out {tmp_path / 'plain'}: {tmp_path / 'plain'} is a file, not a folder; "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nmt.cli_checks import finite_float
+from nmt.base.cli_checks import finite_float
 from tests.helpers import ROOT
 
 ENV = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
@@ -253,7 +253,7 @@ def python_files():
 
 def test_no_command_line_takes_a_plain_float():
     """`type=float` lets nan and inf through: every float option of every CLI
-    (nmt's and scripts/) uses nmt.cli_checks.finite_float. A new option is
+    (nmt's and scripts/) uses nmt.base.cli_checks.finite_float. A new option is
     covered by this test without anyone remembering to."""
     plain = []
     for path in python_files():
@@ -266,14 +266,14 @@ def test_no_command_line_takes_a_plain_float():
 
 def test_every_nmt_command_line_checks_its_help():
     """argparse.ArgumentParser prints --help unchecked (cut off at a file-size
-    limit with exit 0): every CLI under nmt/ builds nmt.cli_checks.ArgumentParser."""
+    limit with exit 0): every CLI under nmt/ builds nmt.base.cli_checks.ArgumentParser."""
     plain = []
     for path in sorted((ROOT / "nmt").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr == "ArgumentParser" and \
                     isinstance(node.value, ast.Name) and node.value.id == "argparse":
                 plain.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    plain = [where for where in plain if not where.startswith("nmt/cli_checks.py")]
+    plain = [where for where in plain if not where.startswith("nmt/base/cli_checks.py")]
     assert not plain, plain
 
 
@@ -300,12 +300,12 @@ def parser_of(parse, argv):
 
 def cli_parsers():
     from nmt.study.__main__ import parse_args as study
-    from nmt.translate import parse_args as translate
+    from nmt.commands.translate import parse_args as translate
 
-    from scripts import bench_train
+    from scripts.benchmarks import bench_train
 
     return {"nmt.translate": (translate, ["--checkpoint", "x.pt"]), "nmt.study": (study, []),
-            "scripts.bench_train": (bench_train.parse_args, [])}
+            "scripts.benchmarks.bench_train": (bench_train.parse_args, [])}
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999", "NaN"])
@@ -350,7 +350,7 @@ def test_atomic_write_past_the_limit_fails_and_leaves_nothing(tmp_path, size):
     buffered file the writer used before passed this too; sys.stdout's did
     not, see test_translate_stdout_file_size_limit.)"""
     target = tmp_path / "out.bin"
-    code = ("import errno, sys\nfrom nmt.atomic import atomic_write\n"
+    code = ("import errno, sys\nfrom nmt.base.atomic import atomic_write\n"
             f"try:\n    atomic_write({str(target)!r}, b'x' * {size})\n"
             "except OSError as error:\n    sys.exit(error.errno)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True,
@@ -376,7 +376,7 @@ def test_translate_with_stdin_closed(toy_checkpoint):
 
 
 def test_atomic_write_through_a_symlink_replaces_the_file_and_keeps_the_link(tmp_path):
-    from nmt.atomic import atomic_write
+    from nmt.base.atomic import atomic_write
 
     real, link = tmp_path / "real.txt", tmp_path / "link.txt"
     real.write_text("old\n")
@@ -390,7 +390,7 @@ def test_atomic_write_into_a_device_writes_it(tmp_path):
     replaced the device node with a regular file). Written through
     /proc/self/fd/1, the link /dev/stdout stands for, so that a machine whose
     /dev/stdout an older build had already replaced still tests the writer."""
-    done = subprocess.run([sys.executable, "-c", "from nmt.atomic import atomic_write\n"
+    done = subprocess.run([sys.executable, "-c", "from nmt.base.atomic import atomic_write\n"
                            "atomic_write('/proc/self/fd/1', b'through the device\\n')"],
                           cwd=ROOT, env=ENV, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
@@ -398,7 +398,7 @@ def test_atomic_write_into_a_device_writes_it(tmp_path):
 
 
 def test_atomic_write_into_a_fifo_writes_it(tmp_path):
-    from nmt.atomic import atomic_write
+    from nmt.base.atomic import atomic_write
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from nmt import own_files
-from nmt.average import main as average
-from nmt.compare import main as compare
+from nmt.base import own_files
+from nmt.commands.average import main as average
+from nmt.commands.compare import main as compare
 from nmt.data.alignments import main as alignments
-from nmt.errors import NmtError
-from nmt.translate import main as translate
+from nmt.base.errors import NmtError
+from nmt.commands.translate import main as translate
 from nmt.viz.notebook import InlineView
 from tests.test_compare import make_run
 
@@ -51,7 +51,7 @@ def routes(tmp_path, checkpoint):
 
 def _save(path, extra) -> int:
     """InlineView.save as a command: 0, or 1 after the error line."""
-    from nmt.cli import print_error
+    from nmt.base.cli import print_error
     try:
         InlineView("<html><body>a view</body></html>", 100).save(path, overwrite="--overwrite" in extra)
     except NmtError as error:

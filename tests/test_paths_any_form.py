@@ -18,7 +18,7 @@ import zipfile
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import run_cli
 from tests.test_compare import make_run
 
@@ -47,11 +47,11 @@ def source(tmp_path):
 
 
 def long_name_routes(tmp_path, checkpoint, source):
-    from nmt.average import main as average
-    from nmt.compare import main as compare
-    from nmt.explore import main as explore
-    from nmt.export import main as export
-    from nmt.translate import main as translate
+    from nmt.commands.average import main as average
+    from nmt.commands.compare import main as compare
+    from nmt.commands.explore import main as explore
+    from nmt.commands.export import main as export
+    from nmt.commands.translate import main as translate
 
     long = str(tmp_path / LONG)
     good = ["--checkpoint", str(checkpoint), "--input", str(source)]
@@ -82,7 +82,7 @@ def test_a_name_too_long_is_one_line_on_every_route(tmp_path, toy_checkpoint, so
 
 
 def test_a_name_too_long_for_the_api_and_the_check_output_helper(tmp_path, toy_checkpoint):
-    from nmt.cli_checks import check_output
+    from nmt.base.cli_checks import check_output
     from nmt.translator import Translator
 
     with pytest.raises(NmtError, match=f"checkpoint .* {SAYS}"):
@@ -160,7 +160,7 @@ def test_the_truncated_advice_comes_only_from_the_files_bytes(tmp_path, toy_chec
 
 
 def test_printable_escapes_what_utf8_cannot_write():
-    from nmt.path_names import printable
+    from nmt.base.path_names import printable
 
     assert printable(os.fsdecode(b"nu\xff\xfe/exp")) == "nu\\xff\\xfe/exp"
     assert printable("caf\u00e9") == "caf\u00e9"

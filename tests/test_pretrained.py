@@ -2,7 +2,7 @@
 CLI and the API, translating to the outputs it gave when it was shipped, an unknown name as
 one line, the file opened through the checks every checkpoint gets, and its half-precision
 weights scoring within a stated tolerance of the float32 checkpoint they were rounded from
-(benchmarks/pretrained_multi30k-de-en.json, scripts.bench_pretrained)."""
+(benchmarks/pretrained_multi30k-de-en.json, scripts.benchmarks.bench_pretrained)."""
 
 import json
 import shutil
@@ -11,8 +11,8 @@ import zipfile
 import pytest
 
 import nmt.pretrained
-from nmt.errors import NmtError
-from nmt.translate import main
+from nmt.base.errors import NmtError
+from nmt.commands.translate import main
 from nmt.translator import Translator
 from tests.helpers import MULTI30K, ROOT, flip_a_bit_of_record, one_thread, run_cli  # noqa: F401
 
@@ -103,7 +103,7 @@ def test_half_precision_bleu_stays_within_tolerance_of_float32(shipped):
     if not MULTI30K.is_dir():
         pytest.skip(f"real-data test: Multi30k not found at {MULTI30K}")
     from nmt.data.readers import read_lines
-    from nmt.scoring import score_translations
+    from nmt.base.scoring import score_translations
 
     row = next(r for r in json.loads(RECORD.read_text())["results"]
                if r["test_set"] == "test_2016_flickr" and r["search"] == "greedy")

@@ -1,14 +1,15 @@
-"""nmt.provenance.git_commit: the one place a record's commit comes from, and
+"""nmt.base.provenance.git_commit: the one place a record's commit comes from, and
 scripts that import each other as a package, without sys.path edits."""
 
 import ast
 import re
 
-from nmt import provenance
+from nmt.base import provenance
 from tests.helpers import ROOT
 
 
 def test_git_commit_names_the_checkout_head_or_unknown_outside_git(tmp_path, monkeypatch):
+    assert provenance.CHECKOUT == ROOT                              # the folder that holds nmt/, not nmt/ itself
     commit = provenance.git_commit()
     assert re.fullmatch(r"[0-9a-f]{12}( \(with uncommitted changes under nmt/ or configs/\))?", commit), commit
     monkeypatch.setattr(provenance, "CHECKOUT", tmp_path)           # a folder outside any checkout
@@ -30,7 +31,7 @@ def test_git_commit_is_defined_once_and_scripts_edit_no_import_path():
         defined += [name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "git_commit"]
         if name.startswith("scripts/") and "sys.path.insert" in path.read_text(encoding="utf-8"):
             path_edits.append(name)
-    assert defined == ["nmt/provenance.py"]
+    assert defined == ["nmt/base/provenance.py"]
     assert not path_edits, f"import scripts as the package `scripts` instead: {path_edits}"
 
 

@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.training import refused_start
 from nmt.training.torchrun_env import torchrun_ranks
 from tests.helpers import run_cli
@@ -106,7 +106,7 @@ def test_a_finished_lock_is_released_and_its_file_removed(tmp_path):
 
 
 def test_a_full_disk_under_the_study_json_leaves_the_old_one(tmp_path, monkeypatch):
-    from nmt import atomic
+    from nmt.base import atomic
     from nmt.study.runner import write_settings
 
     write_settings(tmp_path / "old", {"sessions": [1]})
@@ -230,7 +230,7 @@ def test_a_refused_sweep_leaves_the_old_sweeps_record(tmp_path, cache_dir):
 def test_a_full_disk_under_the_hydra_record_leaves_no_folder(tmp_path, monkeypatch, cache_dir):
     """The lock written, then .hydra/hydra.yaml cannot be: nothing of the run is left
     (before: .hydra/config.yaml, train.log with the error, the run folder)."""
-    from nmt.train import fit
+    from nmt.commands.train import fit
     from nmt.training import run_dir
 
     real = run_dir.atomic_write

@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nmt.data.readers import read_lines
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.store.checkpoints import load_checkpoint, save_checkpoint
 from nmt.training.run_command import continue_command
-from nmt.translate import main as translate_main
-from nmt.translate import read_input
+from nmt.commands.translate import main as translate_main
+from nmt.commands.translate import read_input
 from nmt.translator import Translator
 from tests.helpers import ROOT, one_thread, run_cli  # noqa: F401 - one_thread: a fixture
 

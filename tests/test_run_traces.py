@@ -1,4 +1,4 @@
-"""A run's folder and files belong to that run (nmt/run_files.py, run_dir.py).
+"""A run's folder and files belong to that run (nmt/base/run_files.py, run_dir.py).
 
 - Any trace of a run (a checkpoint, metrics, a summary) makes a folder a
   run, not only checkpoints/last.pt: a new run into a finished run whose
@@ -16,8 +16,8 @@ import shutil
 
 import pytest
 
-from nmt.errors import NmtError
-from nmt.run_files import check_not_run_file, holds_a_run, run_of
+from nmt.base.errors import NmtError
+from nmt.base.run_files import check_not_run_file, holds_a_run, run_of
 from tests.helpers import run_cli
 from tests.test_run_folder import nmt_train, one_error, snapshot
 

@@ -243,7 +243,7 @@ def test_average_stops_while_loading(tmp_path, toy_checkpoint, signum, delay):
 
 SHUTDOWN_SCRIPT = """
 import os, signal, sys, time
-from nmt import signals
+from nmt.base import signals
 signals.install("; test")
 SIGNUM = signal.{name}
 
@@ -278,8 +278,8 @@ def test_signal_at_exit(signum, moment):
 
 PENDING_SCRIPT = """
 import os, signal, sys, time
-from nmt import signals
-from nmt.cli import print_error
+from nmt.base import signals
+from nmt.base.cli import print_error
 signals.install("; test")
 signals.set_pending_error("another rank stopped or stayed silent (at step 3)")
 if sys.argv[1] == "printed":              # the error's own line came first
@@ -309,7 +309,7 @@ def test_a_signal_while_an_error_is_on_its_way_reports_the_error(moment):
 
 LEAVING_SCRIPT = """
 import os, runpy, signal, sys, time
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.training import loop, reporting
 
 def fail_in_training(self):            # an error raised while training, e.g. a disk gone full

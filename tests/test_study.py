@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study.__main__ import parse_args
 from nmt.study.configs import FAMILIES, select, study_configs
 from nmt.study.metrics import entropy, steps_to_target

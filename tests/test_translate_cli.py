@@ -17,9 +17,9 @@ import pytest
 import torch
 from PIL import Image
 
-from nmt import own_files
+from nmt.base import own_files
 from nmt.data.toy import make_toy_corpus
-from nmt.translate import main
+from nmt.commands.translate import main
 from nmt.translator import Translator
 from tests.helpers import one_thread, run_cli  # noqa: F401 - one_thread: a fixture
 
@@ -351,7 +351,7 @@ def test_a_checkpoint_folder_lists_its_checkpoints_before_torch_loads(tmp_path, 
     (tmp_path / "run" / "checkpoints").mkdir(parents=True)
     for name in ("step_900.pt", "last.pt", "best.pt", "step_1200.pt"):
         (tmp_path / "run" / "checkpoints" / name).write_bytes(b"")
-    probe = ("import sys; from nmt.translate import main; code = main(['--checkpoint', sys.argv[1]]); "
+    probe = ("import sys; from nmt.commands.translate import main; code = main(['--checkpoint', sys.argv[1]]); "
              "print(code, 'torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / given)], capture_output=True,
                           input=b"x\n", timeout=60, cwd=tmp_path)

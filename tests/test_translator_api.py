@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import one_thread  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -7,8 +7,8 @@ import inspect
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
-from nmt.config_files import CONFIGS
-from nmt.errors import NmtError
+from nmt.base.config_files import CONFIGS
+from nmt.base.errors import NmtError
 
 # What the builder or trainer passes itself: never a key of the YAML.
 BUILDER_ARGUMENTS = {"self", "vocab_size", "memory_dim", "attention", "positional", "pad_id", "query_dim",

@@ -4,7 +4,7 @@ bridge the Transformer decoder would ignore, positions for RNNs."""
 
 from omegaconf import DictConfig
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 TRANSFORMER_DECODER = "nmt.core.transformer_decoder.TransformerDecoder"
 TRANSFORMER_ENCODER = "nmt.core.transformer_encoder.TransformerEncoder"

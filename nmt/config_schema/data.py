@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from omegaconf import DictConfig, OmegaConf
 
 from nmt.config_schema.table import RULES
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 KINDS = RULES["data.kind"].options          # multi30k, files, toy
 MULTI30K_LANGUAGES = ("cs", "de", "en", "fr")

@@ -3,7 +3,7 @@ location attention cover the longest sentence (data.max_len), and shared
 embeddings need one vocabulary; batches are not padded past the longest
 sentence, and the validation beam is not wider than the vocabulary."""
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def check_lengths(cfg) -> None:

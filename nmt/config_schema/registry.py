@@ -22,9 +22,9 @@ from functools import cache
 
 import yaml
 
-from nmt.config_files import CONFIGS
+from nmt.base.config_files import CONFIGS
 from nmt.config_schema.classes import PARTS
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 GROUPS = {
     **{("model", part): f"model/{part}" for part in PARTS},

@@ -6,7 +6,7 @@ composed config tree (nmt/configs/*.yaml with every group option), by dotted pat
 
 This is the one definition of a key but its default, which the YAML holds:
 the checks (values.py), `python -m nmt.train --help` and the configuration
-reference (`python -m scripts.docs_reference`) read it. Rules are per key, not
+reference (`python -m scripts.docs.docs_reference`) read it. Rules are per key, not
 per option: `model.encoder.layers` means the same for an LSTM and a
 Transformer encoder, and a meaning names the options it concerns where it
 does not hold for all. tests/test_config_schema.py composes every option of

@@ -7,7 +7,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from nmt.config_schema.kinds import show
 from nmt.config_schema.table import RULES
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 MISSING = "???"
 

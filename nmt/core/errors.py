@@ -1,7 +1,7 @@
 """The one project exception: a user-facing problem with a one-line fix.
 
 It lives in the core because the core's constructors check the settings they
-are given (heads dividing d_model, a known scope); nmt.errors re-exports it for
+are given (heads dividing d_model, a known scope); nmt.base.errors re-exports it for
 the rest of nmt, so every caller catches the same class.
 """
 

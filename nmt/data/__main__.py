@@ -13,12 +13,12 @@ it was; a file there with another checksum is replaced only with --overwrite.
 """
 
 if __name__ == "__main__":      # first: stop signals are one line from the start
-    from nmt.cli import run_command
+    from nmt.base.cli import run_command
 
     run_command("nmt.data.__main__", "; no file was left half-written")
 
-from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, write_stdout
+from nmt.base.cli import command
+from nmt.base.cli_checks import ArgumentParser, write_stdout
 from nmt.data.multi30k_files import LANGUAGES, SOURCE_URL, fetch_multi30k, file_names
 
 
@@ -53,6 +53,6 @@ def main(argv=None) -> int:
 
 def cli() -> None:
     """The console script `nmt-data` (what `python -m nmt.data` runs)."""
-    from nmt.cli import run_command
+    from nmt.base.cli import run_command
 
     run_command("nmt.data.__main__", "; no file was left half-written")

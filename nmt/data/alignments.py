@@ -21,7 +21,7 @@ sentence) is one NmtError naming the file and line.
 """
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
+    from nmt.base.cli import run_command
 
     run_command("nmt.data.alignments", "; the output file is written whole or not at all")
 
@@ -30,15 +30,15 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
-from nmt import own_files
-from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, check_output, write_stdout
-from nmt.config_files import CONFIGS
+from nmt.base import own_files
+from nmt.base.cli import command
+from nmt.base.cli_checks import ArgumentParser, check_output, write_stdout
+from nmt.base.config_files import CONFIGS
 from nmt.data.examples import EncodedPairs, Pairs
 from nmt.data.readers import read_lines
 from nmt.data.toy import make_toy_corpus, toy_alignment
-from nmt.errors import NmtError
-from nmt.run_files import check_not_run_file
+from nmt.base.errors import NmtError
+from nmt.base.run_files import check_not_run_file
 
 Links = list[tuple[int, int]]          # (source word, target word)
 SubwordGuide = list[tuple[int, int, float]]   # (target subword, source subword, weight)

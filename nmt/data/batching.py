@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from nmt.core.masks import padding_mask, target_mask
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 SORT_KEYS = ("source", "target")     # data.sort_by: the length sorted by first

@@ -19,7 +19,7 @@ from nmt.config_schema.data import check_kind, check_languages, check_test_pair,
 from nmt.data.examples import Corpus
 from nmt.data.readers import read_parallel
 from nmt.data.toy import make_toy_corpus
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 MULTI30K_FILES = {"train": "train", "valid": "val", "test": "test_2016_flickr"}   # task 1, 2016 test
 DEFAULT_HUB_ID = "bentrevett/multi30k"

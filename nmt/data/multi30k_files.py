@@ -23,8 +23,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from nmt import signals
-from nmt.errors import NmtError
+from nmt.base import signals
+from nmt.base.errors import NmtError
 
 SOURCE_COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
 SOURCE_URL = f"https://raw.githubusercontent.com/multi30k/dataset/{SOURCE_COMMIT}/data/task1/raw/"

@@ -24,7 +24,7 @@ from nmt.data.corpora import load_corpus
 from nmt.data.examples import PreparedData, drop_empty, encode_train
 from nmt.data.streaming import prepare_streaming
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 log = logging.getLogger("nmt.data")
 

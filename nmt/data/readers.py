@@ -8,8 +8,8 @@ import gzip
 import zlib
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
 
 BOM = "\ufeff"
 

@@ -15,7 +15,7 @@ epoch then
     4. serves batch g of the epoch to rank g % world_size.
 
 Memory holds one buffer of encoded pairs and a block index, whatever the
-corpus size (scripts/bench_streaming_memory.py measures it). Bucketing
+corpus size (scripts/benchmarks/bench_streaming_memory.py measures it). Bucketing
 happens within a buffer, so padding is a little higher than sorting the
 whole corpus, and sentences meet only others from the same buffer's blocks.
 Files must be plain text (a .gz cannot be read from the middle).
@@ -37,8 +37,8 @@ from nmt.config_schema.data import sort_setting, whole_setting
 from nmt.data.examples import PreparedData, drop_empty
 from nmt.data.readers import BOM, read_parallel
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
 
 log = logging.getLogger("nmt.data")
 BLOCKS_PER_BUFFER = 16       # a buffer draws its pairs from this many random blocks

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from nmt.atomic import atomic_write
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.base.atomic import atomic_write
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 MODEL_TYPES = ("unigram", "bpe")

@@ -23,7 +23,7 @@ import random
 
 from nmt.config_schema.data import check_toy_sizes
 from nmt.data.examples import Corpus
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 UNITS = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def check_coverage_penalty(beta, beam_size, penalty: str = "coverage_penalty=",

@@ -22,7 +22,7 @@ import numbers
 import torch
 
 from nmt.decoding.greedy import max_output_length
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 MAX_LEN_RATIO, MAX_LEN_EXTRA = 1.5, 10     # Translator's defaults: the trainer's validation search
 MOST_EXTRA, MOST_RATIO = 2**31 - 1, 1000.0   # past these only the step cap limits an output; 2^64 overflowed int64

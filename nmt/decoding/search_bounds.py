@@ -16,8 +16,8 @@ memory free on the device is refused with the figure, not an allocation of
 7 TB 51 s later.
 """
 
-from nmt.errors import NmtError
-from nmt.memory_sizes import free_memory, human_bytes
+from nmt.base.errors import NmtError
+from nmt.base.memory_sizes import free_memory, human_bytes
 
 __all__ = ["beam_bytes", "check_beam", "check_beam_memory", "check_beam_width", "check_model_memory",
            "free_memory", "human_bytes"]

@@ -9,7 +9,7 @@ CTranslate2 is an optional dependency (`pip install -e ".[export]"`):
 `require_ctranslate2()` says so in one line where it is missing.
 """
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def require_ctranslate2():

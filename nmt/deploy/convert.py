@@ -44,7 +44,7 @@ from torch import Tensor, nn
 
 from nmt.data.tokenizer import Tokenizer
 from nmt.deploy import layout
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, TRANSFORMER_ENCODER
 from nmt.core.positional.base import AttentionPositions
 from nmt.core.positional.learned import LearnedEmbedding

@@ -43,8 +43,8 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.decoding.interface import Translation, check_search, check_sentences
 from nmt.decoding.search_bounds import check_beam_width
 from nmt.deploy import layout, members, require_ctranslate2
-from nmt.errors import NmtError
-from nmt.path_names import printable
+from nmt.base.errors import NmtError
+from nmt.base.path_names import printable
 
 COVERAGE_FLOOR = np.float32(1e-9)   # as nmt.decoding.beam.COVERAGE_FLOOR
 

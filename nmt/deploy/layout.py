@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from nmt.deploy.regular_files import read_member
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 FORMAT = 1
 QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "int8_float16", "int8_bfloat16",

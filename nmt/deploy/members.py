@@ -26,7 +26,7 @@ from pathlib import Path
 from nmt.deploy import layout
 from nmt.deploy.regular_files import AGAIN, SMALL, read_member
 from nmt.deploy.regular_files import refuse as _refuse
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 LIMITS = {layout.MODEL_FILE: 64 << 30}      # bytes; every other member: SMALL
 CT2_FILES = ("config.json", layout.MODEL_FILE)

@@ -6,8 +6,8 @@ import os
 import stat
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.file_inputs import KINDS
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import KINDS
 
 SMALL = 256 << 20   # bytes: any member but model.bin
 AGAIN = "export the checkpoint again (python -m nmt.export --checkpoint best.pt --output DIR)"

@@ -21,8 +21,8 @@ import os
 from dataclasses import dataclass
 
 from nmt.deploy.engine import CTranslate2Translator
-from nmt.errors import NmtError
-from nmt.scoring import score_translations
+from nmt.base.errors import NmtError
+from nmt.base.scoring import score_translations
 
 LOSSLESS = ("float32",)
 WARN_BELOW = 0.9  # agreement under this is said on stderr even when accepted

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 # name -> (title, what a cell is); the one list --explain, the explorer and the notebook offer
 METHODS = {

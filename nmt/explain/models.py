@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from nmt.data.tokenizer import BOS_ID, EOS_ID
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 class Pair(NamedTuple):

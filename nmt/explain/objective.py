@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 import torch
 from torch import Tensor
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 class Objective(NamedTuple):

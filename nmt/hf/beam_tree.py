@@ -25,7 +25,7 @@ over the generated tokens (a forced prefix is given, not scored).
 import torch
 
 from nmt.decoding.beam_tree import BeamFinal, BeamNode
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 MISMATCH = ("the beam tree of {name} does not match its generate() ({what}); this transformers release "
             "searches differently from the one nmt's replay follows")

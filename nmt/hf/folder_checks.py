@@ -26,8 +26,8 @@ import stat
 import struct
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.file_inputs import KINDS
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import KINDS
 
 SMALL = 64 << 20
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")

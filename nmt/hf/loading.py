@@ -6,7 +6,7 @@ import pickle
 import warnings
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.hf.folder_checks import WEIGHTS, check_folder
 
 

@@ -21,8 +21,8 @@ import torch
 
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, longest_output
 from nmt.decoding.search_bounds import check_beam, check_beam_width
-from nmt.device import resolve_device
-from nmt.errors import NmtError
+from nmt.base.device import resolve_device
+from nmt.base.errors import NmtError
 from nmt.hf.loading import load_seq2seq
 from nmt.decoding.interface import Translation, check_search, check_sentences, check_text
 from nmt.viz.attention_data import _map

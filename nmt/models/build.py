@@ -14,8 +14,8 @@ from torch.overrides import TorchFunctionMode
 
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, check_combination
 from nmt.core.seq2seq import Seq2Seq
-from nmt.errors import NmtError
-from nmt.memory_sizes import allocation_bytes, human_bytes
+from nmt.base.errors import NmtError
+from nmt.base.memory_sizes import allocation_bytes, human_bytes
 from nmt.speedups.model import install_model_speedups
 
 

@@ -15,7 +15,7 @@ rounding changes).
 
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 FOLDER = Path(__file__).resolve().parent
 # name -> what it is (shown by an unknown name's error and the --model help)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 from functools import partial
 
 from nmt.core.loss import label_smoothed_nll
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.speedups.fused_loss import fused_label_smoothed_nll
 from nmt.speedups.scratch import UpdateScratch
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def compiled(model, mode: str = "default"):

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 KERNELS = ("torch", "fast")
 BATCH_HINT = 64     # the rows oneDNN's weight layout is chosen for (any row count is then accepted)

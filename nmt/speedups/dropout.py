@@ -19,8 +19,8 @@ would round to cut = 2^16, every unit dropped and 1/q a division by zero).
 The comparison writes m as float itself: the values of a bool mask cast to
 float, without the cast (3.5 ms for 4.2M entries from bool on one Zen 2 core,
 twice a cast from uint8). m / q took 0.56x the time of the cast mask for
-(4096, 1024) and 0.24x for (4096, 256) (scripts/profile_ab.py dropout_noise);
-scripts/profile_ab.py dropout measures the whole against F.dropout.
+(4096, 1024) and 0.24x for (4096, 256) (scripts/benchmarks/profile_ab.py dropout_noise);
+scripts/benchmarks/profile_ab.py dropout measures the whole against F.dropout.
 """
 
 import torch

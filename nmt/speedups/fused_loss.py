@@ -24,7 +24,7 @@ log p_y and the mean of log p, which come from p_y and the logits:
     (1/V) sum_v log p_v = mean(z) - logsumexp(z) = mean(z) - z_y + log p_y
 
 The plain NLL -log p_y is logged and is the reward of hard attention; it is
-not differentiable. scripts/profile_ab.py loss measures it against autograd.
+not differentiable. scripts/benchmarks/profile_ab.py loss measures it against autograd.
 With a `scratch` (nmt.speedups.scratch), a CPU forward writes p into memory
 kept from batch to batch instead of a fresh (N, V) tensor.
 

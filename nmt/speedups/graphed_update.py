@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from nmt.core.loss import Counts, LossWeights, training_loss
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.speedups.compile import compile_errors
 from nmt.speedups.fused_loss import fused_label_smoothed_nll
 

@@ -34,8 +34,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from nmt.device import cpuinfo_fields, read_cpuinfo
-from nmt.errors import NmtError
+from nmt.base.device import cpuinfo_fields, read_cpuinfo
+from nmt.base.errors import NmtError
 from nmt.speedups.scratch import UpdateScratch
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ another way: on a packed batch ATen
 narrows the input projection at every time step, and the backward of each
 narrow writes a zero tensor of the whole projection, (sum of lengths, 3H):
 O(S^2) memory traffic, 2.2x the time of the padded tensor for rnn_bahdanau's
-encoder (python -m scripts.profile_ab encoder_pack). Here each direction of
+encoder (python -m scripts.benchmarks.profile_ab encoder_pack). Here each direction of
 each layer runs forward in time on a padded tensor:
 
     forward direction   x as it is: padding comes after the real tokens, so

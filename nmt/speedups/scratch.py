@@ -5,7 +5,7 @@ allocation over 32 MiB anew and returns it when it is freed. The (N, V)
 tensors of a transformer_small update, the output layer's logits and the
 loss's probabilities, are 3,700 x 8,000 floats (118 MB) each. With its
 softmax written into kept memory, the loss's forward and backward took 0.63x
-the time on one Zen 2 core (scripts/profile_ab.py loss_scratch), the same
+the time on one Zen 2 core (scripts/benchmarks/profile_ab.py loss_scratch), the same
 floats.
 
     scratch = UpdateScratch()

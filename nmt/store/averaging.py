@@ -19,8 +19,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_not_file, refuse_not_folder
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_not_file, refuse_not_folder
 from nmt.store.checkpoints import (
     RESUME_KEYS,
     best_steps,

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import torch
 
-from nmt import own_files
-from nmt.atomic import atomic_link, atomic_write
+from nmt.base import own_files
+from nmt.base.atomic import atomic_link, atomic_write
 from nmt.config_schema.registry import class_of, registry_targets, stored_names
-from nmt.errors import NmtError, ResumeRefusal
-from nmt.file_inputs import refuse_special, special_kind
-from nmt.cli_checks import refuse_link_loop
-from nmt.path_names import check_name_length
+from nmt.base.errors import NmtError, ResumeRefusal
+from nmt.base.file_inputs import refuse_special, special_kind
+from nmt.base.cli_checks import refuse_link_loop
+from nmt.base.path_names import check_name_length
 from nmt.store.load_errors import load_failure, utf8_name
 from nmt.store.integrity import check_part_bytes, check_stored_bytes, check_tensor_sizes, holds_tensors
 from nmt.store.state_checks import check_state
@@ -48,7 +48,7 @@ def save_checkpoint(state: dict, path: Path, advice: str = TRAINING_ADVICE, also
     A kill during the write leaves the previous file at each path intact; a full
     disk or unwritable folder raises NmtError and also leaves it intact
     (`advice` ends its message: what the user of this command can do).
-    `purpose`: the file gets nmt's mark for it (nmt.own_files), as a user's output does.
+    `purpose`: the file gets nmt's mark for it (nmt.base.own_files), as a user's output does.
     """
     path = Path(path)
     state = dict(state, format_version=FORMAT_VERSION)

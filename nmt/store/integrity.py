@@ -15,7 +15,7 @@ import zlib
 
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def damaged_record(path) -> str | None:

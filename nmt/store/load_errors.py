@@ -17,7 +17,7 @@ import pickle
 import zipfile
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 ZIP_MAGIC = b"PK\x03\x04"
 

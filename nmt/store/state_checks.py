@@ -18,7 +18,7 @@ Every refusal is one NmtError line naming the file and the field.
 
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 MAX_DEPTH = 32      # nmt.train writes at most 6 (optimizer.param_groups.0.betas.0)
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)

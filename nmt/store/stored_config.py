@@ -23,10 +23,10 @@ from functools import cache
 import yaml
 from omegaconf import OmegaConf
 
-from nmt.config_files import CONFIGS
+from nmt.base.config_files import CONFIGS
 from nmt.config_schema.classes import PARTS, check_group_settings
 from nmt.config_schema.values import check_values
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 GROUPS = {
     **{("model", part): f"model/{part}" for part in PARTS},

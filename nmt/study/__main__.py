@@ -17,7 +17,7 @@ every training run.
 """
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
+    from nmt.base.cli import run_command
 
     run_command("nmt.study.__main__", "; finished runs keep their records")
 
@@ -32,12 +32,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from nmt.cli import command
-from nmt.cli_checks import write_stdout
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
-from nmt.folders import make_folder
-from nmt.provenance import git_commit
+from nmt.base.cli import command
+from nmt.base.cli_checks import write_stdout
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
+from nmt.base.folders import make_folder
+from nmt.base.provenance import git_commit
 from nmt.study.autocommit import work_tree_of
 from nmt.study.configs import BUDGETS, PROFILES, is_lr_sweep_folder, lr_sweep_configs, select, study_configs
 from nmt.study.guard import StudyLock, stop_children_on_signals
@@ -394,6 +394,6 @@ def save_record(out: Path, config, seed: int, record: dict, done: int, total: in
 
 def cli() -> None:
     """The `nmt-study` console command: what `python -m nmt.study` runs."""
-    from nmt.cli import run_command
+    from nmt.base.cli import run_command
 
     run_command("nmt.study.__main__", "; finished runs keep their records")

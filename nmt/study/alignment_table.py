@@ -92,7 +92,7 @@ def baselines_read(table: dict, aer: dict[str, float]) -> str:
 
 
 def eflomal_quality(root: Path) -> dict:
-    """scripts/eflomal_quality.py's figures (eflomal_quality.json beside the parts), or {}."""
+    """scripts/benchmarks/eflomal_quality.py's figures (eflomal_quality.json beside the parts), or {}."""
     path = Path(root) / "eflomal_quality.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
@@ -133,5 +133,5 @@ def alignment_lines(configs: list[StudyConfig], table: dict, baselines: dict[str
                 "against the toy task's true links (last row), an estimate of how silver they are"
                 + (f"; two runs of the recipe on Multi30k differ by AER {runs['aer']:.3f} (eflomal samples "
                    "without a seed), so a gap in AER below that is within the references' own noise"
-                   if runs else "") + " (scripts/eflomal_quality.py)."]
+                   if runs else "") + " (scripts/benchmarks/eflomal_quality.py)."]
     return out

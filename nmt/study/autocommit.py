@@ -12,8 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.provenance import git_environment
+from nmt.base.errors import NmtError
+from nmt.base.provenance import git_environment
 
 LOCK_RETRIES = 20          # another study process (or the user) may hold .git/index.lock for a moment
 

@@ -342,7 +342,7 @@ def select(configs: list[StudyConfig], only: str | None) -> list[StudyConfig]:
     known = {c.name for c in configs} | set(FAMILIES)
     unknown = [w for w in wanted if w not in known]
     if unknown:
-        from nmt.errors import NmtError
+        from nmt.base.errors import NmtError
         raise NmtError(f"--only {','.join(unknown)}: unknown; choose configurations or families "
                        f"from `python -m nmt.study --list`")
     names = {c.name for c in configs}     # "coverage" names a configuration and its family: the configuration

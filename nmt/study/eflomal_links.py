@@ -27,7 +27,7 @@ guided alignment, data.train_alignments).
 """
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.cli import run_command
+    from nmt.base.cli import run_command
 
     run_command("nmt.study.eflomal_links", "; the links files are written whole or not at all")
 
@@ -35,10 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from nmt import own_files
-from nmt.cli import command
-from nmt.cli_checks import ArgumentParser, write_stdout
-from nmt.errors import NmtError
+from nmt.base import own_files
+from nmt.base.cli import command
+from nmt.base.cli_checks import ArgumentParser, write_stdout
+from nmt.base.errors import NmtError
 from nmt.study.alignment import read_links
 from nmt.study.second_test import CONFIRM_SET, confirm_pairs
 from nmt.study.symmetrise import grow_diag_final_and

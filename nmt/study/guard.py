@@ -8,7 +8,7 @@ it): a second study pointed at the same run folders or records refuses at
 once instead of moving the first one's runs aside under it. A stop signal
 (SIGINT, SIGTERM) first stops the `nmt.train` children (each ends its update
 and writes last.pt; nmt.study.runner.Children), then ends the study as every
-command does (nmt.signals: one line, exit 128 + N).
+command does (nmt.base.signals: one line, exit 128 + N).
 """
 
 import fcntl
@@ -17,7 +17,7 @@ import signal
 from contextlib import contextmanager
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study.runner import CHILDREN
 
 

@@ -4,10 +4,10 @@ of the guided runs, and the Hydra overrides that name the data."""
 
 from pathlib import Path
 
-from nmt.config_files import CONFIGS
+from nmt.base.config_files import CONFIGS
 from nmt.data.alignments import toy_defaults, write_toy_alignments
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
 from nmt.study.configs import PROFILES
 
 

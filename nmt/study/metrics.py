@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nmt.scoring import score_translations
+from nmt.base.scoring import score_translations
 from nmt.store.checkpoints import load_checkpoint
 from nmt.store.metrics_log import read_records
 from nmt.study.alignment import AerCounts, attention_word_links, word_index, words_match

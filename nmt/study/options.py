@@ -5,8 +5,8 @@ import argparse
 import os
 from pathlib import Path
 
-from nmt.cli_checks import ArgumentParser, finite_float
-from nmt.errors import NmtError
+from nmt.base.cli_checks import ArgumentParser, finite_float
+from nmt.base.errors import NmtError
 from nmt.study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
                                LR_SWEEP, LR_SWEEP_FOLDER, PROFILES)
 from nmt.study.preregistration import PREREGISTERED_FOLDER

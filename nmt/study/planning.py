@@ -3,7 +3,7 @@ report shows."""
 
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study.configs import BUDGETS, study_configs
 
 

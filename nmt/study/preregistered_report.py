@@ -21,7 +21,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from nmt.provenance import git_environment
+from nmt.base.provenance import git_environment
 from nmt.study.preregistration import Plan, check_records, plan_commit, record_commit
 from nmt.study.statistics import holm, interval90, power_at, welch
 

@@ -19,8 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.provenance import git_environment
+from nmt.base.errors import NmtError
+from nmt.base.provenance import git_environment
 
 PREREGISTERED_FOLDER = "preregistered"     # OUT/../preregistered: the plan, its records and its report
 PLAN_FILE = "plan.json"
@@ -62,7 +62,7 @@ def plan_path(out) -> Path:
 
 def load_plan(out) -> Plan:
     """OUT/plan.json -> Plan, or one NmtError line naming what is wrong."""
-    from nmt.file_inputs import refuse_special
+    from nmt.base.file_inputs import refuse_special
 
     path = plan_path(out)
     if not path.is_file():

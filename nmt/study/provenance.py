@@ -8,7 +8,7 @@ commit most records come from. `python -m nmt.study --reproduce NAME:SEED,...`
 trains those runs again at the current commit into OUT/reproduce/records;
 `reproduction_lines` compares each with its original, figure by figure,
 within float noise (`TOLERANCE`). `equivalence_lines` reads
-OUT/commit_equivalence/*.json (scripts/commit_equivalence.py: one record's
+OUT/commit_equivalence/*.json (scripts/benchmarks/commit_equivalence.py: one record's
 run trained from its own overrides at several commits on one processor) and
 says, for the records not from the main commit, why, and whether their
 commit and the final one train them alike.
@@ -19,7 +19,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from nmt.provenance import git_environment
+from nmt.base.provenance import git_environment
 from nmt.study.runner import read_record, record_path_of
 
 # the largest difference read as float noise, per figure (updates must be equal)
@@ -77,11 +77,11 @@ def equivalence_lines(out_dir) -> list[str]:
     if not checks:
         return []
     lines = ["", "## Commit equivalence", "",
-             "A record's run trained again from its own overrides at several commits, one after the other on "
-             "one processor, by `scripts/commit_equivalence.py`: equal weights (every tensor of best.pt) and an "
-             "equal validation say that the commits train that run alike on that processor. It says nothing "
-             "of another processor, nor of the updates past the check's, so these runs are not the records' "
-             "own figures: each line names the processor and the updates it checked.", ""]
+             "A record's run trained again from its own overrides at several commits, one after the other on one "
+             "processor, by `scripts/benchmarks/commit_equivalence.py`: equal weights (every tensor of best.pt) "
+             "and an equal validation say that the commits train that run alike on that processor. It says nothing"
+             " of another processor, nor of the updates past the check's, so these runs are not the records' own "
+             "figures: each line names the processor and the updates it checked.", ""]
     for check in checks:
         commits = ", ".join(f"`{r['resolved']}`" for r in check["runs"])
         verdict = ("equal weights and validation at every commit" if check["all_equal"] else

@@ -12,8 +12,8 @@ import math
 import os
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.file_inputs import refuse_special
+from nmt.base.errors import NmtError
+from nmt.base.file_inputs import refuse_special
 
 ADVICE = "remove it to train the run again"
 MAX_BYTES = 64 * 2**20        # a record holds figures, hypotheses and curves: megabytes at most

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from nmt.atomic import atomic_write
+from nmt.base.atomic import atomic_write
 from nmt.study.alignment_table import alignment_lines, baseline_note, eflomal_quality
 from nmt.study.baselines import baseline_counts
 from nmt.study.configs import (CONFIRMATION_FOLDER, CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder,

@@ -28,9 +28,9 @@ import threading
 import time
 from pathlib import Path
 
-from nmt.errors import NmtError
-from nmt.provenance import CHECKOUT, git_commit
-from nmt.run_members import check_run_members, member_problem
+from nmt.base.errors import NmtError
+from nmt.base.provenance import CHECKOUT, git_commit
+from nmt.base.run_members import check_run_members, member_problem
 from nmt.study.child_death import die_with_parent
 from nmt.study.configs import StudyConfig
 from nmt.study.machine import cpu_fingerprint
@@ -60,7 +60,7 @@ def read_record(path: Path) -> dict | None:
 
 
 def write_record(path: Path, record: dict) -> None:
-    from nmt.atomic import atomic_write
+    from nmt.base.atomic import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8"))
@@ -70,7 +70,7 @@ def write_settings(folder: Path, settings: dict) -> None:
     """`folder`/study.json written whole or not at all: a full disk or an unwritable
     folder is one NmtError line, the previous study.json (or none) left as it was, and
     the folder removed again when this call made it and it is still empty."""
-    from nmt.atomic import atomic_write
+    from nmt.base.atomic import atomic_write
 
     folder, made = Path(folder), not os.path.lexists(folder)
     try:
@@ -117,7 +117,7 @@ def train_command(config: StudyConfig, seed: int, run_dir: Path, common: list[st
 
 def code_environment(env: dict) -> dict:
     """`env` with the folder that holds this process's nmt package first on PYTHONPATH:
-    the trainer runs the code whose commit (nmt.provenance.git_commit) the run is stamped with."""
+    the trainer runs the code whose commit (nmt.base.provenance.git_commit) the run is stamped with."""
     paths = [str(CHECKOUT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
     return {**env, "PYTHONPATH": os.pathsep.join(paths)}
 

@@ -12,7 +12,7 @@ these figures apart, under "confirm", so a finding is read on each set.
 from pathlib import Path
 
 from nmt.data.readers import read_parallel
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study.inputs import reference_links
 
 CONFIRM_SET = "test_2017_flickr"

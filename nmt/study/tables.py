@@ -9,7 +9,7 @@ import math
 import statistics
 from pathlib import Path
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study.configs import StudyConfig
 from nmt.study.readings import derived
 from nmt.study.statistics import decide, describe, welch

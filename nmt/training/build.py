@@ -19,8 +19,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from nmt.data.batching import TokenBatcher
 from nmt.data.pipeline import prepare_data
-from nmt.device import resolve_device
-from nmt.errors import NmtError
+from nmt.base.device import resolve_device
+from nmt.base.errors import NmtError
 from nmt.core.loss import LossWeights
 from nmt.models.build import build_model
 from nmt.speedups.eager_loop import keep_loop_eager

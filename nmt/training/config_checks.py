@@ -10,9 +10,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from nmt.cli_checks import check_checkpoint_exists
+from nmt.base.cli_checks import check_checkpoint_exists
 from nmt.config_schema import check_classes, validate
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
@@ -25,12 +25,12 @@ def check_config(cfg: DictConfig, choices: dict | None = None) -> None:
     check_paths(cfg)  # a file that is not there: said before torch is imported
     check_classes(cfg, choices)
     from nmt.models.build import check_model_config
-    from nmt.folders import make_folder
+    from nmt.base.folders import make_folder
 
     model = check_model_config(cfg.model, int(cfg.data.vocab_size))
     check_training_settings(cfg, model)
     from nmt.decoding.search_bounds import check_model_memory
-    from nmt.device import resolve_device
+    from nmt.base.device import resolve_device
 
     check_model_memory(model, resolve_device(str(cfg.trainer.device)))  # 10^6 hidden units: not an OOM kill
     make_folder(cfg.cache_dir, "cache_dir")  # last: only a run that passed makes it
@@ -41,7 +41,7 @@ def check_training_settings(cfg: DictConfig, model) -> None:
     coverage penalty's beam, guided alignment's links, layer and head (checked
     against `model`, built on the meta device)."""
     from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits
-    from nmt.device import resolve_device
+    from nmt.base.device import resolve_device
     from nmt.speedups.choice import check_speedups
     from nmt.training.guided_alignment import GuidedAlignmentLoss
     from nmt.translator import check_coverage_penalty, length_limits

@@ -50,7 +50,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 MAIN_WORK_TIMEOUT = timedelta(minutes=30)   # waits for rank 0's validation, checkpoints, vocabulary
 _lost = []    # a PeerLost was raised: the backend's threads may never come back (see `close`)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 @dataclass(frozen=True)

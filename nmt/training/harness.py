@@ -21,10 +21,10 @@ from itertools import islice
 
 import torch
 
-from nmt import signals
-from nmt.errors import NmtError
+from nmt.base import signals
+from nmt.base.errors import NmtError
 from nmt.models.build import count_parameters
-from nmt.run_files import holds_a_run
+from nmt.base.run_files import holds_a_run
 from nmt.store.checkpoints import check_fingerprint, load_checkpoint
 from nmt.training.budget import TimeBudget
 from nmt.training.display import Display

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nmt.core.loss import training_loss
 from nmt.core.step import train_step
-from nmt.device import to_device
+from nmt.base.device import to_device
 from nmt.speedups.compile import compile_errors
 from nmt.store.checkpoints import best_steps, prune_step_checkpoints, save_checkpoint
 from nmt.store.metrics_log import METRIC_SIGN

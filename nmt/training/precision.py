@@ -13,7 +13,7 @@ from contextlib import nullcontext
 
 import torch
 
-from nmt.device import cpu_flags, read_cpuinfo
+from nmt.base.device import cpu_flags, read_cpuinfo
 
 PRECISIONS = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 CHOICES = ("auto", *PRECISIONS)

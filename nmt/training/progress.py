@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 log = logging.getLogger("nmt.train")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from torch.utils.tensorboard import SummaryWriter
 
-from nmt.atomic import atomic_write
-from nmt.errors import NmtError
+from nmt.base.atomic import atomic_write
+from nmt.base.errors import NmtError
 from nmt.store.averaging import average_checkpoints
 from nmt.store.checkpoints import best_steps, save_checkpoint, step_checkpoints, step_of
 from nmt.store.metrics_log import METRIC_SIGN, METRICS_FILE

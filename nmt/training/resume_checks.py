@@ -11,7 +11,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import NmtError, ResumeRefusal
+from nmt.base.errors import NmtError, ResumeRefusal
 from nmt.models.build import build_model
 from nmt.store.checkpoints import (
     RESUME_KEYS,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from nmt.cli import runnable
-from nmt.errors import NmtError, ResumeRefusal
+from nmt.base.cli import runnable
+from nmt.base.errors import NmtError, ResumeRefusal
 from nmt.training.run_dir import HYDRA_SUBDIR
 
 # how the run is continued, not what it trains: never a difference, never copied

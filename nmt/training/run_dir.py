@@ -21,12 +21,12 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
 
-from nmt.atomic import atomic_write, write_all
-from nmt.cli import print_error
-from nmt.errors import NmtError
-from nmt.folders import make_folder
-from nmt.file_inputs import refuse_special, special_kind
-from nmt.run_files import holds_a_run, run_traces
+from nmt.base.atomic import atomic_write, write_all
+from nmt.base.cli import print_error
+from nmt.base.errors import NmtError
+from nmt.base.folders import make_folder
+from nmt.base.file_inputs import refuse_special, special_kind
+from nmt.base.run_files import holds_a_run, run_traces
 from nmt.store.metrics_log import parse_record
 from nmt.training import refused_start
 
@@ -92,7 +92,7 @@ class RunDirLock:
     A second run pointed at the same folder refuses at once instead of
     overwriting the first one's checkpoints; with `fresh=True` (no
     trainer.resume, or a start from weights only) a folder that holds any
-    trace of a run (nmt.run_files) is refused too. A refusal changes nothing
+    trace of a run (nmt.base.run_files) is refused too. A refusal changes nothing
     in the folder. Re-entrant within a process: `nmt.train` takes it before
     reading any data and `Trainer.fit` again.
     """

@@ -6,7 +6,7 @@ import copy
 import logging
 from pathlib import Path
 
-from nmt.scoring import score_translations
+from nmt.base.scoring import score_translations
 from nmt.store.checkpoints import load_checkpoint
 
 log = logging.getLogger("nmt.train")

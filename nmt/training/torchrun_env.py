@@ -12,7 +12,7 @@ Standard library only: `nmt.train` asks this before Hydra starts.
 
 import os
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 HOW = "start the ranks with torchrun --nproc_per_node=N -m nmt.train ..., or unset it for one process"
 

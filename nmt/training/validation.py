@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from nmt.device import to_device
-from nmt.scoring import score_translations
+from nmt.base.device import to_device
+from nmt.base.scoring import score_translations
 
 
 def token_nll(logits: Tensor, labels: Tensor, pad_id: int) -> Tensor:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from nmt.data.word_alignment import AerCounts, attention_word_links, read_links, shifted_rows, word_index
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def parse_links(line: str, where: str) -> set[tuple[int, int]]:

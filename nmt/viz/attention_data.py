@@ -32,7 +32,7 @@ import inspect
 import numpy as np
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.viz.colour_scale import CAUSAL
 from nmt.viz.unknown_share import UNKNOWN, UNKNOWN_SHARE, unknown_source, unknown_text, warn_unknown  # noqa: F401
 

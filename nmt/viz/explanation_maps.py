@@ -18,7 +18,7 @@ which the page shows when a cell is hovered.
 from pathlib import Path
 from types import SimpleNamespace
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.viz.attention_data import DIGITS, _map
 
 VALUE_NAME = "share of the row's attribution"

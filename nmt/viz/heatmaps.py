@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
-from nmt import own_files
+from nmt.base import own_files
 from nmt.viz.colour_scale import DEFAULT_SCALE, MASKED, legend, masked_cells, row_entropy, scale_max
 
 
@@ -167,7 +167,7 @@ def card_figures(weights, src_pieces: list[str], tgt_pieces: list[str], title: s
 
 def save_figure(fig: Figure, path, dpi: int | None = None) -> None:
     """Write `fig` as a PNG (at `dpi`, default the figure's DPI), whole, with nmt's
-    mark of a heatmap (nmt.own_files). Raises OSError."""
+    mark of a heatmap (nmt.base.own_files). Raises OSError."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", bbox_inches="tight", dpi=dpi or DPI)
     own_files.write(path, buffer.getvalue(), own_files.HEATMAP)

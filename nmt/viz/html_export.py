@@ -11,8 +11,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from nmt import own_files
-from nmt.errors import NmtError
+from nmt.base import own_files
+from nmt.base.errors import NmtError
 from nmt.explain import METHODS
 from nmt.viz.alignment_view import alignment_readings, parse_links
 from nmt.viz.attention_data import describe, explain

@@ -21,9 +21,9 @@ import html
 import numbers
 import uuid
 
-from nmt import own_files
-from nmt.cli_checks import check_output
-from nmt.errors import NmtError
+from nmt.base import own_files
+from nmt.base.cli_checks import check_output
+from nmt.base.errors import NmtError
 from nmt.viz.attention_data import describe, translate_and_explain
 from nmt.viz.html_export import render_page
 from nmt.viz.search_tree import explain_with_tree
@@ -57,7 +57,7 @@ class InlineView:
     def save(self, path, overwrite: bool = False) -> None:
         """Write the page to `path` whole, to open in a browser. An existing file is
         replaced only when it is a page nmt wrote, or with `overwrite=True`
-        (nmt.own_files); anything else is NmtError and the file stays as it was."""
+        (nmt.base.own_files); anything else is NmtError and the file stays as it was."""
         check_output(path, "save:")
         own_files.check_replace(path, "save:", own_files.PAGE, overwrite, allow="overwrite=True")
         try:

@@ -33,7 +33,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.viz.colour_scale import masked_cells
 
 THUMB = 24              # cells on a thumbnail's longer side at most (model_view.js draws 96 px)

@@ -24,7 +24,7 @@ first steps a prefix forced. `prefix_attention` gives a node's prefix
 with every layer and head, for the explorer to fetch when one is picked.
 """
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.viz.attention_data import DIGITS, check_source, exact_zeros, explain, translate_and_explain
 
 PRUNED_SHOWN = 3        # pruned candidates kept per step, beyond the beam

@@ -1,15 +1,15 @@
 """docs/core.md ("Read the core") is generated from nmt/core by
-`python -m scripts.docs_core`: the committed page is what the code gives now,
+`python -m scripts.docs.docs_core`: the committed page is what the code gives now,
 it shows every core file's source in the README's reading order, and the
 check names a stale page."""
 
 from pathlib import Path
 
-from scripts import docs_core
+from scripts.docs import docs_core
 
 
 def test_the_committed_page_is_fresh():
-    assert docs_core.main(["--check"]) == 0, "run python -m scripts.docs_core"
+    assert docs_core.main(["--check"]) == 0, "run python -m scripts.docs.docs_core"
 
 
 def test_every_core_file_is_on_the_page_with_its_code():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from nmt.data.batching import TokenBatcher, make_batch
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def numbered(n: int, seed: int = 0):

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from nmt.data.corpora import DEFAULT_HUB_ID, Corpus, load_corpus, load_files, load_multi30k
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import MULTI30K, ROOT
 
 SPLITS = {"train": ["ein Hund", "zwei Katzen", "drei Vögel"], "val": ["ein Baum"],
@@ -99,7 +99,7 @@ def test_default_hub_copy_has_no_french():
 def test_offline_hub_is_one_line_saying_how_to_use_local_files(tmp_path):
     script = ("import sys\n"
               "from nmt.data.corpora import load_corpus\n"
-              "from nmt.errors import NmtError\n"
+              "from nmt.base.errors import NmtError\n"
               "try:\n"
               f"    load_corpus({{'kind': 'multi30k', 'path': None, 'hub_id': {DEFAULT_HUB_ID!r},\n"
               "                 'src_lang': 'de', 'tgt_lang': 'en'}, cache_dir=sys.argv[1])\n"

@@ -7,7 +7,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from nmt.data.pipeline import prepare_data
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "data"
 SENTENCES = [("der hund läuft", "the dog runs"), ("die katze schläft", "the cat sleeps"),

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nmt.data.readers import read_lines, read_parallel
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def write(path, data: bytes):

@@ -9,7 +9,7 @@ import pytest
 from nmt.data.streaming import StreamingBatcher, iter_lines
 from nmt.data.tokenizer import Tokenizer
 from nmt.data.toy import make_toy_corpus
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.helpers import train
 
 

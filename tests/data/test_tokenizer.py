@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from nmt.data.tokenizer import Tokenizer
 from nmt.data.toy import make_toy_corpus
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 TOY = make_toy_corpus(500, 5, 5, seed=0).train
 ALPHABET = sorted({ch for src, tgt in TOY for ch in src + tgt})

@@ -4,7 +4,7 @@ import pytest
 
 from nmt.data.toy import (FIRST_YEAR, LAST_YEAR, make_toy_corpus, parse, render, spell_day,
                           spell_year, toy_alignment, toy_translate)
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 
 
 def test_worked_example():

@@ -11,7 +11,7 @@ from nmt.data.toy import make_toy_corpus
 from nmt.decoding.beam import beam_search
 from nmt.decoding.ensemble import Ensemble
 from nmt.decoding.greedy import greedy_search
-from nmt.translate import main
+from nmt.commands.translate import main
 from nmt.translator import Translator
 from tests.decoding.fake_model import BOS, EOS, A, B, C, D, TableModel, transition_table
 from tests.helpers import one_thread  # noqa: F401 - a fixture

@@ -6,7 +6,7 @@ import torch
 
 from nmt.decoding.greedy import greedy_search
 from nmt.decoding.limits import check_search_limits, longest_output
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from tests.decoding.fake_model import BOS, EOS, TableModel
 
 

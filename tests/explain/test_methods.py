@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.explain import METHODS, check_method
 from nmt.explain.input_x_gradient import input_x_gradient
 from nmt.explain.integrated_gradients import integrated_gradients

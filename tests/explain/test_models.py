@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.explain import METHODS, alternatives, explain
 from nmt.explain.models import model_of
 from nmt.explain.rollout import rollout

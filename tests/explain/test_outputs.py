@@ -6,8 +6,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from nmt.errors import NmtError
-from nmt.explore import Model, create_app
+from nmt.base.errors import NmtError
+from nmt.commands.explore import Model, create_app
 from tests.helpers import one_thread, run_cli  # noqa: F401 - a fixture
 from tests.test_attention_html import launch_chromium, needs_chromium
 

@@ -2,7 +2,7 @@
 CUDA, nccl DDP, pinned batches, search on the device, and checkpoints that
 move between GPU and CPU. Marked `cuda`; skipped where no GPU is visible.
 
-    python -m pytest -m cuda -n 0 tests/gpu        # or scripts/gpu_check.py, which runs these
+    python -m pytest -m cuda -n 0 tests/gpu        # or scripts/benchmarks/gpu_check.py, which runs these
 """
 
 import json
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from nmt.data.toy import make_toy_corpus
-from nmt.device import to_device
+from nmt.base.device import to_device
 from nmt.translator import Translator
 from tests.helpers import train
 

@@ -10,7 +10,7 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from nmt.core.masks import padding_mask
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.core.transformer_decoder import TransformerDecoder
 from nmt.core.transformer_encoder import TransformerEncoder
 from nmt.core.outputs import Memory

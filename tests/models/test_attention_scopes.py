@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.core.attention.bahdanau import AdditiveAttention
 from nmt.core.attention.luong_concat import ConcatAttention
 from nmt.core.attention.base import SCOPES, AttentionOutput

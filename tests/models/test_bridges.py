@@ -8,7 +8,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.core.bridges import (HanBridge, LastBridge, MeanBridge, StructuredBridge, ZeroBridge,
                                 ZhouBridge)
 

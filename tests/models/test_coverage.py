@@ -7,7 +7,7 @@ import torch
 
 from nmt.decoding.beam import beam_search
 from nmt.decoding.greedy import greedy_search
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.core.attention.coverage import CoverageAttention
 from nmt.models.build import build_model
 from nmt.core.loss import coverage_loss

@@ -4,7 +4,7 @@ positional encoding: built from the configs, one forward and backward pass."""
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.models.build import build_model
 from tests.helpers import make_config
 

@@ -12,7 +12,7 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from nmt.core.masks import padding_mask
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.core.attention.base import SCOPES, Attention
 from nmt.core.attention.luong_dot import DotAttention
 from nmt.core.normalisers.entmax import entmax15

@@ -8,7 +8,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.core.positional.learned import LearnedPositions
 from nmt.core.positional.none import NoPositions
 from nmt.core.positional.relative import RelativePositions, RelativeTerms, relative_index

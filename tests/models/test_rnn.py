@@ -43,7 +43,7 @@ def test_bidirectional_encoder_splits_its_hidden_size_over_the_directions(cell):
 
 
 def test_odd_bidirectional_hidden_size_is_one_clear_error():
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     with pytest.raises(NmtError, match=r"hidden_size=7 must be even .* use 6 or 8, or model.encoder.bidirectional=false"):
         RNNEncoder(20, "gru", 8, 7, bidirectional=True)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.models.build import build_model, count_parameters
 from nmt.training.config_checks import check_config
 from tests.helpers import make_config, one_thread, train  # noqa: F401 - a fixture

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from nmt.core.loss import label_smoothed_nll
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.speedups import fused_loss, scratch
 from nmt.speedups.choice import Speedups
 from nmt.training.build import build_trainer

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from nmt.speedups.decode_kernels import OneDNNLinear, onednn_available, use_explicit_attention, use_onednn
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.translator import Translator
 from tests.decoding.test_search_models import SOURCES, transformer_checkpoint  # noqa: F401 - a fixture
 from tests.helpers import one_thread, run_cli  # noqa: F401 - one_thread: a fixture

@@ -7,7 +7,7 @@ import re
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.training.build import build_trainer
 from nmt.training.config_checks import check_config, check_cuda_graphs
 from nmt.speedups.graphed_update import batch_statistics

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.speedups.openblas_linear import (
     OpenBLASLinear,
     openblas_controller,

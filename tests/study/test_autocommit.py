@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study.autocommit import commit_record, work_tree_of
 from nmt.study.configs import study_configs
 from tests.study.git_repos import git, new_repo

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study.preregistration import check_records, load_plan, plan_configs, require_committed
 from tests.study.git_repos import git, new_repo
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.study import runner
 from nmt.study.configs import study_configs
 

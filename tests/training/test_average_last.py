@@ -42,7 +42,7 @@ def test_average_of_the_last_three_step_checkpoints(tmp_path, cache_dir, capsys)
         assert isinstance(summary[key], float), key
 
     # and nmt.translate reads it as any checkpoint
-    from nmt.translate import main
+    from nmt.commands.translate import main
 
     source = tmp_path / "in.txt"
     source.write_text(pairs[0][0] + "\n", encoding="utf-8")

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 import torch
 
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.store.checkpoints import (check_fingerprint, data_fingerprint, load_checkpoint,
                                       prune_step_checkpoints, save_checkpoint)
 
@@ -106,7 +106,7 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path):
         import resource, signal, sys, torch
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
-        from nmt.errors import NmtError
+        from nmt.base.errors import NmtError
         from nmt.store.checkpoints import save_checkpoint
         state = {{"config": {stored_config()!r}, "tokenizer": {{"j": b"x"}}, "model": {{"w": torch.zeros(100000)}}}}
         try:

@@ -65,7 +65,7 @@ def test_compiled_rnn_in_bf16_trains_as_the_eager_one(tmp_path, cache_dir):
 
 
 def test_a_compile_failure_is_one_line(tmp_path, cache_dir, monkeypatch):
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     def failing(*args, **kwargs):
         raise torch._dynamo.exc.TorchDynamoException("Exponent must be non-negative.\nmore detail")

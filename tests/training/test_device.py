@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from nmt.errors import NmtError
-from nmt.device import resolve_device
+from nmt.base.errors import NmtError
+from nmt.base.device import resolve_device
 
 NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
 

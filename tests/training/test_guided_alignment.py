@@ -11,7 +11,7 @@ from nmt.data.alignments import (main as alignments_main, read_alignments, subwo
                                  word_of_pieces)
 from nmt.data.pipeline import prepare_data
 from nmt.data.toy import make_toy_corpus, toy_alignment
-from nmt.errors import NmtError
+from nmt.base.errors import NmtError
 from nmt.core.loss import guided_alignment_loss
 from nmt.training.guided_alignment import GuidedAlignmentLoss
 from tests.helpers import make_config, one_thread, run_cli, train  # noqa: F401 - one_thread: a fixture

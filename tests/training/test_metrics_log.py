@@ -7,7 +7,7 @@ from nmt.store.averaging import run_scores
 from nmt.study.metrics import read_metrics
 from nmt.store.metrics_log import parse_record, read_records
 from nmt.training.run_dir import drop_metrics_after
-from scripts import plot_learning_curve
+from scripts.benchmarks import plot_learning_curve
 
 
 WHOLE = [{"step": 300, "bleu": 10.5, "chrf": 30.0, "loss": 4.0, "train_seconds": 60.0},

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from nmt.errors import NmtError
-from nmt.device import cpu_flags, cpuinfo_fields
+from nmt.base.errors import NmtError
+from nmt.base.device import cpu_flags, cpuinfo_fields
 from nmt.training.precision import resolve_precision
 from tests.helpers import train
 

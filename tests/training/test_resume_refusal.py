@@ -7,7 +7,7 @@ import shutil
 import pytest
 from omegaconf import OmegaConf
 
-from nmt.errors import ResumeRefusal
+from nmt.base.errors import ResumeRefusal
 from nmt.store.checkpoints import load_checkpoint
 from nmt.training.resume_checks import check_resume_data, check_resume_model
 from nmt.training.run_command import resume_difference

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from nmt.train import finish_lines
+from nmt.commands.train import finish_lines
 from tests.helpers import train
 
 FAST = ("experiment=quickstart", "trainer.val_max_sentences=4", "trainer.heatmap_sentences=0",
@@ -27,8 +27,8 @@ def test_the_summary_names_what_stopped_the_run(tmp_path, cache_dir, overrides, 
 
 
 def test_best_pt_is_scored_on_the_test_set_and_compare_shows_it(tmp_path, cache_dir, capsys):
-    from nmt.compare import main as compare
-    from nmt.scoring import score_translations
+    from nmt.commands.compare import main as compare
+    from nmt.base.scoring import score_translations
     from nmt.translator import Translator
 
     run = tmp_path / "sweep" / "0"

@@ -102,7 +102,7 @@ def test_a_run_always_ends_with_a_validation(tmp_path, cache_dir):
 
 
 def test_second_fresh_run_in_the_same_folder_refuses(tmp_path, cache_dir):
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     train(tmp_path, *FAST, "trainer.max_steps=2", cache_dir=cache_dir)
     before = (tmp_path / "checkpoints" / "last.pt").read_bytes()
@@ -132,7 +132,7 @@ def test_event_file_has_scalars_and_images(tmp_path, cache_dir):
 def test_non_finite_loss_is_skipped_then_stops(tmp_path, cache_dir):
     """A learning rate of 1e38 makes the loss infinite after the first update (at 1e30 a
     GRU's bounded states can keep it finite: 1e32, not inf)."""
-    from nmt.errors import NmtError
+    from nmt.base.errors import NmtError
 
     with pytest.raises(NmtError, match="not finite for 3 updates in a row"):
         train(tmp_path, *FAST, "optimizer.lr=1e38", "trainer.grad_clip=0", "trainer.max_bad_steps=3",
