@@ -293,12 +293,11 @@ def test_a_small_multi30k_transformer_translates_as_nmt(tmp_path, cache_dir):
 
 
 def test_the_benchmark_script_times_whole_processes_of_both_engines_on_the_same_sentences(toy_transformer, tmp_path):
-    from tests.test_bench_scripts import load_script
+    from scripts.peers import bench_ctranslate2 as bench
 
     pairs = make_toy_corpus(1, 1, 12, seed=9).test
     for side, lang in ((0, "de"), (1, "en")):
         (tmp_path / f"test_2016_flickr.{lang}").write_text("".join(p[side] + "\n" for p in pairs), encoding="utf-8")
-    bench = load_script("bench_ctranslate2")
     record = bench.main(["--checkpoint", str(toy_transformer), "--data", str(tmp_path), "--quick", "--cells", "5x4,1x1",
                          "--batch1-limit", "3", "--engines", "nmt,ct2_float32", "--out", str(tmp_path / "bench.json")])
     saved = __import__("json").loads((tmp_path / "bench.json").read_text())
