@@ -28,6 +28,7 @@ from nmt.decoding.greedy import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output
+from nmt.speedups.decode_cache import use_kept_cache
 from nmt.speedups.decode_kernels import check_kernels, use_fast_kernels
 from nmt.decoding.search_bounds import check_beam, check_beam_width, check_nbest
 from nmt.base.errors import NmtError
@@ -97,9 +98,12 @@ class Translator:
     def __init__(self, model, tokenizer: Tokenizer, device: torch.device, max_src_len: int = 256,
                  max_len_ratio: float = MAX_LEN_RATIO, max_len_extra: int = MAX_LEN_EXTRA,
                  max_tgt_len: int | None = None, kernels: str = "torch"):
-        """`kernels`: "torch" (torch's own, the default) or "fast" (on a CPU,
-        oneDNN's products and a decoder step's attention written out: faster,
-        the floats differing in the last bits; nmt.speedups.decode_kernels)."""
+        """`kernels`: "torch" (torch's own, the default; a model loaded by
+        from_checkpoint also keeps its step's cache in place, the same floats,
+        nmt.speedups.decode_cache), "plain" (the core's step alone, nothing
+        replaced) or "fast" (on a CPU, oneDNN's products and a decoder step's
+        attention written out: faster, the floats differing in the last bits;
+        nmt.speedups.decode_kernels)."""
         check_kernels(kernels, torch.device(device))
         if isinstance(max_src_len, numbers.Integral) and not isinstance(max_src_len, bool) and max_src_len > 0:
             max_tgt_len = decode_step_cap(max_src_len, max_tgt_len)      # every decoder has a step cap
@@ -124,6 +128,8 @@ class Translator:
             with RandomInitSkipped():
                 model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
             model.load_state_dict(state["model"])        # strict: every parameter and buffer written
+            if options.get("kernels", "torch") != "plain":
+                use_kept_cache(model)   # its step's cache written in place, the same floats (decode_cache.py)
         except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
             size = allocation_bytes(error)
             if size is not None:           # the allocator's own text, never raw

@@ -310,26 +310,29 @@ def test_a_small_multi30k_transformer_translates_as_nmt(tmp_path, cache_dir):
     assert sum(a.tokens == b.tokens for a, b in zip(ours, theirs)) >= 25          # measured: 36 of 100
 
 
-def test_the_benchmark_script_runs_the_three_engines_on_the_same_sentences(toy_transformer, tmp_path):
-    from tests.test_bench_scripts import load_script
+def test_the_benchmark_script_times_whole_processes_of_both_engines_on_the_same_sentences(toy_transformer, tmp_path):
+    from scripts.peers import bench_ctranslate2 as bench
 
     pairs = make_toy_corpus(1, 1, 12, seed=9).test
     for side, lang in ((0, "de"), (1, "en")):
         (tmp_path / f"test_2016_flickr.{lang}").write_text("".join(p[side] + "\n" for p in pairs), encoding="utf-8")
-    bench = load_script("bench_ctranslate2")
-    rows = bench.main(["--checkpoint", str(toy_transformer), "--data", str(tmp_path), "--batch-sizes", "1,4",
-                       "--batch1-limit", "3", "--out", str(tmp_path / "bench.json")])
+    record = bench.main(["--checkpoint", str(toy_transformer), "--data", str(tmp_path), "--quick", "--cells", "5x4,1x1",
+                         "--batch1-limit", "3", "--engines", "nmt,ct2_float32", "--out", str(tmp_path / "bench.json")])
     saved = __import__("json").loads((tmp_path / "bench.json").read_text())
-    assert [(r["engine"], r["beam"], r["batch_size"], r["sentences"]) for r in rows][:4] == \
-        [("nmt", 1, 1, 3), ("ct2_float32", 1, 1, 3), ("ct2_int8", 1, 1, 3), ("nmt", 1, 4, 12)]
-    assert len(rows) == 12 and saved["rows"] == rows and saved["command"].startswith("python -m scripts.peers.bench_ctranslate2")
-    by = {(r["engine"], r["beam"], r["batch_size"]): r for r in rows}
-    # float32 outputs are nmt's (the toy model's end before the limit): the same tokens, the same BLEU
-    for beam in (1, 5):
-        assert by[("ct2_float32", beam, 4)]["tokens"] == by[("nmt", beam, 4)]["tokens"]
-        assert by[("ct2_float32", beam, 4)]["bleu"] == by[("nmt", beam, 4)]["bleu"]
-        assert by[("ct2_float32", beam, 4)]["same_as_nmt"] == 12
-    assert len(saved["ratios"]) == 8 and saved["machine"]["cores_allowed"]
+    rows = record["rows"]
+    assert saved["rows"] == rows and saved["command"].startswith("OMP_NUM_THREADS=")
+    assert "python -m scripts.peers.bench_ctranslate2 --checkpoint" in saved["command"] and saved["quick"]
+    # one round (--quick): each cell once per engine, in the order given
+    assert [(r["engine"], r["beam"], r["batch_size"]) for r in rows] == \
+        [("nmt", 5, 4), ("ct2_float32", 5, 4), ("nmt", 1, 1), ("ct2_float32", 1, 1)]
+    # float32 outputs are nmt's (the toy model's end before the limit): the same lines, the same BLEU
+    assert rows[0]["outputs_sha1"] == rows[1]["outputs_sha1"] and rows[2]["outputs_sha1"] == rows[3]["outputs_sha1"]
+    quality = {(q["engine"], q["beam"]): q for q in saved["quality"]}
+    assert quality[("ct2_float32", 5)]["same_as_nmt"] == quality[("ct2_float32", 5)]["sentences"] == 12
+    assert quality[("ct2_float32", 1)]["sentences"] == 3 and quality[("ct2_float32", 1)]["same_as_nmt"] == 3
+    assert quality[("ct2_float32", 5)]["bleu"] == quality[("nmt", 5)]["bleu"]
+    assert saved["machine"]["cores_allowed"] and saved["machine"]["cpu_family"] is not None
+    assert saved["table"][2].startswith("| beam 5 | 4 | 12 |") and saved["startup_seconds"]["nmt"] > 0
 
 
 def test_without_ctranslate2_the_export_says_how_to_install_it(monkeypatch, toy_transformer, tmp_path, capsys):

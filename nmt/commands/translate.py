@@ -203,7 +203,7 @@ def open_engine(args):
                           ("--attention-layer/--attention-head", args.attention_layer is not None
                            or args.attention_head is not None),
                           ("--attention-html", args.attention_html), ("--beam-tree", args.beam_tree),
-                          ("--kernels fast", args.kernels != "torch")):
+                          (f"--kernels {args.kernels}", args.kernels != "torch")):
         if given:
             raise NmtError(f"{option} needs nmt's engine and a .pt checkpoint; CTranslate2 decodes one "
                            "exported model and returns one layer's attention (--plot-attention draws it)")

@@ -63,10 +63,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="no output ends before N subwords (unless the maximum comes first)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="auto: the GPU when there is one")
-    parser.add_argument("--kernels", default="torch", choices=["torch", "fast"],
-                        help="nmt's engine: torch's own kernels (the default), or on the CPU fast ones (oneDNN's "
-                             "matrix products, the decoder step's attention written out), the floats differing "
-                             "in the last bits")
+    parser.add_argument("--kernels", default="torch", choices=["plain", "torch", "fast"],
+                        help="nmt's engine: torch's own kernels with the decoder's cache kept in place (the "
+                             "default), plain (the reference core's step alone, the same outputs), or on the CPU "
+                             "fast ones (oneDNN's matrix products, the decoder step's attention written out), the "
+                             "floats differing in the last bits")
     add_picture_options(parser)
     add_explain_options(parser)
     parser.add_argument("--overwrite", action="store_true", help="replace output files that nmt did not write")

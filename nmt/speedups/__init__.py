@@ -12,4 +12,7 @@ memory and the heap setting, OpenBLAS products, CUDA graphs and compile.
 Decoding's (decode_kernels.py: oneDNN products and a step's attention written
 out) changes the floats in their last bits, so it is not under `auto`: it is
 chosen by Translator(kernels="fast") or `nmt.translate --kernels fast`.
+decode_cache.py (a Transformer step's self-attention cache written in place,
+bit for bit the core's) is on for every model that Translator.from_checkpoint
+loads; training's validation decodes with the core's step.
 """

@@ -34,7 +34,7 @@ from torch import Tensor, nn
 
 from nmt.base.errors import NmtError
 
-KERNELS = ("torch", "fast")
+KERNELS = ("plain", "torch", "fast")    # plain: the core's step alone; torch adds the kept cache (same floats)
 BATCH_HINT = 64     # the rows oneDNN's weight layout is chosen for (any row count is then accepted)
 
 

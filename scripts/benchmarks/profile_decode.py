@@ -18,6 +18,16 @@ attention) are A's bit for bit.
   attention  SDPA in the decoder step against the attention written out
              (nmt.speedups.decode_kernels.use_explicit_attention) alone
   grad_mode  translate() under torch.no_grad against torch.inference_mode
+  search     nmt/decoding/beam.py and greedy.py as they were at --before (git show) against
+             today's, swapped in for the Translator's searches (beam --beam; greedy when 1)
+  cache      the core's decoder step (cat, then index_select) against
+             nmt.speedups.decode_cache.use_kept_cache (the cache written in place)
+  cache_step the decoder alone: --steps steps of step() and reorder_state() at --batch
+             sentences x --beam rows (the reorder a fixed shuffle within each sentence), the
+             core's step against use_kept_cache's, alternating; logits compared bit for bit
+  heap       whole `nmt.translate` processes (beam --beam, batch --batch, the --sentences):
+             glibc's default heap against nmt.speedups.scratch.keep_freed_heap set first;
+             wall seconds and minor page faults, alternating, translations compared
   validation one whole validation as the Trainer runs it (scripts.benchmarks.bench_validation's
              ValidationSet.score, the checkpoint's own validation set, greedy unless
              --beam), translate() under torch.no_grad (before) against inference_mode (now)
@@ -45,6 +55,8 @@ def parse_args(argv=None):
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--before", default="HEAD", help="the git revision of the search lever's A side")
+    parser.add_argument("--steps", type=int, default=40, help="decoder steps of the cache_step lever")
     parser.add_argument("what", nargs="+", help="profile, or ab followed by levers")
     return parser.parse_args(argv)
 
@@ -55,7 +67,42 @@ def same(a, b) -> bool:
                and np.array_equal(x.attention, y.attention) for x, y in zip(a, b))
 
 
-def variants(lever: str, checkpoint: str):
+def module_at(revision: str, path: str):
+    """The module `path` (nmt/decoding/NAME.py) as it was at `revision`, imported apart."""
+    import importlib.util
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"profile_decode: git cannot show {path} at {revision}: {done.stderr.strip()}")
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(f"before_{Path(path).stem}", None))
+    exec(compile(done.stdout, f"{revision}:{path}", "exec"), module.__dict__)
+    return module
+
+
+class SearchAt:
+    """A context that swaps the Translator's beam and greedy search for these two."""
+
+    def __init__(self, beam, greedy):
+        self.searches = (beam, greedy)
+
+    def __call__(self):
+        return self
+
+    def __enter__(self):
+        import nmt.translator as module
+
+        self.kept = (module.beam_search, module.greedy_search)
+        module.beam_search, module.greedy_search = self.searches
+
+    def __exit__(self, *exc):
+        import nmt.translator as module
+
+        module.beam_search, module.greedy_search = self.kept
+
+
+def variants(lever: str, checkpoint: str, before: str = "HEAD"):
     """lever -> {name: (translator, context factory)}, A first."""
     from nmt.speedups.decode_kernels import use_explicit_attention, use_onednn
     from nmt.translator import Translator
@@ -68,13 +115,29 @@ def variants(lever: str, checkpoint: str):
     if lever in ("matmul", "attention"):
         (use_onednn if lever == "matmul" else use_explicit_attention)(other.model)
         return {"torch": (plain, nullcontext), "onednn" if lever == "matmul" else "explicit": (other, nullcontext)}
+    if lever == "cache":
+        from nmt.core.transformer_decoder import TransformerDecoder
+        from nmt.speedups.decode_cache import KeptCacheDecoder, use_kept_cache
+
+        for module in plain.model.modules():       # from_checkpoint keeps the cache: A is the core's step
+            if type(module) is KeptCacheDecoder:
+                module.__class__ = TransformerDecoder
+        use_kept_cache(other.model)
+        return {"core": (plain, nullcontext), "kept": (other, nullcontext)}
+    if lever == "search":
+        from nmt.decoding.beam import beam_search
+        from nmt.decoding.greedy import greedy_search
+
+        old = SearchAt(module_at(before, "nmt/decoding/beam.py").beam_search,
+                       module_at(before, "nmt/decoding/greedy.py").greedy_search)
+        return {before: (plain, old), "now": (plain, SearchAt(beam_search, greedy_search))}
     if lever == "grad_mode":
         return {"no_grad": (plain, torch.no_grad), "inference_mode": (plain, torch.inference_mode)}
     raise SystemExit(f"profile_decode: unknown lever {lever}")
 
 
 def ab(lever: str, args, sentences) -> None:
-    runs = variants(lever, args.checkpoint)
+    runs = variants(lever, args.checkpoint, args.before)
     names = list(runs)
     times = {name: [] for name in names}
     outputs = {}
@@ -94,6 +157,82 @@ def ab(lever: str, args, sentences) -> None:
         print(f"{lever}: {b} / {a} = {ratio:.3f} (median of {args.rounds}; {a} "
               f"{statistics.median(times[a]):.2f} s, {b} {statistics.median(times[b]):.2f} s), "
               f"outputs bit for bit: {same(outputs[a], outputs[b])}", flush=True)
+
+
+KEPT_HEAP = ("import runpy, sys; from nmt.speedups.scratch import keep_freed_heap; assert keep_freed_heap(); "
+             "sys.argv[0] = 'nmt.translate'; runpy.run_module('nmt.translate', run_name='__main__', alter_sys=True)")
+
+
+def heap_ab(args, sentences) -> None:
+    """Whole nmt.translate processes with glibc's default heap (A) and with keep_freed_heap (B)."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="heap_ab_"))
+    source = folder / "in.txt"
+    source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    options = ["--checkpoint", args.checkpoint, "--beam-size", str(args.beam), "--batch-size", str(args.batch),
+               "--input", str(source), "--overwrite"]
+    heads = {"default": [sys.executable, "-m", "nmt.translate"], "kept_heap": [sys.executable, "-c", KEPT_HEAP]}
+    times, faults, outputs = {n: [] for n in heads}, {n: [] for n in heads}, {}
+    for rnd in range(args.rounds):
+        for name in heads if rnd % 2 == 0 else list(heads)[::-1]:
+            out = folder / f"{name}.txt"
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+            start = time.perf_counter()
+            subprocess.run([*heads[name], *options, "--output", str(out)], check=True, env=dict(os.environ))
+            times[name].append(time.perf_counter() - start)
+            faults[name].append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before)
+            outputs[name] = out.read_text(encoding="utf-8")
+    ratio = statistics.median(b / a for a, b in zip(times["default"], times["kept_heap"]))
+    print(f"heap: kept_heap / default = {ratio:.3f} (median of {args.rounds} processes each; default "
+          f"{[round(t, 2) for t in times['default']]} s, {faults['default']} faults; kept_heap "
+          f"{[round(t, 2) for t in times['kept_heap']]} s, {faults['kept_heap']} faults), "
+          f"translations equal: {outputs['default'] == outputs['kept_heap']}", flush=True)
+
+
+def cache_step_ab(args, sentences) -> None:
+    """The decoder's step and reorder alone, the core's against the kept cache's."""
+    from nmt.core.transformer_decoder import TransformerDecoder
+    from nmt.speedups.decode_cache import KeptCacheDecoder
+    from nmt.translator import Translator
+
+    translator = Translator.from_checkpoint(args.checkpoint, device="cpu")
+    model, W = translator.model, args.beam
+    src, _, _ = translator._encode(sentences[: args.batch])
+    expand = torch.arange(src.size(0)).repeat_interleave(W)                     # (B*W,)
+    shuffle = (expand * W + torch.randperm(W).repeat(src.size(0)))              # within each sentence
+    generator = torch.Generator().manual_seed(0)
+    tokens = torch.randint(4, translator.tokenizer.tgt_vocab_size, (args.steps, expand.numel()), generator=generator)
+
+    def run(kind):
+        model.decoder.__class__ = kind
+        with torch.inference_mode():
+            memory, state = model.start(src)
+            memory, state = memory.index_select(expand), model.decoder.reorder_state(state, expand)
+            logits = []
+            for t in range(args.steps):
+                out, state, _ = model.decoder.step(tokens[t], state, memory)
+                logits.append(out[:, :4].clone())
+                state = model.decoder.reorder_state(state, shuffle)
+        return torch.stack(logits)
+
+    kinds = {"core": TransformerDecoder, "kept": KeptCacheDecoder}
+    times, outputs = {n: [] for n in kinds}, {}
+    run(TransformerDecoder)
+    for rnd in range(args.rounds):
+        for name in kinds if rnd % 2 == 0 else list(kinds)[::-1]:
+            start = time.perf_counter()
+            outputs[name] = run(kinds[name])
+            times[name].append(time.perf_counter() - start)
+    model.decoder.__class__ = KeptCacheDecoder
+    ratios = [b / a for a, b in zip(times["core"], times["kept"])]
+    print(f"cache_step ({expand.numel()} rows, {args.steps} steps): kept / core = {statistics.median(ratios):.3f} "
+          f"(median of {args.rounds}; per round {[round(r, 3) for r in ratios]}), "
+          f"logits bit for bit: {torch.equal(outputs['core'], outputs['kept'])}", flush=True)
 
 
 def validation_ab(args) -> None:
@@ -145,7 +284,11 @@ def main(argv=None) -> None:
         profile(args, sentences)
     elif args.what[0] == "ab":
         for lever in args.what[1:]:
-            validation_ab(args) if lever == "validation" else ab(lever, args, sentences)
+            if lever in ("validation", "heap", "cache_step"):
+                {"validation": lambda: validation_ab(args), "heap": lambda: heap_ab(args, sentences),
+                 "cache_step": lambda: cache_step_ab(args, sentences)}[lever]()
+            else:
+                ab(lever, args, sentences)
     else:
         raise SystemExit("profile_decode: say profile, or ab LEVER...")
 

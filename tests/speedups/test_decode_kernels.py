@@ -102,7 +102,7 @@ def test_explicit_step_attention_gives_sdpas_results(transformer_checkpoint, bea
 
 
 def test_unknown_kernels_are_one_error(transformer_checkpoint):  # noqa: F811
-    with pytest.raises(NmtError, match="kernels='mkl' must be one of 'torch', 'fast'"):
+    with pytest.raises(NmtError, match="kernels='mkl' must be one of 'plain', 'torch', 'fast'"):
         Translator.from_checkpoint(transformer_checkpoint, device="cpu", kernels="mkl")
 
 

@@ -1,10 +1,11 @@
-"""scripts/peers/decode_vs_ctranslate2.py: its ratio table from hand-made timings, and its refusals."""
+"""scripts/peers/bench_ctranslate2.py: its ratio and agreement tables from hand-made timings and outputs, its
+--quick sizes, and its refusals."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from scripts.peers.decode_vs_ctranslate2 import parse_args, table
+from scripts.peers.bench_ctranslate2 import agreement, parse_args, table
 
 
 def rows(cell, seconds):
@@ -36,6 +37,7 @@ def test_the_table_gives_each_rounds_ratio_and_their_median():
     (["--cells", "5by64"], "give BEAMxBATCH pairs"),
     (["--engines", "nmt,ct2_int8"], "must hold nmt and ct2_float32"),
     (["--engines", "nmt,ct2_float32,marian"], "must hold nmt and ct2_float32"),
+    (["--rounds", "0"], "must be at least 1"),
 ])
 def test_bad_options_are_one_line(tmp_path, argv, message):
     checkpoint = tmp_path / "best.pt"
@@ -47,3 +49,23 @@ def test_bad_options_are_one_line(tmp_path, argv, message):
 def test_a_missing_checkpoint_is_one_line(tmp_path):
     with pytest.raises(SystemExit, match="no such file"):
         parse_args(["--checkpoint", str(tmp_path / "none.pt"), "--out", str(tmp_path / "out.json")])
+
+
+def test_the_agreement_table_counts_lines_as_nmts_and_scores_each_engine():
+    args = SimpleNamespace(cells=[(1, 64)], engines=["nmt", "ct2_float32"])
+    references = ["a dog runs .", "two cats sleep ."]
+    outputs = {("nmt", 1, 64): ["a dog runs .", "two cats sleep ."],
+               ("ct2_float32", 1, 64): ["a dog runs .", "two dogs sleep ."]}
+    lines, records = agreement(args, outputs, references)
+    # nmt's lines are the references: BLEU 100; CTranslate2's second line differs from nmt's
+    assert lines[2] == "| greedy | 64 | nmt | 100.00 | 2 of 2 |"
+    assert records[1]["same_as_nmt"] == 1 and records[1]["sentences"] == 2 and records[1]["bleu"] < 100
+
+
+def test_quick_sets_the_sizes_that_are_not_given(tmp_path):
+    checkpoint = tmp_path / "best.pt"
+    checkpoint.write_bytes(b"")
+    common = ["--checkpoint", str(checkpoint), "--out", str(tmp_path / "out.json")]
+    full, quick = parse_args(common), parse_args([*common, "--quick", "--rounds", "2"])
+    assert (full.limit, full.batch1_limit, full.rounds) == (1000, 200, 3)
+    assert (quick.limit, quick.batch1_limit, quick.rounds) == (64, 4, 2)
