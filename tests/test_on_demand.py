@@ -74,3 +74,53 @@ def test_another_layer_is_fetched_and_drawn(browser_page, explorer, transformer_
     value = float(panel.locator("svg.heatmap rect.cell[data-row='1'][data-col='2']").get_attribute("data-value"))
     assert value == full["maps"][0]["layers"][0][1][1][2]
     assert problems == []
+
+
+def test_alternatives_come_only_when_asked_for(explorer, transformer_checkpoint):  # noqa: F811
+    """A translation carries no top-k alternatives; POST /api/alternatives {id, k} computes them
+    on the model that wrote that result (here the second, the Transformer), as nmt.explain does."""
+    from nmt.explain import alternatives
+    from nmt.translator import Translator
+
+    status, reply = post(explorer, json.dumps({"text": DATE}).encode())
+    assert status == 200 and all("alternatives" not in r for r in reply["results"])
+    assert all("alternatives" not in m for r in reply["results"] for m in r["maps"])
+    sent = reply["results"][1]
+    status, answer = post(explorer, json.dumps({"id": sent["id"], "k": 3}).encode(), "/api/alternatives")
+    assert status == 200
+    rows = alternatives(Translator.from_checkpoint(transformer_checkpoint, device="cpu"), DATE, sent["tokens"], 3)
+    assert [a["chosen"] for a in answer["alternatives"]] == sent["tgt_pieces"]           # one per row, </s> too
+    assert [a["p"] for a in answer["alternatives"]] == [[round(p, 4) for p in r["p"]] for r in rows]
+    assert [a["chosen_rank"] for a in answer["alternatives"]] == [r["chosen_rank"] for r in rows]
+    first = answer["alternatives"][0]
+    assert answer["tips"][0] == (f"chosen p={first['chosen_p']:.4g} (rank {first['chosen_rank']}); top: "
+                                 + ", ".join(f"{w} {p:.4g}" for w, p in zip(first["pieces"], first["p"])))
+    for body, said in (({"id": sent["id"], "k": 0}, "k must be a whole number from 1 to 50"),
+                       ({"id": sent["id"], "k": True}, "k must be a whole number from 1 to 50"),
+                       ({"id": "999999"}, "that translation is no longer kept"),
+                       ([1, 2], "send a JSON object {id, k}")):
+        status, answer = post(explorer, json.dumps(body).encode(), "/api/alternatives")
+        assert status == 400 and answer["error"].startswith(said)
+
+
+def test_the_page_asks_for_alternatives_when_its_button_is_pressed(browser_page, explorer):  # noqa: F811
+    page, problems = browser_page(explorer, width=1280)
+    asked = []
+    page.on("request", lambda r: asked.append((r.url.rsplit("/", 1)[-1], r.post_data)) if r.method == "POST" else None)
+    page.fill("#source", DATE)
+    page.click("#go")
+    page.wait_for_function(f"document.getElementById('results').dataset.source === {DATE!r}")
+    translate = [json.loads(body) for path, body in asked if path == "translate"]
+    assert translate and all("top_k" not in body for body in translate)
+    panel = page.locator(".panel").nth(1)
+    panel.locator("svg.heatmap rect.cell").first.hover()
+    assert "chosen p=" not in page.locator("#tooltip").inner_text()
+    panel.locator("button.alternatives-button").click()
+    page.wait_for_function("document.querySelectorAll('.panel')[1].querySelector('button.alternatives-button')"
+                           ".textContent.endsWith('hover a cell')")
+    assert [path for path, _ in asked].count("alternatives") == 1
+    panel.locator("svg.heatmap rect.cell").nth(1).hover()
+    tip = page.locator("#tooltip").inner_text()
+    assert "chosen p=" in tip and tip.count(", ") == 4                   # the step's 5 most probable subwords
+    assert problems == []
+
