@@ -124,3 +124,39 @@ def test_the_page_asks_for_alternatives_when_its_button_is_pressed(browser_page,
     assert "chosen p=" in tip and tip.count(", ") == 4                   # the step's 5 most probable subwords
     assert problems == []
 
+
+def test_a_large_map_changes_layer_in_place(browser_page, tmp_path):
+    """A map over CELL_BUDGET cells (70 x 70) drawn at another layer keeps its svg and labels
+    (only the picture, the scale's numbers and the lines change), and paints what a fresh draw
+    paints: layer 1 is the identity (1 on the diagonal, both heads), layer 2 uniform (1/70)."""
+    from tests.test_colour_scale import hand_page, one_map
+
+    n = 70
+    identity = np.eye(n).tolist()
+    uniform = np.full((n, n), 1 / n).tolist()
+    pieces = [f"p{i}" for i in range(n)]
+    page, problems = browser_page(hand_page(tmp_path, [[one_map("cross", [[identity, identity], [uniform, uniform]],
+                                                                 pieces, pieces)]]), width=1280)
+    heatmap, heads = page.locator("svg.heatmap"), page.locator("svg.head-view")
+    assert heatmap.get_attribute("data-layer") == "2" and heads.locator("line").count() == 0    # 1/70 < 0.05
+    page.evaluate("document.querySelector('svg.heatmap').nmtTag = document.querySelector('svg.head-view').nmtTag = 7")
+    texts = heatmap.locator("text").count()
+    page.locator(".layer-select").select_option("1")
+    assert heatmap.get_attribute("data-layer") == "1"
+    assert page.evaluate("[document.querySelector('svg.heatmap').nmtTag, document.querySelector('svg.head-view').nmtTag]"
+                         ) == [7, 7]                                        # the same elements, not drawn anew
+    assert heatmap.locator("text").count() == texts and heads.get_attribute("data-layer") == "1"
+    assert heads.locator("line").count() == 2 * n                           # the diagonal, each head: weight 1
+    assert "layer 1:" in page.locator("p.head-legend").inner_text()
+    box = heatmap.locator("rect.cells-overlay").bounding_box()
+    cell = box["width"] / n
+    for (r, c), weight in (((3, 3), "1.0000"), ((3, 4), "0 (below")):
+        page.mouse.move(box["x"] + (c + 0.5) * cell, box["y"] + (r + 0.5) * cell)
+        assert page.locator("#tooltip").inner_text().split("\n")[2].startswith(f"weight {weight}")
+    repainted = heatmap.locator("image.cells-image").get_attribute("href")
+    page.locator("#scale").select_option("relative")                         # the scale's numbers follow
+    assert page.locator("p.scale-legend").inner_text().startswith("relative scale 0 to 1")
+    page.locator("#label-mode").select_option("pieces")                     # other labels: drawn anew
+    assert page.evaluate("document.querySelector('svg.heatmap').nmtTag") is None
+    assert heatmap.locator("image.cells-image").get_attribute("href") == repainted
+    assert problems == []
