@@ -188,3 +188,47 @@ def test_notebook_views_fit_their_content_and_embed_what_they_show(browser_page,
     assert f'height: {views["matrix"].estimate}px' in views["matrix"]._repr_html_()
     assert "height: 300px" in notebook.heatmap(translator, DATE, height=300)._repr_html_()
     assert problems == []
+
+
+def test_a_large_difference_is_one_picture(browser_page, tmp_path):
+    """70 x 70 maps (over CELL_BUDGET cells): the difference is painted a pixel a cell, not drawn as
+    4,900 rects; A the identity, B the identity shifted one column, so B - A is -1 on the diagonal
+    (blue, #2166ac), +1 right of it (red, #b2182b) and 0 elsewhere (white, #f7f7f7); hovering reads it."""
+    from nmt.viz.html_export import render_page
+
+    n, pieces = 70, [f"p{i}" for i in range(70)]
+    rows = pieces[:-1] + ["</s>"]
+
+    def result(weights):
+        return {"source": " ".join(pieces), "text": " ".join(rows[:-1]), "beam_size": 1, "ranking": "nmt",
+                "score": -1.0, "src_pieces": pieces, "tgt_pieces": rows, "forced": 0, "truncated": False,
+                "maps": [{"name": "cross", "title": "cross", "rows": rows, "cols": pieces, "row_axis": "target",
+                          "col_axis": "source", "center": None, "window": None, "exact_zeros": False,
+                          "mask": None, "layers": [[weights.tolist()]]}]}
+
+    path = tmp_path / "large.html"
+    path.write_text(render_page({"mode": "static", "title": "large", "models": [
+        {"name": "m0", "description": ""}, {"name": "m1", "description": ""}], "sentences": [
+        {"line": 1, "source": " ".join(pieces), "results": [result(np.eye(n)), result(np.roll(np.eye(n), 1, 1))]}]}),
+        encoding="utf-8")
+    page, problems = browser_page(path.as_uri(), width=1920)
+    page.locator("svg.diff-map image.diff-image").wait_for()
+    assert page.locator("svg.diff-map rect.diff-cell").count() == 0
+    colours = page.evaluate("""async () => {
+        const image = new Image();
+        image.src = document.querySelector("svg.diff-map image.diff-image").getAttribute("href");
+        await image.decode();
+        const canvas = document.createElement("canvas"); canvas.width = image.width; canvas.height = image.height;
+        const ctx = canvas.getContext("2d"); ctx.drawImage(image, 0, 0);
+        return [image.width, image.height, ...[[0, 0], [0, 1], [0, 2], [69, 69], [69, 0]].map(
+            ([t, c]) => Array.from(ctx.getImageData(c, t, 1, 1).data.slice(0, 3)))];
+    }""")
+    assert colours == [n, n, [33, 102, 172], [178, 24, 43], [247, 247, 247], [33, 102, 172], [178, 24, 43]]
+    overlay = page.locator("svg.diff-map rect.diff-overlay")
+    overlay.scroll_into_view_if_needed()
+    box = overlay.bounding_box()
+    cell = box["width"] / n
+    page.mouse.move(box["x"] + 1.5 * cell, box["y"] + 0.5 * cell)               # row 0, column 1
+    assert page.locator("#tooltip").inner_text().endswith("= +1.0000")
+    assert "grey: a row only one translation has" in page.inner_text(".diff-legend")
+    assert problems == []

@@ -74,3 +74,89 @@ def test_another_layer_is_fetched_and_drawn(browser_page, explorer, transformer_
     value = float(panel.locator("svg.heatmap rect.cell[data-row='1'][data-col='2']").get_attribute("data-value"))
     assert value == full["maps"][0]["layers"][0][1][1][2]
     assert problems == []
+
+
+def test_alternatives_come_only_when_asked_for(explorer, transformer_checkpoint):  # noqa: F811
+    """A translation carries no top-k alternatives; POST /api/alternatives {id, k} computes them
+    on the model that wrote that result (here the second, the Transformer), as nmt.explain does."""
+    from nmt.explain import alternatives
+    from nmt.translator import Translator
+
+    status, reply = post(explorer, json.dumps({"text": DATE}).encode())
+    assert status == 200 and all("alternatives" not in r for r in reply["results"])
+    assert all("alternatives" not in m for r in reply["results"] for m in r["maps"])
+    sent = reply["results"][1]
+    status, answer = post(explorer, json.dumps({"id": sent["id"], "k": 3}).encode(), "/api/alternatives")
+    assert status == 200
+    rows = alternatives(Translator.from_checkpoint(transformer_checkpoint, device="cpu"), DATE, sent["tokens"], 3)
+    assert [a["chosen"] for a in answer["alternatives"]] == sent["tgt_pieces"]           # one per row, </s> too
+    assert [a["p"] for a in answer["alternatives"]] == [[round(p, 4) for p in r["p"]] for r in rows]
+    assert [a["chosen_rank"] for a in answer["alternatives"]] == [r["chosen_rank"] for r in rows]
+    first = answer["alternatives"][0]
+    assert answer["tips"][0] == (f"chosen p={first['chosen_p']:.4g} (rank {first['chosen_rank']}); top: "
+                                 + ", ".join(f"{w} {p:.4g}" for w, p in zip(first["pieces"], first["p"])))
+    for body, said in (({"id": sent["id"], "k": 0}, "k must be a whole number from 1 to 50"),
+                       ({"id": sent["id"], "k": True}, "k must be a whole number from 1 to 50"),
+                       ({"id": "999999"}, "that translation is no longer kept"),
+                       ([1, 2], "send a JSON object {id, k}")):
+        status, answer = post(explorer, json.dumps(body).encode(), "/api/alternatives")
+        assert status == 400 and answer["error"].startswith(said)
+
+
+def test_the_page_asks_for_alternatives_when_its_button_is_pressed(browser_page, explorer):  # noqa: F811
+    page, problems = browser_page(explorer, width=1280)
+    asked = []
+    page.on("request", lambda r: asked.append((r.url.rsplit("/", 1)[-1], r.post_data)) if r.method == "POST" else None)
+    page.fill("#source", DATE)
+    page.click("#go")
+    page.wait_for_function(f"document.getElementById('results').dataset.source === {DATE!r}")
+    translate = [json.loads(body) for path, body in asked if path == "translate"]
+    assert translate and all("top_k" not in body for body in translate)
+    panel = page.locator(".panel").nth(1)
+    panel.locator("svg.heatmap rect.cell").first.hover()
+    assert "chosen p=" not in page.locator("#tooltip").inner_text()
+    panel.locator("button.alternatives-button").click()
+    page.wait_for_function("document.querySelectorAll('.panel')[1].querySelector('button.alternatives-button')"
+                           ".textContent.endsWith('hover a cell')")
+    assert [path for path, _ in asked].count("alternatives") == 1
+    panel.locator("svg.heatmap rect.cell").nth(1).hover()
+    tip = page.locator("#tooltip").inner_text()
+    assert "chosen p=" in tip and tip.count(", ") == 4                   # the step's 5 most probable subwords
+    assert problems == []
+
+
+def test_a_large_map_changes_layer_in_place(browser_page, tmp_path):
+    """A map over CELL_BUDGET cells (70 x 70) drawn at another layer keeps its svg and labels
+    (only the picture, the scale's numbers and the lines change), and paints what a fresh draw
+    paints: layer 1 is the identity (1 on the diagonal, both heads), layer 2 uniform (1/70)."""
+    from tests.test_colour_scale import hand_page, one_map
+
+    n = 70
+    identity = np.eye(n).tolist()
+    uniform = np.full((n, n), 1 / n).tolist()
+    pieces = [f"p{i}" for i in range(n)]
+    page, problems = browser_page(hand_page(tmp_path, [[one_map("cross", [[identity, identity], [uniform, uniform]],
+                                                                 pieces, pieces)]]), width=1280)
+    heatmap, heads = page.locator("svg.heatmap"), page.locator("svg.head-view")
+    assert heatmap.get_attribute("data-layer") == "2" and heads.locator("line").count() == 0    # 1/70 < 0.05
+    page.evaluate("document.querySelector('svg.heatmap').nmtTag = document.querySelector('svg.head-view').nmtTag = 7")
+    texts = heatmap.locator("text").count()
+    page.locator(".layer-select").select_option("1")
+    assert heatmap.get_attribute("data-layer") == "1"
+    assert page.evaluate("[document.querySelector('svg.heatmap').nmtTag, document.querySelector('svg.head-view').nmtTag]"
+                         ) == [7, 7]                                        # the same elements, not drawn anew
+    assert heatmap.locator("text").count() == texts and heads.get_attribute("data-layer") == "1"
+    assert heads.locator("line").count() == 2 * n                           # the diagonal, each head: weight 1
+    assert "layer 1:" in page.locator("p.head-legend").inner_text()
+    box = heatmap.locator("rect.cells-overlay").bounding_box()
+    cell = box["width"] / n
+    for (r, c), weight in (((3, 3), "1.0000"), ((3, 4), "0 (below")):
+        page.mouse.move(box["x"] + (c + 0.5) * cell, box["y"] + (r + 0.5) * cell)
+        assert page.locator("#tooltip").inner_text().split("\n")[2].startswith(f"weight {weight}")
+    repainted = heatmap.locator("image.cells-image").get_attribute("href")
+    page.locator("#scale").select_option("relative")                         # the scale's numbers follow
+    assert page.locator("p.scale-legend").inner_text().startswith("relative scale 0 to 1")
+    page.locator("#label-mode").select_option("pieces")                     # other labels: drawn anew
+    assert page.evaluate("document.querySelector('svg.heatmap').nmtTag") is None
+    assert heatmap.locator("image.cells-image").get_attribute("href") == repainted
+    assert problems == []

@@ -19,7 +19,9 @@ first among its maps; with "top_k", each step's alternatives), and with a prefix
 {"model": index, "text": "...", "tokens": [target ids]} answers {"map": the cross-attention
 of that prefix, every layer and head}: a beam node clicked in the tree. A reply's maps carry
 their last layer and the model view's thumbnails only; POST /api/maps {"id", "map",
-"layer"} answers {"heads": that layer} (nmt.viz.on_demand). Anything else is a 4xx with
+"layer"} answers {"heads": that layer} (nmt.viz.on_demand), and POST /api/alternatives
+{"id", "k"} each step's k most probable subwords (the page asks when its button is pressed;
+"top_k" in a translate request sends them at once). Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
 JSON, nested too deeply, a lone surrogate in the text), 404/405 for another path
 or method, 413 for a larger body (refused before it is parsed, by its
@@ -222,9 +224,9 @@ def create_app(models: list[Model], sample_links: list[str] | None = None, port:
         forced = (await run_in_threadpool(_translate_all, models, text, beam, lock, prefix, links)
                   if prefix else None)   # what if: the forced translation beside the free one
         await explained(models, lock, methods, top_k, results, forced or [])
-        reply = {"results": [shown.send(r) for r in results]}
+        reply = {"results": [shown.send(r, i) for i, r in enumerate(results)]}
         if forced is not None:
-            reply["forced"] = [shown.send(r) for r in forced]
+            reply["forced"] = [shown.send(r, i) for i, r in enumerate(forced)]
         return reply
 
     add_on_demand(app, models, lock, shown)
@@ -247,37 +249,32 @@ def add_error_handlers(app) -> None:
 
 def add_on_demand(app, models: list, lock, shown) -> None:
     """The routes that send what the page shows when it shows it: POST /api/maps
-    (a layer of a kept result, nmt.viz.on_demand) and POST /api/prefix (a beam
-    node's prefix, every layer and head)."""
+    (a layer of a kept result, nmt.viz.on_demand), POST /api/alternatives (a kept
+    result's top-k alternatives, nmt.viz.explanation_maps) and POST /api/prefix
+    (a beam node's prefix, every layer and head)."""
     from fastapi import Request
     from starlette.concurrency import run_in_threadpool
 
+    from nmt.viz.explanation_maps import alternatives_on_demand, locked
     from nmt.viz.search_tree import prefix_attention
 
-    @app.post("/api/maps")
-    async def maps(request: Request):       # a layer the page shows now (nmt.viz.on_demand)
-        try:
-            return {"heads": shown.layer(await read_json(request))}
-        except Refused as refused:
-            return error(str(refused), refused.status)
-        except NmtError as problem:
-            return error(str(problem))
+    def route(path: str, answer) -> None:     # answer(body) -> the reply, in the threadpool
+        @app.post(path)
+        async def answered(request: Request):
+            try:
+                return await run_in_threadpool(answer, await read_json(request))
+            except Refused as refused:
+                return error(str(refused), refused.status)
+            except NmtError as problem:
+                return error(str(problem))
 
-    @app.post("/api/prefix")
-    async def prefix(request: Request):      # a beam node's prefix: its attention, every layer and head
-        try:
-            body = await read_json(request)
-        except Refused as refused:
-            return error(str(refused), refused.status)
-        try:
-            model, text, tokens = parse_prefix_request(body, models)
+    def prefix(body) -> dict:
+        model, text, tokens = parse_prefix_request(body, models)
+        return {"map": locked(lock, prefix_attention, model.translator, text, tokens)}
 
-            def attention():
-                with lock:
-                    return prefix_attention(model.translator, text, tokens)
-            return {"map": await run_in_threadpool(attention)}
-        except NmtError as problem:
-            return error(str(problem))
+    route("/api/maps", lambda body: {"heads": shown.layer(body)})      # a layer the page shows now
+    route("/api/alternatives", lambda body: locked(lock, alternatives_on_demand, models, shown, body))
+    route("/api/prefix", prefix)          # a beam node's prefix: its attention, every layer and head
 
 
 def _translate_all(models, text, beam, lock, prefix=None, links=None) -> list[dict]:

@@ -60,6 +60,24 @@ function differenceMatrix(a, b) {   // -> {d: (T, S) with null where a row is mi
   return {d: d, m: m, T: T, S: S};
 }
 
+function paintDifference(diff, top) {   // -> a PNG data URL, a pixel a cell: the diverging colour, grey where none
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.max(1, diff.S); canvas.height = Math.max(1, diff.T);
+  const ctx = canvas.getContext("2d"), image = ctx.createImageData(canvas.width, canvas.height);
+  const px = new Uint32Array(image.data.buffer), grey = rgba32(hexRgb(RULE.masked));
+  const LUT = Array.from({length: LEVELS + 1}, (_, i) => rgba32(divergingColour(2 * i / LEVELS - 1)
+    .slice(4, -1).split(",").map(Number)));                         // LEVELS steps from -1 to +1
+  diff.d.forEach((row, t) => {
+    for (let c = 0; c < diff.S; c++) {
+      const x = row === null ? null : row[c];
+      px[t * diff.S + c] = x === null ? grey
+        : LUT[Math.round((Math.min(1, Math.max(-1, x / top)) + 1) / 2 * LEVELS)];
+    }
+  });
+  ctx.putImageData(image, 0, 0);
+  return canvas.toDataURL();
+}
+
 function diffRowLabel(pieces, t) { return t < pieces.length ? shownLabels(pieces)[t] : "\u2014"; }
 
 function drawDifference(box, a, b, names) {   // a, b: {result, map, w, layer, head} of the two panels
@@ -77,6 +95,15 @@ function drawDifference(box, a, b, names) {   // a, b: {result, map, w, layer, h
   const left = 8 + labelW, top0 = Math.min(170, Math.max(36, textWidth(a.map.cols) * 0.72 + 22));
   const gridW = diff.S * cell, gridH = diff.T * cell, rightX = left + gridW + 8;
   const width = rightX + labelW + (withLogp ? 210 : 10) + 100, height = top0 + Math.max(gridH, 120) + 40;
+  const large = diff.T * diff.S > CELL_BUDGET;   // painted on a canvas, not one rect a cell
+  const tip = (t, c) => {
+    const x = diff.d[t] === null ? null : diff.d[t][c];
+    return x === null
+      ? `row ${t + 1}: ${diff.d[t] === null ? "only one translation has this row" : "masked in a panel"}`
+      : `row ${t + 1}: ${names[0]} \u201c${rowsA[t]}\u201d, ${names[1]} \u201c${rowsB[t]}\u201d\n` +
+        `source ${pieceText(a.map.cols, c)}\n${weightText(b.w[t][c], false)} \u2212 ` +
+        `${weightText(a.w[t][c], false)} = ${signed(x, 4)}`;
+  };
   const root = svg("svg", {width: width, height: height, class: "diff-map", "data-map": a.map.name,
                            "data-top": top, "data-scale": scale, role: "img", "aria-label": "attention difference"});
   const hatch = "d" + Math.random().toString(36).slice(2);
@@ -110,19 +137,28 @@ function drawDifference(box, a, b, names) {   // a, b: {result, map, w, layer, h
                                     "data-row": t}, said));
     }
     const row = diff.d[t];
-    for (let c = 0; c < diff.S; c++) {
+    for (let c = 0; c < diff.S && !large; c++) {
       const x = row === null ? null : row[c];
       const rect = svg("rect", {x: left + c * cell, y: y, width: cell, height: cell, class: "diff-cell",
                                 "data-row": t, "data-col": c, "data-value": x === null ? "none" : x,
                                 fill: x === null ? `url(#${hatch})` : divergingColour(x / top)});
-      rect.addEventListener("mousemove", event => showTip(event, x === null
-        ? `row ${t + 1}: ${row === null ? "only one translation has this row" : "masked in a panel"}`
-        : `row ${t + 1}: ${names[0]} \u201c${rowsA[t]}\u201d, ${names[1]} \u201c${rowsB[t]}\u201d\n` +
-          `source ${pieceText(a.map.cols, c)}\n${weightText(b.w[t][c], false)} \u2212 ` +
-          `${weightText(a.w[t][c], false)} = ${signed(x, 4)}`));
+      rect.addEventListener("mousemove", event => showTip(event, tip(t, c)));
       rect.addEventListener("mouseleave", hideTip);
       root.appendChild(rect);
     }
+  }
+  if (large) {                      // one picture and one pointer target, as a large heatmap (CELL_BUDGET)
+    root.appendChild(svg("image", {x: left, y: top0, width: gridW, height: gridH, href: paintDifference(diff, top),
+                                   preserveAspectRatio: "none", class: "diff-image", "image-rendering": "pixelated"}));
+    const overlay = svg("rect", {x: left, y: top0, width: gridW, height: gridH, fill: "transparent",
+                                 class: "diff-overlay", "data-rows": diff.T, "data-cols": diff.S});
+    overlay.addEventListener("mousemove", event => {
+      const at = overlay.getBoundingClientRect();
+      showTip(event, tip(Math.min(diff.T - 1, Math.floor((event.clientY - at.top) / cell)),
+                         Math.min(diff.S - 1, Math.floor((event.clientX - at.left) / cell))));
+    });
+    overlay.addEventListener("mouseleave", hideTip);
+    root.appendChild(overlay);
   }
   const barX = width - 90, barH = Math.max(gridH, 120);
   const grad = svg("linearGradient", {id: "dg" + Math.random().toString(36).slice(2), x1: 0, y1: 1, x2: 0, y2: 0});
@@ -139,7 +175,7 @@ function drawDifference(box, a, b, names) {   // a, b: {result, map, w, layer, h
     `one diverging scale for the difference, ${scale} \u2212${topText(top)} to +${topText(top)}` +
     (scale === "relative" ? " (the largest |difference| shown)" : "") +
     `: red, ${names[1]} attends more; blue, ${names[0]} more; white, the same. ` +
-    `${what(a, names[0])}; ${what(b, names[1])}. \u2260: the rows' subwords differ; hatched: a row only one ` +
+    `${what(a, names[0])}; ${what(b, names[1])}. \u2260: the rows' subwords differ; ${large ? "grey" : "hatched"}: a row only one ` +
     "translation has, or a masked cell."));
 }
 

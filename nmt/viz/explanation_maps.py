@@ -12,7 +12,9 @@ attribution, 0 to 1 on the same colour rule as attention
 Alternatives (nmt.explain.top_k) are attached to every map whose rows are
 the output's subwords (`alternatives`: one line of text per row, the k
 most probable subwords with their probabilities, and the chosen one's),
-which the page shows when a cell is hovered.
+which the page shows when a cell is hovered. The explorer computes them
+only when the page asks (its "top-k alternatives" button: POST
+/api/alternatives, `alternatives_on_demand`), not with every translation.
 """
 
 from pathlib import Path
@@ -78,6 +80,21 @@ def explain_result(translator, result: dict, methods=(), top_k: int | None = Non
     """add_explanations of a result alone (its "tokens" are the output's ids), the explanations first."""
     out = SimpleNamespace(tokens=result["tokens"], src_pieces=result["src_pieces"], tgt_pieces=result["tgt_pieces"])
     return add_explanations(translator, result, out, methods, top_k, first=True)
+
+
+def alternatives_on_demand(models, shown, body) -> dict:
+    """POST /api/alternatives {"id": a result the explorer keeps, "k": 1..50 (5 if absent)}
+    -> {"alternatives": alternatives_text's rows, "tips": row_tips}, of the model that wrote
+    it (nmt.viz.on_demand.ShownOnly); NmtError when wrong. Call it holding the models' lock."""
+    if not isinstance(body, dict):
+        raise NmtError("send a JSON object {id, k}")
+    k = body.get("k", 5)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 50:
+        raise NmtError("k must be a whole number from 1 to 50")
+    result, model = shown.whole(body.get("id"))
+    rows = alternatives_text(models[model].translator, result["source"], SimpleNamespace(**{
+        key: result[key] for key in ("tokens", "src_pieces", "tgt_pieces")}), k) if result.get("tgt_pieces") else []
+    return {"alternatives": rows, "tips": row_tips(rows)}
 
 
 def explain_request(body: dict) -> tuple[list[str], int]:

@@ -35,11 +35,14 @@ function headToggles(box, H, shown, redraw) {
   const label = el("label", {class: "head-toggle"}, "lines ");
   label.appendChild(pick);
   bar.appendChild(label);
-  box.appendChild(bar);
+  box.prepend(bar);
 }
 
 function drawHeadView(box, map, layer, shown) {
-  box.textContent = "";
+  // another layer of the map drawn in `box` keeps its tokens (hundreds of text nodes): only the lines change
+  const old = box.querySelector("svg.head-view");
+  const kept = old && old.nmtMap === map && old.nmtLabels === labelPick.value ? old : null;
+  Array.from(box.children).forEach(child => { if (child !== kept) child.remove(); });
   const heads = map.layers[layer], H = heads.length;
   headToggles(box, H, shown, () => drawHeadView(box, map, layer, shown));
   const R = map.rows.length, C = map.cols.length;
@@ -47,25 +50,39 @@ function drawHeadView(box, map, layer, shown) {
         rightW = Math.min(180, textWidth(map.rows.concat([map.row_axis])) + 10);
   const x1 = leftW, x2 = leftW + LINE_GAP_PX, top = 30;
   const height = top + Math.max(R, C) * LINE_ROW_PX + 10;
-  const root = svg("svg", {width: x2 + rightW, height: height, class: "head-view", "data-map": map.name,
-                           "data-layer": layer + 1, role: "img", "aria-label": map.title + " head view"});
-  root.appendChild(svg("text", {x: x1 - 6, y: 14, "text-anchor": "end", "font-style": "italic"}, map.col_axis));
-  root.appendChild(svg("text", {x: x2 + 6, y: 14, "font-style": "italic"}, map.row_axis));
   const yOf = i => top + (i + 0.5) * LINE_ROW_PX;
-  const lines = svg("g", {class: "lines"});
   let positive = 0, drawn = 0;
-  heads.forEach((weights, h) => { if (shown.has(h)) weights.forEach(row => row.forEach(v => { if (v > 0) positive++; })); });
+  heads.forEach((weights, h) => {
+    if (!shown.has(h)) return;
+    for (const row of weights) for (let c = 0; c < row.length; c++) if (row[c] > 0) positive++;
+  });
   const least = lineThreshold === null ? (positive > LINE_BUDGET ? 0.05 : 0) : lineThreshold;
+  const drawnLines = document.createDocumentFragment();
   heads.forEach((weights, h) => {
     if (!shown.has(h)) return;
     weights.forEach((row, r) => row.forEach((value, c) => {
       if (value <= 0 || value < least) return;
       drawn++;
-      lines.appendChild(svg("line", {x1: x1, y1: yOf(c), x2: x2, y2: yOf(r), stroke: headColour(h),
-                                     "stroke-width": 2, "stroke-opacity": value, "data-head": h + 1,
-                                     "data-row": r, "data-col": c, "data-value": value}));
+      drawnLines.appendChild(svg("line", {x1: x1, y1: yOf(c), x2: x2, y2: yOf(r), stroke: headColour(h),
+                                          "stroke-width": 2, "stroke-opacity": value, "data-head": h + 1,
+                                          "data-row": r, "data-col": c, "data-value": value}));
     }));
   });
+  if (kept) {
+    const lines = kept.querySelector("g.lines");
+    lines.textContent = "";
+    lines.appendChild(drawnLines);
+    kept.setAttribute("data-layer", layer + 1);
+    box.appendChild(headLegend(layer, least, drawn, positive));
+    return;
+  }
+  const root = svg("svg", {width: x2 + rightW, height: height, class: "head-view", "data-map": map.name,
+                           "data-layer": layer + 1, role: "img", "aria-label": map.title + " head view"});
+  Object.assign(root, {nmtMap: map, nmtLabels: labelPick.value});
+  root.appendChild(svg("text", {x: x1 - 6, y: 14, "text-anchor": "end", "font-style": "italic"}, map.col_axis));
+  root.appendChild(svg("text", {x: x2 + 6, y: 14, "font-style": "italic"}, map.row_axis));
+  const lines = svg("g", {class: "lines"});
+  lines.appendChild(drawnLines);
   root.appendChild(lines);
   const focus = (attr, index) => lines.querySelectorAll("line").forEach(line =>
     line.classList.toggle("faded", index !== null && +line.getAttribute(attr) !== index));
@@ -79,7 +96,11 @@ function drawHeadView(box, map, layer, shown) {
   cols.forEach((label, c) => token(label, x1 - 6, yOf(c), "end", "data-col", c));
   rows.forEach((label, r) => token(label, x2 + 6, yOf(r), "start", "data-row", r));
   box.appendChild(root);
-  box.appendChild(el("p", {class: "legend head-legend"}, `layer ${layer + 1}: a line's opacity is its weight ` +
+  box.appendChild(headLegend(layer, least, drawn, positive));
+}
+
+function headLegend(layer, least, drawn, positive) {
+  return el("p", {class: "legend head-legend"}, `layer ${layer + 1}: a line's opacity is its weight ` +
     "on the absolute scale 0 to 1, whatever the colour scale; hover a token to see only its lines; " +
-    (least > 0 ? `${drawn} of ${positive} lines drawn, those of weight \u2265 ${least}` : `all ${positive} lines drawn`)));
+    (least > 0 ? `${drawn} of ${positive} lines drawn, those of weight \u2265 ${least}` : `all ${positive} lines drawn`));
 }

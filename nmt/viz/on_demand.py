@@ -21,8 +21,10 @@ carries, for each map,
                 cells (r, c <= THUMB), null where every cell is masked, so a
                 thumbnail keeps each map's peaks and its largest weight
 
-and the result an `id` under which the whole is kept (the last KEPT
-results; an older id answers with one line saying to translate again).
+and the result an `id` under which the whole is kept, with the index of
+the model that wrote it (the last KEPT results; an older id answers with
+one line saying to translate again): what the page asks for later (a
+layer, the steps' top-k alternatives) is read from or computed on it.
 """
 
 import base64
@@ -77,13 +79,13 @@ class ShownOnly:
         self.kept, self.results, self.lock = kept, OrderedDict(), threading.Lock()
         self.ids = itertools.count(1)
 
-    def send(self, result: dict) -> dict:
-        """`result` as the page first gets it (the module docstring); an error stays as it is."""
+    def send(self, result: dict, model: int = 0) -> dict:
+        """`result` (of models[`model`]) as the page first gets it (the module docstring); an error stays as it is."""
         if "maps" not in result:
             return result
         with self.lock:
             key = str(next(self.ids))
-            self.results[key] = result
+            self.results[key] = result, model
             while len(self.results) > self.kept:
                 self.results.popitem(last=False)
         maps = []
@@ -98,11 +100,7 @@ class ShownOnly:
         """POST /api/maps {id, map, layer} -> that layer's heads (H, R, C); NmtError when unknown."""
         if not isinstance(body, dict):
             raise NmtError("send a JSON object {id, map, layer}")
-        with self.lock:
-            result = self.results.get(str(body.get("id")))
-        if result is None:
-            raise NmtError("that translation is no longer kept (the explorer keeps its last "
-                           f"{self.kept}); translate the sentence again")
+        result, _ = self.whole(body.get("id"))
         found = next((m for m in result["maps"] if m["name"] == body.get("map")), None)
         if found is None:
             raise NmtError(f"map must be one of {[m['name'] for m in result['maps']]}")
@@ -110,3 +108,12 @@ class ShownOnly:
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(found["layers"]):
             raise NmtError(f"layer must be a whole number from 0 to {len(found['layers']) - 1}")
         return packed(found["layers"][layer])
+
+    def whole(self, key) -> tuple[dict, int]:
+        """The whole result sent under id `key` and its model's index; NmtError when it is not kept."""
+        with self.lock:
+            found = self.results.get(str(key))
+        if found is None:
+            raise NmtError("that translation is no longer kept (the explorer keeps its last "
+                           f"{self.kept}); translate the sentence again")
+        return found

@@ -16,8 +16,8 @@ to 100 words, and measures in the page:
     reply_bytes   the reply's size
     draw_s        the reply's last byte to the page drawn (the next frame after render)
     hover_ms      a mousemove on a cell of the matrix to the next frame (its tooltip shown), median
-    layer_ms      choosing layer 1 of the matrix to the next frame it is drawn in (fetched on
-                  demand: the server's answer included), median
+    layer_ms      choosing layer 1 of the matrix to the next frame it is drawn in (its svg says
+                  that layer; fetched on demand the first time: the server's answer included), median
     dom_nodes     the page's elements once drawn
 
 The figures need the brief's targets: draw_s < 5, hover_ms and layer_ms < 200.
@@ -103,13 +103,15 @@ MEASURE = """async ([kind, rounds]) => {
       await frame();
       times.push(performance.now() - t);
     } else {
-      const select = document.querySelector(".panel .layer-select"), old = document.querySelector(".panel svg.heatmap");
+      // drawn: the matrix says the layer chosen (a large map's picture is repainted in its svg, the
+      // labels kept; a layer fetched first is drawn in a new svg)
+      const select = document.querySelector(".panel .layer-select"), layer = String(i % 2 ? select.options.length : 1);
+      const drawn = () => { const m = document.querySelector(".panel svg.heatmap");
+                            return m && m.getAttribute("data-layer") === layer; };
       const t = performance.now();
-      select.value = String(i % 2 ? select.options.length : 1);
+      select.value = layer;
       select.dispatchEvent(new Event("change"));
-      while (document.querySelector(".panel svg.heatmap") === old || !document.querySelector(".panel svg.heatmap")) {
-        await new Promise(r => setTimeout(r, 1));
-      }
+      while (!drawn()) await new Promise(r => setTimeout(r, 1));
       await frame();
       times.push(performance.now() - t);
     }
