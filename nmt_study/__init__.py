@@ -1,1 +1,1 @@
-"""The attention study: `python -m nmt.study` (see __main__.py)."""
+"""The attention study: `python -m nmt_study` (see __main__.py)."""

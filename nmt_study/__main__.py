@@ -1,10 +1,10 @@
-"""python -m nmt.study: train every attention configuration on one budget, then report.
+"""python -m nmt_study: train every attention configuration on one budget, then report.
 
-    python -m nmt.study --data toy --jobs 2            # part 1: every configuration, 3 seeds
-    python -m nmt.study --data-path data/multi30k --links test.links --jobs 2
-    python -m nmt.study --data toy --only bahdanau,luong_dot --budget-steps 40 --out /tmp/study
-    python -m nmt.study --data toy --report-only       # rewrite the report from the records
-    python -m nmt.study --data toy --reproduce bahdanau:1   # rerun a record at this commit, compare
+    python -m nmt_study --data toy --jobs 2            # part 1: every configuration, 3 seeds
+    python -m nmt_study --data-path data/multi30k --links test.links --jobs 2
+    python -m nmt_study --data toy --only bahdanau,luong_dot --budget-steps 40 --out /tmp/study
+    python -m nmt_study --data toy --report-only       # rewrite the report from the records
+    python -m nmt_study --data toy --reproduce bahdanau:1   # rerun a record at this commit, compare
 
 Each configuration and seed is one `python -m nmt.train` process on one
 thread; --jobs N run side by side (a failure is recorded and the study goes
@@ -17,9 +17,9 @@ every training run.
 """
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.base.cli import run_command
+    from nmt import run_command
 
-    run_command("nmt.study.__main__", "; finished runs keep their records")
+    run_command("nmt_study.__main__", "; finished runs keep their records")
 
 import datetime
 import json
@@ -32,23 +32,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from nmt.base.cli import command
-from nmt.base.cli_checks import write_stdout
-from nmt.base.errors import NmtError
-from nmt.base.file_inputs import refuse_special
-from nmt.base.folders import make_folder
-from nmt.base.provenance import git_commit
-from nmt.study.autocommit import work_tree_of
-from nmt.study.configs import BUDGETS, PROFILES, is_lr_sweep_folder, lr_sweep_configs, select, study_configs
-from nmt.study.guard import StudyLock, stop_children_on_signals
-from nmt.study.machine import cpu_fingerprint
-from nmt.study.inputs import data_overrides, describe, load_pairs, reference_links, train_alignments, valid_references
-from nmt.study.options import absolute_paths, parse_args as parse_options
-from nmt.study.planning import collect_records, plan, report_configs
-from nmt.study.preregistration import plan_runs, require_committed
-from nmt.study.provenance import rerun_done
-from nmt.study.runner import read_record, record_done, record_path_of, write_settings
-from nmt.study.second_test import confirm_links, confirm_pairs
+from nmt import NmtError, command, git_commit, make_folder, refuse_special, write_stdout
+from nmt_study.autocommit import work_tree_of
+from nmt_study.configs import BUDGETS, PROFILES, is_lr_sweep_folder, lr_sweep_configs, select, study_configs
+from nmt_study.guard import StudyLock, stop_children_on_signals
+from nmt_study.machine import cpu_fingerprint
+from nmt_study.inputs import data_overrides, describe, load_pairs, reference_links, train_alignments, valid_references
+from nmt_study.options import absolute_paths, parse_args as parse_options
+from nmt_study.planning import collect_records, plan, report_configs
+from nmt_study.preregistration import plan_runs, require_committed
+from nmt_study.provenance import rerun_done
+from nmt_study.runner import CODE, read_record, record_done, record_path_of, write_settings
+from nmt_study.second_test import confirm_links, confirm_pairs
 
 
 def parse_args(argv): return parse_options(argv, __doc__.split("\n")[0])  # noqa: E704
@@ -117,16 +112,16 @@ def run_one(config, seed, args, common, test, links, gallery, valid=None, confir
     configuration it names, with its own beam and coverage penalty; a missing
     folder is trained first, with that configuration's own command and seed.
     `confirm`: (pairs, links or None) of the confirmation set, scored too."""
-    from nmt.study.configs import study_configs
-    from nmt.study.metrics import evaluate_confirmation, evaluate_run
-    from nmt.study.runner import failure_reason, read_record, record_path_of, run_dir_of, train, trained_stamp
+    from nmt_study.configs import study_configs
+    from nmt_study.metrics import evaluate_confirmation, evaluate_run
+    from nmt_study.runner import failure_reason, read_record, record_path_of, run_dir_of, train, trained_stamp
 
     trained = next(c for c in study_configs(args.data) if c.name == config.decode_of) if config.decode_of \
         else config
     common = run_common(trained, args, common)
     run_dir = run_dir_of(args.runs_dir, trained.name, seed)
     timeout = (args.budget_minutes * 60 * 3 + 600) if args.budget_minutes else None   # a stall is caught anyway
-    here = git_commit()
+    here = git_commit(CODE)
     record = {"name": config.name, "family": config.family, "seed": seed, "overrides": list(config.overrides),
               "common": common, "commit": here, "cpu": cpu_fingerprint()}
     if config.decode_of:
@@ -204,7 +199,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     valid, test = load_pairs(args)
-    from nmt.study.gallery import pick_sentences
+    from nmt_study.gallery import pick_sentences
 
     gallery = pick_sentences(valid)
     failed = 0
@@ -219,7 +214,7 @@ def main(argv=None) -> int:
             failed, ran = train_all(args, argv, settings, configs, seeds, (valid, test, gallery, confirm))
     if not args.records_only:
         rewrite_report(args, load_settings(args.out) or settings, configs, seeds, gallery, test)
-        write_stdout(f"nmt.study: report {args.out / 'README.md'}\n", keep_going=True)
+        write_stdout(f"nmt_study: report {args.out / 'README.md'}\n", keep_going=True)
     if failed:
         raise NmtError(f"{failed} of {ran} runs failed (each reason is in its record and in its run folder's "
                        f"study_failed.txt); the finished runs keep their records")
@@ -247,7 +242,7 @@ def pending(args, configs, seeds) -> tuple[list, int]:
     commit trained it, on this processor or on its original's
     (provenance.rerun_done): any other is trained again."""
     if args.reproduce:
-        here, cpu = git_commit(), cpu_fingerprint()
+        here, cpu = git_commit(CODE), cpu_fingerprint()
 
         def done(name, seed):
             return rerun_done(read_record(record_path_of(args.records_out, name, seed)),
@@ -266,7 +261,7 @@ def print_plan(args, configs, todo: list, total: int, finished: int) -> None:
     training = [c for c, _ in todo if not c.decode_of]
     decoding = len(todo) - len(training)
     cores = min(args.jobs, max(1, len(training)))
-    write_stdout(f"nmt.study: plan: {len(configs)} configurations, {total} runs, {finished} "
+    write_stdout(f"nmt_study: plan: {len(configs)} configurations, {total} runs, {finished} "
                  f"already finished (not rerun); {len(training)} run{'s' * (len(training) != 1)} × {minutes:.2f} "
                  f"minutes on {cores} "
                  f"core{'s' if cores > 1 else ''} ≈ {len(training) * minutes / cores / 60:.2f} hours "
@@ -282,7 +277,7 @@ def record_session(args, argv, settings: dict, runs: int) -> dict:
     """study.json of the records' folder: the settings and this session's command."""
     session = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "machine": args.machine or default_machine(),
-               "command": "python -m nmt.study " + shlex.join(absolute_paths(argv)), "commit": git_commit(),
+               "command": "python -m nmt_study " + shlex.join(absolute_paths(argv)), "commit": git_commit(CODE),
                "jobs": args.jobs, "threads": args.threads, "runs": runs}
     settings = {**settings, "data": args.data, "data_description": describe(args),
                 "budget_minutes": args.budget_minutes, "budget_steps": args.budget_steps,
@@ -347,15 +342,15 @@ def rewrite_report(args, settings: dict, configs, seeds: dict, gallery, test) ->
     (report_configs), so that studies split over processes by --only keep
     each other's rows; the AER baselines read the test pairs' reference links
     (--links, else the study's own, where its file is still there)."""
-    from nmt.study.index import rewrite_preregistered
-    from nmt.study.report import write_report
-    from nmt.study.tables import collect
+    from nmt_study.index import rewrite_preregistered
+    from nmt_study.report import write_report
+    from nmt_study.tables import collect
 
     if args.plan is not None:
         return rewrite_preregistered(args.out, args.plan, settings)
     if is_lr_sweep_folder(args.out):
-        from nmt.study.index import write_index
-        from nmt.study.lr_sweep_report import write_lr_sweep_report
+        from nmt_study.index import write_index
+        from nmt_study.lr_sweep_report import write_lr_sweep_report
 
         write_lr_sweep_report(args.out, settings)
         write_index(Path(args.out).parent)
@@ -371,7 +366,7 @@ def save_record(out: Path, config, seed: int, record: dict, done: int, total: in
                 git_commit: bool = False) -> None:
     """Write a run's record (a failure never replaces a finished record), commit
     a finished one when asked (--git-commit), and say how it went."""
-    from nmt.study.runner import read_record, record_path_of, write_record
+    from nmt_study.runner import read_record, record_path_of, write_record
 
     path = record_path_of(out, config.name, seed)
     previous = read_record(path)
@@ -380,12 +375,12 @@ def save_record(out: Path, config, seed: int, record: dict, done: int, total: in
     figure = record.get("eval", {})
     committed = ""
     if git_commit and record["status"] == "finished":
-        from nmt.study.autocommit import commit_record
+        from nmt_study.autocommit import commit_record
 
         committed = "; " + commit_record(
             out, path, f"study ({out.name}): {config.name} seed {seed}, test BLEU {figure['test_bleu']:.2f}"
             + (f", AER {figure['aer']:.3f}" if figure.get("aer") is not None else ""))
-    write_stdout(f"nmt.study: [{done}/{total}] {config.name} seed {seed}: {record['status']}"
+    write_stdout(f"nmt_study: [{done}/{total}] {config.name} seed {seed}: {record['status']}"
                  + (f", test BLEU {figure['test_bleu']:.1f}, AER {figure['aer']:.3f}"
                     if record["status"] == "finished" and figure.get("aer") is not None else "")
                  + (f" ({record['reason']})" if record["status"] != "finished" else "") + committed + "\n",
@@ -393,7 +388,7 @@ def save_record(out: Path, config, seed: int, record: dict, done: int, total: in
 
 
 def cli() -> None:
-    """The `nmt-study` console command: what `python -m nmt.study` runs."""
-    from nmt.base.cli import run_command
+    """The `nmt-study` console command: what `python -m nmt_study` runs."""
+    from nmt import run_command
 
-    run_command("nmt.study.__main__", "; finished runs keep their records")
+    run_command("nmt_study.__main__", "; finished runs keep their records")

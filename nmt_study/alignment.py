@@ -9,7 +9,7 @@ only the study needs.
 import math
 
 # the pure definitions live a layer down, where the attention pages (--links) read them too
-from nmt.data.word_alignment import (WORD_START, AerCounts, aer, argmax_links, attention_word_links,  # noqa: F401
+from nmt import (WORD_START, AerCounts, aer, argmax_links, attention_word_links,  # noqa: F401
                                      read_links, shifted_rows, word_index, word_links)
 
 
@@ -44,6 +44,6 @@ def words_match(pieces: list[str], sentence: str) -> bool:
 
 def toy_links(src: str, tgt: str) -> set[tuple[int, int]]:
     """The toy task's true word links (nmt.data.toy.toy_alignment)."""
-    from nmt.data.toy import toy_alignment
+    from nmt import toy_alignment
 
     return {(s, t) for t, s in enumerate(toy_alignment(src, tgt))}

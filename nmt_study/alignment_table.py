@@ -2,7 +2,7 @@
 AER with its precision and recall, the AER over linked target words only,
 the one-step-later reading (Shift-Att) and, for Transformers, the head
 chosen on the validation set and scored on test; under them the three
-baselines that read no model (nmt.study.baselines) and, where known, the
+baselines that read no model (nmt_study.baselines) and, where known, the
 eflomal recipe's own AER on the toy task (eflomal_quality.json).
 
 Och & Ney 2003 (AER, precision |A∩P|/|A|, recall |A∩S|/|S|); Chen, Liu,
@@ -15,9 +15,9 @@ import math
 import statistics
 from pathlib import Path
 
-from nmt.study.alignment import AerCounts
-from nmt.study.configs import StudyConfig, label
-from nmt.study.tables import cell
+from nmt_study.alignment import AerCounts
+from nmt_study.configs import StudyConfig, label
+from nmt_study.tables import cell
 
 COLUMNS = [("aer", "AER"), ("precision", "precision"), ("recall", "recall"),
            ("aer_linked", "AER, linked target words only"), ("aer_shift", "AER one step later (Shift-Att)"),

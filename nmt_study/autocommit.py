@@ -1,4 +1,4 @@
-"""`python -m nmt.study --git-commit`: each finished run's record committed as it lands.
+"""`python -m nmt_study --git-commit`: each finished run's record committed as it lands.
 
 A Multi30k study outlives a sitting. Its report is rebuilt from the records
 alone (OUT/records/NAME/seedN.json, with OUT/study.json), so committing
@@ -12,8 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from nmt.base.errors import NmtError
-from nmt.base.provenance import git_environment
+from nmt import NmtError, git_environment
 
 LOCK_RETRIES = 20          # another study process (or the user) may hold .git/index.lock for a moment
 

@@ -1,8 +1,8 @@
 """Alignments that read no model, scored like the attention: what a reading
 must beat (diagonal, same position) and what one link per target word can
-reach at best (nmt.study.alignment.one_link_floor)."""
+reach at best (nmt_study.alignment.one_link_floor)."""
 
-from nmt.study.alignment import AerCounts, baseline_links, one_link_floor
+from nmt_study.alignment import AerCounts, baseline_links, one_link_floor
 
 BASELINES = ("diagonal", "same_position", "one_link_floor")
 

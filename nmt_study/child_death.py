@@ -1,8 +1,8 @@
 """A study's trainers end with the study: each child asks Linux for a signal
-when its parent dies (prctl(PR_SET_PDEATHSIG)), so SIGKILL to `nmt.study`
+when its parent dies (prctl(PR_SET_PDEATHSIG)), so SIGKILL to `nmt_study`
 (which it cannot catch, so it cannot stop its children itself) still stops
 them. The child gets SIGTERM, on which nmt.train ends its update and writes
-last.pt, as when the study stops it; a later `nmt.study` continues from there.
+last.pt, as when the study stops it; a later `nmt_study` continues from there.
 
     subprocess.Popen(command, preexec_fn=die_with_parent())
 

@@ -1,6 +1,6 @@
-"""Each paper claim the study checks, as data (rendered by nmt.study.findings).
+"""Each paper claim the study checks, as data (rendered by nmt_study.findings).
 
-A claim names its paper (nmt.study.papers), the table or section it comes
+A claim names its paper (nmt_study.papers), the table or section it comes
 from, what it says, the measure, the rows compared and the relation the
 paper expects between them:
 
@@ -20,7 +20,7 @@ The families, and their history. The claims were first declared on
 paper and part (FIRST_GROUPING). The grid finished on 2026-11-26 19:15;
 commit aafbdd3 (2026-11-27 20:28), made after its results were known,
 changed the families to one per claim (FAMILIES_CHANGED). Both groupings
-are read and printed side by side (nmt.study.findings); neither grouping
+are read and printed side by side (nmt_study.findings); neither grouping
 precedes every result. Claims whose words, rows or expected
 direction were edited after their results carry that history in `edited`,
 and the index lists them. No comparison belongs to two claims, and no claim
@@ -29,7 +29,7 @@ a table elsewhere that shows a claimed comparison shows the per-claim
 family's decision (`declared`).
 
 CONFIRMATION_CLAIMS are the orderings the first confirmation runs read
-(nmt.study.configs.CONFIRMATION), on test_2016_flickr and test_2017_flickr,
+(nmt_study.configs.CONFIRMATION), on test_2016_flickr and test_2017_flickr,
 a family on each set. They were declared in aafbdd3 too, after two of those
 runs' records (bahdanau seed 1, 2026-11-27 18:13; luong_general seed 1,
 20:26) had been committed. The pre-registered confirmation
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Claim:
-    paper: str                              # key of nmt.study.papers.PAPERS
+    paper: str                              # key of nmt_study.papers.PAPERS
     where: str                              # the paper's table or section
     says: str                               # the claim in words
     measure: str                            # record key: aer, test_bleu, entropy, ...

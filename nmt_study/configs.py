@@ -14,7 +14,7 @@ Eight families, each changing one part of a fixed base model:
                 training pairs (RNN: the base and bahdanau; Chen et al. 2016, Mi et al. 2016, Liu et
                 al. 2016; Transformer: Garg et al. 2019, one head), the toy
                 task's true links, or on Multi30k eflomal's silver links
-                (python -m nmt.study.eflomal_links --train-out; --train-links)
+                (python -m nmt_study.eflomal_links --train-out; --train-links)
     decoding    the coverage penalty of beam search (Wu et al. 2016, Sec. 7): no
                 training; bahdanau's checkpoints decoded again with beam 5, without
                 and with the penalty (a decode-only row names its trained run in
@@ -119,7 +119,7 @@ class Budget:
     short (luong_dot: 1,218 updates while tests shared its core), the very
     load dependence the update budget avoids, and a 60-minute cap against
     hangs stopped a run on a busy machine too: a hung run is now found by
-    its progress instead (nmt.study.runner.STALL_MINUTES).
+    its progress instead (nmt_study.runner.STALL_MINUTES).
     """
     budget_steps: int | None
     budget_minutes: float | None
@@ -160,7 +160,7 @@ class Convergence:
     base, the first two rows of the top group and the best Transformer of
     the second round, trained `factor` times the grid's update budget with
     early stopping on validation BLEU (`patience` validations without a
-    gain), `seeds` seeds each (python -m nmt.study --convergence)."""
+    gain), `seeds` seeds each (python -m nmt_study --convergence)."""
     rows: tuple[str, ...]
     factor: int
     patience: int
@@ -179,8 +179,8 @@ class Confirmation:
     trained to early stopping (`patience` validations without a gain) under an
     update cap set high enough that no run should reach it (`cap_steps`, RNNs
     and Transformers alike), `seeds` seeds each, every run scored on
-    test_2016 and on test_2017 (nmt.study.second_test), which nothing was
-    chosen on (python -m nmt.study --confirm). The RNN rows are the second
+    test_2016 and on test_2017 (nmt_study.second_test), which nothing was
+    chosen on (python -m nmt_study --confirm). The RNN rows are the second
     round's top group by test_2016 BLEU (chosen on test_2016: hence the
     second set), coverage without its loss, and the base they were ranked
     against; the Transformer rows are the positional encodings the headline
@@ -210,7 +210,7 @@ class LearningRateSweep:
     grid trains every row at one shared Adam rate (Sizes.lr); here `rows`
     train at each of `rates` (the grid's rate and a factor of 2 either side),
     `seeds` seed each, at the grid's update budget, each rate chosen by
-    validation BLEU, never by a test set (python -m nmt.study --lr-sweep)."""
+    validation BLEU, never by a test set (python -m nmt_study --lr-sweep)."""
     rows: tuple[str, ...]
     rates: tuple[float, ...]
     seeds: int
@@ -342,9 +342,9 @@ def select(configs: list[StudyConfig], only: str | None) -> list[StudyConfig]:
     known = {c.name for c in configs} | set(FAMILIES)
     unknown = [w for w in wanted if w not in known]
     if unknown:
-        from nmt.base.errors import NmtError
+        from nmt import NmtError
         raise NmtError(f"--only {','.join(unknown)}: unknown; choose configurations or families "
-                       f"from `python -m nmt.study --list`")
+                       f"from `python -m nmt_study --list`")
     names = {c.name for c in configs}     # "coverage" names a configuration and its family: the configuration
     return [c for c in configs if c.name in wanted or (c.family in wanted and c.family not in names)]
 

@@ -1,10 +1,10 @@
 """The first confirmation runs' reading (issue 45): every ordering the headlines rest
-on (nmt.study.claims.CONFIRMATION_CLAIMS, declared in aafbdd3 after two of these
+on (nmt_study.claims.CONFIRMATION_CLAIMS, declared in aafbdd3 after two of these
 runs' records were committed), read on
 test_2016_flickr (the set the grid's top group was chosen on) and on
 test_2017_flickr (a set nothing was chosen on), side by side.
 
-Each claim on each set is its own Holm family (nmt.study.findings.check_claim).
+Each claim on each set is its own Holm family (nmt_study.findings.check_claim).
 A comparison is *confirmed* where it differs in the claimed direction on both
 sets, *not confirmed* where test_2017 shows no finding, *reversed* where
 test_2017 differs the other way; where test_2016 shows no finding, the reading
@@ -13,12 +13,12 @@ early stopping" is said of a claim only when every finished run of its rows
 stopped by early stopping, none at the cap.
 """
 
-from nmt.study.claims import CONFIRMATION_CLAIMS, Claim
-from nmt.study.configs import CONFIRMATION
-from nmt.study.findings import Checked, check_claim
-from nmt.study.statistics import power_at
-from nmt.study.statistics import describe
-from nmt.study.tables import aggregate
+from nmt_study.claims import CONFIRMATION_CLAIMS, Claim
+from nmt_study.configs import CONFIRMATION
+from nmt_study.findings import Checked, check_claim
+from nmt_study.statistics import power_at
+from nmt_study.statistics import describe
+from nmt_study.tables import aggregate
 
 SETS = ("test_2016_flickr", "test_2017_flickr")
 CAPPED = "trainer.max_steps"    # a run's stopped_by when the update cap ended it
@@ -100,9 +100,10 @@ def confirmation_lines(runs: list[dict]) -> list[str]:
     tables = (aggregate(runs), aggregate(on_confirmation_set(runs)))
     stopped, _ = stopping_line(runs)
     out = ["", "## Confirmation: test_2016 beside test_2017", "",
-           "The orderings the headlines rest on, declared in `nmt/study/claims.py` (CONFIRMATION_CLAIMS) "
-           "in aafbdd3 (2026-11-27 20:28), after two of these runs' records had been committed (bahdanau "
-           "seed 1 at 18:13, luong_general seed 1 at 20:26), and on the grid's seeds 1-3; each trained to "
+           "The orderings the headlines rest on, declared in `nmt_study/claims.py` (CONFIRMATION_CLAIMS; "
+           "`nmt/study/claims.py` in aafbdd3, 2026-11-27 20:28), after two of these runs' records had been "
+           "committed (bahdanau seed 1 at 18:13, luong_general seed 1 at 20:26), and on the grid's seeds 1-3; "
+           "each trained to "
            "early stopping under a high update cap and scored on "
            "test_2016_flickr, where the grid's top group was chosen, and on test_2017_flickr, where nothing "
            "was chosen. Welch's test over the seeds; Holm's correction at 5% within each claim on each set. "

@@ -1,12 +1,12 @@
 """The Multi30k report's section on the convergence check: do the grid's
 orderings hold when the same rows train to convergence?
 
-The rows of nmt.study.configs.CONVERGENCE train 3x the grid's update budget
-with early stopping on validation BLEU (python -m nmt.study --convergence,
+The rows of nmt_study.configs.CONVERGENCE train 3x the grid's update budget
+with early stopping on validation BLEU (python -m nmt_study --convergence,
 records in benchmarks/attention_study/convergence/records). For every pair
 of those rows of one architecture, the grid's ordering by mean test BLEU is
 read in the grid and at early stopping with Welch's test and Holm's correction
-over the pairs (nmt.study.statistics): a finding of the grid holds, reverses,
+over the pairs (nmt_study.statistics): a finding of the grid holds, reverses,
 or is not confirmed at early stopping.
 """
 
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from nmt.study.configs import CONVERGENCE, CONVERGENCE_FOLDER, study_configs
-from nmt.study.gallery import learning_curves
-from nmt.study.statistics import Comparison, decide, welch
-from nmt.study.tables import aggregate, collect
+from nmt_study.configs import CONVERGENCE, CONVERGENCE_FOLDER, study_configs
+from nmt_study.gallery import learning_curves
+from nmt_study.statistics import Comparison, decide, welch
+from nmt_study.tables import aggregate, collect
 
 CURVES = "curves_convergence.png"
 NOT_CONFIRMED = "is not confirmed at early stopping (no finding there)"
@@ -122,7 +122,7 @@ def convergence_lines(out_dir: Path, grid: dict) -> list[str]:
     out = ["", "## Convergence check", "",
            f"The rows {', '.join(CONVERGENCE.rows)} trained {CONVERGENCE.factor}× the grid's update budget with "
            f"early stopping ({CONVERGENCE.patience} validations without a gain), {CONVERGENCE.seeds} seeds each "
-           "(`python -m nmt.study --convergence`, records in `../convergence/records`)."]
+           "(`python -m nmt_study --convergence`, records in `../convergence/records`)."]
     if not runs:
         return out + ["", "Not run yet: no finished record in ../convergence/records."]
     table = aggregate(runs)

@@ -1,13 +1,13 @@
 """Silver word links for a test or validation set: eflomal, symmetrised with grow-diag-final-and.
 
     pip install -e '.[study]'
-    python -m nmt.study.eflomal_links --data-path data/multi30k \\
+    python -m nmt_study.eflomal_links --data-path data/multi30k \\
         --out benchmarks/attention_study/multi30k/test.links
-    python -m nmt.study.eflomal_links --data-path data/multi30k --split valid \\
+    python -m nmt_study.eflomal_links --data-path data/multi30k --split valid \\
         --out benchmarks/attention_study/multi30k/valid.links
-    python -m nmt.study.eflomal_links --data-path data/multi30k --split test_2017_flickr \\
+    python -m nmt_study.eflomal_links --data-path data/multi30k --split test_2017_flickr \\
         --out benchmarks/attention_study/multi30k/test_2017.links
-    python -m nmt.study --data-path data/multi30k \\
+    python -m nmt_study --data-path data/multi30k \\
         --links benchmarks/attention_study/multi30k/test.links ...
 
 Östling & Tiedemann 2016, Efficient Word Alignment with Markov Chain Monte
@@ -15,9 +15,9 @@ Carlo, PBML 106 (eflomal). The aligner is trained on the training corpus
 plus the test set (an unsupervised aligner may see the sentences it
 aligns; Koehn and Knowles 2017, Sec. 3.5, did the same with fast_align),
 in both directions; the two directions are joined by grow-diag-final-and
-(nmt.study.symmetrise). Words are the whitespace-separated words of the raw
+(nmt_study.symmetrise). Words are the whitespace-separated words of the raw
 sentences, lower-cased for the aligner (their positions unchanged), which
-are the words nmt.study.alignment groups subwords into. The links are
+are the words nmt_study.alignment groups subwords into. The links are
 silver, not gold: an aligner's guess. eflomal samples (Gibbs sampling,
 no seed option), so two runs may differ in a few links.
 
@@ -27,21 +27,18 @@ guided alignment, data.train_alignments).
 """
 
 if __name__ == "__main__":      # first: stop signals are one line while torch loads
-    from nmt.base.cli import run_command
+    from nmt import run_command
 
-    run_command("nmt.study.eflomal_links", "; the links files are written whole or not at all")
+    run_command("nmt_study.eflomal_links", "; the links files are written whole or not at all")
 
 import tempfile
 import time
 from pathlib import Path
 
-from nmt.base import own_files
-from nmt.base.cli import command
-from nmt.base.cli_checks import ArgumentParser, write_stdout
-from nmt.base.errors import NmtError
-from nmt.study.alignment import read_links
-from nmt.study.second_test import CONFIRM_SET, confirm_pairs
-from nmt.study.symmetrise import grow_diag_final_and
+from nmt import ALIGNMENTS, ArgumentParser, NmtError, check_replace, command, write_own, write_stdout
+from nmt_study.alignment import read_links
+from nmt_study.second_test import CONFIRM_SET, confirm_pairs
+from nmt_study.symmetrise import grow_diag_final_and
 
 
 def pharaoh(links: set) -> str:
@@ -75,14 +72,14 @@ def eflomal_links(pairs: list[tuple[str, str]], iterations_scale: float = 1.0) -
 
 @command
 def main(argv=None) -> int:
-    parser = ArgumentParser(prog="python -m nmt.study.eflomal_links",
+    parser = ArgumentParser(prog="python -m nmt_study.eflomal_links",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--data", choices=["multi30k", "toy"], default="multi30k", help="the study's data")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path)")
     parser.add_argument("--out", required=True, type=Path, help="the split's links (Pharaoh)")
     parser.add_argument("--split", choices=["test", "valid", CONFIRM_SET], default="test",
                         help="the split aligned (with the training pairs) and written to --out; "
-                        f"{CONFIRM_SET}: the confirmation set (nmt.study.second_test)")
+                        f"{CONFIRM_SET}: the confirmation set (nmt_study.second_test)")
     parser.add_argument("--train-out", type=Path, help="also write the training pairs' links here")
     parser.add_argument("--train-sentences", type=int, help="use the first N training pairs (default all)")
     parser.add_argument("--cache-dir", help="cache_dir (default data/)")
@@ -90,11 +87,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     for option, path in (("--out", args.out), ("--train-out", args.train_out)):
         if path is not None:             # before hours of aligning: a file of someone else's is said now
-            own_files.check_replace(path, option, own_files.ALIGNMENTS, args.overwrite)
+            check_replace(path, option, ALIGNMENTS, args.overwrite)
     try:
         from argparse import Namespace
 
-        from nmt.study.__main__ import load_pairs
+        from nmt_study.__main__ import load_pairs
 
         study_args = Namespace(data=args.data, data_path=args.data_path, cache_dir=args.cache_dir,
                                test_sentences=None)
@@ -113,15 +110,14 @@ def main(argv=None) -> int:
         kept = [k for k, (s, t) in enumerate(train) if s.strip() and t.strip()]
         started = time.perf_counter()
         links = eflomal_links([train[k] for k in kept] + test)
-        own_files.write(args.out, "".join(pharaoh(x) + "\n" for x in links[len(kept):]).encode("utf-8"),
-                        own_files.ALIGNMENTS)
+        write_own(args.out, "".join(pharaoh(x) + "\n" for x in links[len(kept):]).encode("utf-8"), ALIGNMENTS)
         if args.train_out:
             by_pair = dict(zip(kept, links))
-            own_files.write(args.train_out, "".join(pharaoh(by_pair.get(k, set())) + "\n"
-                                                    for k in range(len(train))).encode("utf-8"), own_files.ALIGNMENTS)
+            write_own(args.train_out, "".join(pharaoh(by_pair.get(k, set())) + "\n"
+                                              for k in range(len(train))).encode("utf-8"), ALIGNMENTS)
     except OSError as error:
         raise NmtError(str(error)) from None
-    write_stdout(f"nmt.study.eflomal_links: {len(kept)} training + {len(test)} {args.split} pairs aligned in "
+    write_stdout(f"nmt_study.eflomal_links: {len(kept)} training + {len(test)} {args.split} pairs aligned in "
                  f"{time.perf_counter() - started:.0f} s; {args.split} links in {args.out}\n", keep_going=True)
     return 0
 

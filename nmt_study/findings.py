@@ -1,10 +1,10 @@
-"""The papers' claims (nmt.study.claims) read against one part's records.
+"""The papers' claims (nmt_study.claims) read against one part's records.
 
 Each comparison is Welch's test over the seeds with its exact p and the
 95% interval of the gap; Holm's correction runs over the comparisons of one
 claim (the grouping since aafbdd3) and, printed beside it, over every
 comparison of one paper on one part (the grouping declared first; see
-nmt.study.claims for the history) (nmt.study.statistics). The
+nmt_study.claims for the history) (nmt_study.statistics). The
 decision is in plain words: "agrees" or "disagrees" only where the gap
 survives Holm; "no finding" where it does not; rows whose seeds all gave
 one value are described as equal or unequal, never tested. The paired
@@ -14,9 +14,9 @@ bootstrap of first seeds decides nothing here.
 import statistics
 from dataclasses import dataclass
 
-from nmt.study.claims import CLAIMS, Claim
-from nmt.study.papers import PAPERS
-from nmt.study.statistics import Comparison, decide, welch
+from nmt_study.claims import CLAIMS, Claim
+from nmt_study.papers import PAPERS
+from nmt_study.statistics import Comparison, decide, welch
 
 DIGITS = {"test_bleu": 2, "test_chrf": 2}
 EXPECTED = {"<": "the paper: the first row lower", ">": "the paper: the first row higher",

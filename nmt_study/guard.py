@@ -7,7 +7,7 @@ A lock on each folder (flock on the folder itself, so no file is left in
 it): a second study pointed at the same run folders or records refuses at
 once instead of moving the first one's runs aside under it. A stop signal
 (SIGINT, SIGTERM) first stops the `nmt.train` children (each ends its update
-and writes last.pt; nmt.study.runner.Children), then ends the study as every
+and writes last.pt; nmt_study.runner.Children), then ends the study as every
 command does (nmt.base.signals: one line, exit 128 + N).
 """
 
@@ -17,8 +17,8 @@ import signal
 from contextlib import contextmanager
 from pathlib import Path
 
-from nmt.base.errors import NmtError
-from nmt.study.runner import CHILDREN
+from nmt import NmtError
+from nmt_study.runner import CHILDREN
 
 
 class StudyLock:
@@ -57,7 +57,7 @@ def lock_folder(option: str, folder: Path) -> int:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(handle)
-        raise NmtError(f"{option} {folder}: another nmt.study is training into it; wait for it to end or "
+        raise NmtError(f"{option} {folder}: another nmt_study is training into it; wait for it to end or "
                        "choose another folder") from None
     return handle
 

@@ -1,8 +1,8 @@
 """benchmarks/attention_study/README.md: the index over the study's parts,
 with "What the papers found, and what we find", written from the records.
 
-The papers' claims are data (nmt.study.claims) rendered by one function
-(nmt.study.findings): exact Welch p over the seeds, Holm's correction over
+The papers' claims are data (nmt_study.claims) rendered by one function
+(nmt_study.findings): exact Welch p over the seeds, Holm's correction over
 each section's comparisons, the 95% interval of each gap, and the decision
 in plain words.
 """
@@ -11,17 +11,17 @@ import json
 import statistics
 from pathlib import Path
 
-from nmt.study.alignment_table import baseline_note, eflomal_quality
-from nmt.study.configs import CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER, study_configs
-from nmt.study.confirmation_report import confirmed_summary
-from nmt.study.lr_sweep_report import lr_sweep_item
-from nmt.study.claims import CLAIMS, FAMILIES_CHANGED, FIRST_GROUPING
-from nmt.study.findings import MEASURES, declared, findings, grouping_changes
-from nmt.study.papers import PAPERS
-from nmt.study.ranking import ranking_table, seed_plan_line
-from nmt.study.report_header import portable_command
-from nmt.study.runner import record_done
-from nmt.study.tables import aggregate, cell, collect
+from nmt_study.alignment_table import baseline_note, eflomal_quality
+from nmt_study.configs import CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER, study_configs
+from nmt_study.confirmation_report import confirmed_summary
+from nmt_study.lr_sweep_report import lr_sweep_item
+from nmt_study.claims import CLAIMS, FAMILIES_CHANGED, FIRST_GROUPING
+from nmt_study.findings import MEASURES, declared, findings, grouping_changes
+from nmt_study.papers import PAPERS
+from nmt_study.ranking import ranking_table, seed_plan_line
+from nmt_study.report_header import portable_command
+from nmt_study.runner import record_done
+from nmt_study.tables import aggregate, cell, collect
 
 PARTS = {"toy": "Part 1: the toy task (true alignment known)", "multi30k": "Part 2: Multi30k de→en"}
 # Superseded rounds left the working tree; git history keeps them at this commit.
@@ -187,8 +187,8 @@ def confirmation_item(root: Path) -> str:
 
 def preregistered_item(root: Path) -> list[str]:
     """The index's first reading: the pre-registered confirmation, where its plan is."""
-    from nmt.study.preregistration import PREREGISTERED_FOLDER, load_plan
-    from nmt.study.preregistered_report import summary
+    from nmt_study.preregistration import PREREGISTERED_FOLDER, load_plan
+    from nmt_study.preregistered_report import summary
 
     folder = root / PREREGISTERED_FOLDER
     if not (folder / "plan.json").is_file():
@@ -203,7 +203,7 @@ def preregistered_item(root: Path) -> list[str]:
 def write_index(root: Path) -> None:
     root = Path(root)
     out = ["# The attention study", "",
-           "Which attention mechanism translates best, and which aligns best? `python -m nmt.study` trains "
+           "Which attention mechanism translates best, and which aligns best? `python -m nmt_study` trains "
            "every mechanism nmt offers (8 scores, 4 scopes, the LSTMN encoder, 6 bridges, 6 positional "
            "encodings, one family at a time on a fixed base), several seeds each, and writes these pages "
            "from the run records. This page is rewritten by the command.", "",
@@ -241,7 +241,7 @@ def write_index(root: Path) -> None:
 
 def rewrite_preregistered(out: Path, plan, settings: dict) -> None:
     """The pre-registered confirmation's page and this index, rewritten from the records."""
-    from nmt.study.preregistered_report import write_preregistered_report
+    from nmt_study.preregistered_report import write_preregistered_report
 
     write_preregistered_report(out, plan, settings)
     write_index(Path(out).parent)

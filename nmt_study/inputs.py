@@ -2,13 +2,13 @@
 reference word links of the test and validation sets, the training links
 of the guided runs, and the Hydra overrides that name the data."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from nmt.base.config_files import CONFIGS
-from nmt.data.alignments import toy_defaults, write_toy_alignments
-from nmt.base.errors import NmtError
-from nmt.base.file_inputs import refuse_special
-from nmt.study.configs import PROFILES
+from nmt import CONFIGS, NmtError, refuse_special
+from nmt_study.configs import PROFILES
 
 
 def data_overrides(args) -> list[str]:
@@ -22,7 +22,7 @@ def load_pairs(args, split: str = "valid"):
     the study's data, raw text; validation and test without empty sources."""
     from hydra import compose, initialize_config_dir
 
-    from nmt.data.corpora import load_corpus
+    from nmt import load_corpus
 
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = compose("config", overrides=data_overrides(args))
@@ -43,7 +43,7 @@ def reference_links(args, test, path: str | None = None, option: str = "--links"
                     split: str = "test") -> tuple[list | None, str | None]:
     """Word links (source word, target word) per pair of `test`, and what they
     are: the toy task's true links, or the file `path` (default --links)."""
-    from nmt.study.alignment import read_links, toy_links
+    from nmt_study.alignment import read_links, toy_links
 
     if args.data == "toy":
         return [toy_links(s, t) for s, t in test], "the toy task's true alignment (nmt.data.toy.toy_alignment)"
@@ -78,14 +78,26 @@ def train_alignments(args) -> Path:
         return path
     if args.data != "toy":
         raise NmtError("the guided runs need word links of the training pairs: give --train-links FILE "
-                       "(python -m nmt.study.eflomal_links --train-out FILE), or leave them out with "
+                       "(python -m nmt_study.eflomal_links --train-out FILE), or leave them out with "
                        "--only and the other families")
     path = (Path(args.runs_dir) / "toy_train.align").resolve()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        toy = toy_defaults()
-        write_toy_alignments(path, *(int(toy[key]) for key in ("n_train", "n_valid", "n_test", "seed")))
+        write_toy_links(path)
     return path
+
+
+def write_toy_links(path: Path) -> None:
+    """The toy task's true training links written to `path` as a user writes them:
+    `python -m nmt.data.alignments toy PATH` (data=toy's sizes and seed), run
+    with the study's own nmt; its error line, if any, is the study's."""
+    from nmt_study.runner import code_environment
+
+    done = subprocess.run([sys.executable, "-P", "-m", "nmt.data.alignments", "toy", str(path)],
+                          env=code_environment(dict(os.environ)), capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        raise NmtError(f"python -m nmt.data.alignments toy {path}: {lines[-1].removeprefix('nmt: error: ')}")
 
 
 def describe(args) -> str:

@@ -10,15 +10,15 @@ this page says whether it survives when each row has its best rate.
 import statistics
 from pathlib import Path
 
-from nmt.study.configs import BASE, LR_SWEEP, LR_SWEEP_FOLDER, PROFILES, lr_name, lr_sweep_configs, study_configs
-from nmt.study.report_header import portable_command
-from nmt.study.tables import collect
+from nmt_study.configs import BASE, LR_SWEEP, LR_SWEEP_FOLDER, PROFILES, lr_name, lr_sweep_configs, study_configs
+from nmt_study.report_header import portable_command
+from nmt_study.tables import collect
 
 ADDITIVE, MULTIPLICATIVE = "bahdanau", ("luong_general", "luong_dot")
 
 
 def sweep_runs(out_dir: Path, seeds: int = LR_SWEEP.seeds) -> list[dict]:
-    """One dict per planned or recorded run of the sweep (nmt.study.tables.collect)."""
+    """One dict per planned or recorded run of the sweep (nmt_study.tables.collect)."""
     configs = lr_sweep_configs("multi30k")
     return collect(out_dir, configs, {c.name: list(range(1, seeds + 1)) for c in configs})
 

@@ -10,7 +10,7 @@ def cpu_fingerprint(cpuinfo: str | None = None) -> str:
     /proc/cpuinfo where there is one ("AMD EPYC, family 25 model 1, avx2, 2
     cores"). Recorded with each run, so that a plan estimates from runs on
     the same kind of processor."""
-    from nmt.base.device import cpu_flags, cpuinfo_fields, read_cpuinfo
+    from nmt import cpu_flags, cpuinfo_fields, read_cpuinfo
 
     cpuinfo = read_cpuinfo() if cpuinfo is None else cpuinfo
     fields = cpuinfo_fields(cpuinfo)

@@ -7,7 +7,7 @@
     entropy             mean over target tokens of -sum_j a_j ln a_j (nats)
                         of the attention while the model reads the reference
                         (teacher forcing)
-    AER                 alignment error rate (nmt.study.alignment) of that
+    AER                 alignment error rate (nmt_study.alignment) of that
                         attention against reference word links: the toy
                         task's true alignment, or an aligner's links for
                         real data (silver links); none without links.
@@ -23,11 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nmt.base.scoring import score_translations
-from nmt.store.checkpoints import load_checkpoint
-from nmt.store.metrics_log import read_records
-from nmt.study.alignment import AerCounts, attention_word_links, word_index, words_match
-from nmt.translator import Translator
+from nmt import Translator, load_checkpoint, read_metrics, score_translations
+from nmt_study.alignment import AerCounts, attention_word_links, word_index, words_match
 
 BOS, EOS, PAD = 2, 3, 0
 
@@ -81,7 +78,7 @@ class Readings:
     attention, summed over a split: the attention shown (RNN: its attention;
     Transformer: last layer, mean of heads), and for Transformers each head,
     each layer's mean of heads and the mean of all; each of them directly
-    and one step later (Shift-Att, nmt.study.alignment.shifted_rows)."""
+    and one step later (Shift-Att, nmt_study.alignment.shifted_rows)."""
 
     def __init__(self):
         self.counts: dict[str, AerCounts] = {}
@@ -167,11 +164,6 @@ def alignment_figures(translator: Translator, pairs: list[tuple[str, str]],
                        "aer_all_heads_mean": readings.counts["all_mean"].aer,
                        "aer_best_head": grid[best[0]][best[1]], "best_head": list(best)})
     return result
-
-
-def read_metrics(run_dir: Path) -> list[dict]:
-    """The run's validation records (nmt.store.metrics_log)."""
-    return read_records(run_dir)
 
 
 def best_record(records: list[dict], step: int) -> dict:

@@ -1,16 +1,15 @@
-"""The command line of `python -m nmt.study`: its options, study.KEY=VALUE
+"""The command line of `python -m nmt_study`: its options, study.KEY=VALUE
 overrides, and the data profile's defaults for what was not given."""
 
 import argparse
 import os
 from pathlib import Path
 
-from nmt.base.cli_checks import ArgumentParser, finite_float
-from nmt.base.errors import NmtError
-from nmt.study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
+from nmt import ArgumentParser, NmtError, finite_float
+from nmt_study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
                                LR_SWEEP, LR_SWEEP_FOLDER, PROFILES)
-from nmt.study.preregistration import PREREGISTERED_FOLDER
-from nmt.study.provenance import REPRODUCE
+from nmt_study.preregistration import PREREGISTERED_FOLDER
+from nmt_study.provenance import REPRODUCE
 
 def whole_number(text: str) -> int:
     """argparse type: an integer written in ASCII digits (int() also takes "1_0" and "١")."""
@@ -30,7 +29,7 @@ OPTIONS = {"budget_minutes": finite_float, "budget_steps": whole_number, "seeds"
 def parse_args(argv, description: str = "") -> argparse.Namespace:
     parser = build_parser(description)
     args = parser.parse_args(argv)
-    args.plan = None          # --preregistered: its Plan (nmt.study.preregistration)
+    args.plan = None          # --preregistered: its Plan (nmt_study.preregistration)
     apply_overrides(args, parser)
     apply_defaults(args, parser)
     own = {CONVERGENCE_FOLDER: ("--convergence", args.convergence, "the convergence check"),
@@ -71,7 +70,7 @@ def parse_reproduce(text: str, parser) -> dict[str, list[int]]:
 
 def build_parser(description: str) -> ArgumentParser:
     """The command's options (each --long option also as study.KEY=VALUE)."""
-    parser = ArgumentParser(prog="python -m nmt.study", description=description)
+    parser = ArgumentParser(prog="python -m nmt_study", description=description)
     parser.add_argument("--data", choices=sorted(PROFILES), default="multi30k",
                         help="toy: the dates task with true alignments; multi30k: de-en captions")
     parser.add_argument("--data-path", help="local Multi30k folder (data.path); default: the hub copy")
@@ -82,7 +81,7 @@ def build_parser(description: str) -> ArgumentParser:
     parser.add_argument("--transformer-budget-steps", type=whole_number, help="the Transformers' updates per run, "
                         "where they differ (multi30k default 1000: they are slower per update)")
     parser.add_argument("--seeds", type=whole_number, help="seeds per configuration (default 3; on Multi30k 5 for the "
-                        "base and the top group fixed in nmt.study.configs)")
+                        "base and the top group fixed in nmt_study.configs)")
     parser.add_argument("--spread", default="", help="configurations that get one seed more than --seeds")
     parser.add_argument("--only-seeds", default="", help="comma-separated seeds: of the plan, train only these "
                         "(e.g. 3: the third seeds that --spread adds, before the second seeds of the rest)")
@@ -106,12 +105,12 @@ def build_parser(description: str) -> ArgumentParser:
     parser.add_argument("--test-sentences", type=whole_number, help="first N test sentences (default all)")
     parser.add_argument("--beam-size", type=whole_number, default=1, help="test decoding beam (1 = greedy)")
     parser.add_argument("--links", help="reference word links of the test set, one line per sentence, "
-                        "Pharaoh 'i-j' (e.g. from nmt.study.eflomal_links); the toy task has its own")
+                        "Pharaoh 'i-j' (e.g. from nmt_study.eflomal_links); the toy task has its own")
     parser.add_argument("--valid-links", help="reference word links of the validation set, one line per "
-                        "sentence (nmt.study.eflomal_links --split valid), to choose a layer and head on; the toy "
+                        "sentence (nmt_study.eflomal_links --split valid), to choose a layer and head on; the toy "
                         "task has its own")
     parser.add_argument("--train-links", help="word links of the training pairs for the guided runs, one "
-                        "line per pair, Pharaoh (nmt.study.eflomal_links --train-out); the toy task has its own")
+                        "line per pair, Pharaoh (nmt_study.eflomal_links --train-out); the toy task has its own")
     parser.add_argument("--cache-dir", help="sentencepiece cache (cache_dir); default data/")
     parser.add_argument("--threads", type=whole_number, default=1, help="CPU threads per run")
     parser.add_argument("--report-every", type=finite_float, default=10.0,
@@ -131,14 +130,14 @@ def build_parser(description: str) -> ArgumentParser:
 def add_check_options(parser: ArgumentParser) -> None:
     """The convergence check's and the confirmation runs' options."""
     parser.add_argument("--convergence", action="store_true",
-                        help="the convergence check (nmt.study.configs.CONVERGENCE): its rows, 3x the update "
+                        help="the convergence check (nmt_study.configs.CONVERGENCE): its rows, 3x the update "
                         "budget with early stopping, 2 seeds, into OUT/../convergence")
     parser.add_argument("--confirm", action="store_true",
-                        help="the confirmation runs (nmt.study.configs.CONFIRMATION): their rows trained to early "
+                        help="the confirmation runs (nmt_study.configs.CONFIRMATION): their rows trained to early "
                         "stopping under a high update cap, 3 seeds, each scored on test_2016 and test_2017, "
                         "into OUT/../confirmation")
     parser.add_argument("--lr-sweep", action="store_true",
-                        help="the learning-rate sweep (nmt.study.configs.LR_SWEEP): luong_general, luong_dot and "
+                        help="the learning-rate sweep (nmt_study.configs.LR_SWEEP): luong_general, luong_dot and "
                         "bahdanau at Adam rates 0.001, 0.002 and 0.004, the grid's update budget, 1 seed, each "
                         "rate chosen by validation BLEU, into OUT/../learning_rate")
     parser.add_argument("--preregistered", action="store_true",
@@ -146,7 +145,7 @@ def add_check_options(parser: ArgumentParser) -> None:
                         "OUT/../preregistered/plan.json, which must be committed before its runs; each run "
                         "scored on test_2016 and test_2017")
     parser.add_argument("--confirm-links", help="reference word links of the confirmation set (test_2017_flickr), "
-                        "one line per sentence (nmt.study.eflomal_links --split test_2017_flickr)")
+                        "one line per sentence (nmt_study.eflomal_links --split test_2017_flickr)")
 
 
 def apply_overrides(args, parser) -> None:
@@ -266,7 +265,7 @@ def refuse_beside_plan(args, parser) -> None:
 def apply_preregistered(args, parser) -> None:
     """--preregistered: the plan's rows, seeds, cap, stopping rule and validation set
     (after the folder is known: the plan lives in it)."""
-    from nmt.study.preregistration import load_plan
+    from nmt_study.preregistration import load_plan
 
     plan = load_plan(args.out)
     args.plan = plan

@@ -4,7 +4,7 @@ Each entry is data: the citation, the paper's own setting (language pair,
 data size, model) and one sentence on what that setting means for a
 comparison with ours (2-layer models of 2-3 million parameters, 29,000
 Multi30k pairs, 1,600 RNN / 1,000 Transformer updates; or the toy task).
-The claims themselves are in nmt.study.claims. A table or section number is
+The claims themselves are in nmt_study.claims. A table or section number is
 given only where a stored copy of the paper's text was read; "not read"
 names what no stored copy let us read, and "abstract" says that only the
 abstract was read.

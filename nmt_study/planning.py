@@ -3,8 +3,8 @@ report shows."""
 
 from pathlib import Path
 
-from nmt.base.errors import NmtError
-from nmt.study.configs import BUDGETS, study_configs
+from nmt import NmtError
+from nmt_study.configs import BUDGETS, study_configs
 
 
 def plan(args, configs) -> dict[str, list[int]]:
@@ -37,7 +37,7 @@ def only_seeds(text: str) -> set[int]:
 
 
 def collect_records(out: Path, name: str) -> list[dict]:
-    from nmt.study.runner import read_record
+    from nmt_study.runner import read_record
 
     folder = out / "records" / name
     return [r for r in (read_record(p) for p in sorted(folder.glob("seed*.json"))) if r] if folder.is_dir() else []

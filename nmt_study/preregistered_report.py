@@ -1,6 +1,6 @@
 """The pre-registered confirmation's page: its plan, its runs and the plan's decisions.
 
-Everything here is read from OUT/plan.json and OUT/records (nmt.study.preregistration):
+Everything here is read from OUT/plan.json and OUT/records (nmt_study.preregistration):
 the decision rule is the plan's, not this module's. A comparison is decided only
 when both of its rows have every planned seed finished, each stopped by its
 stopping rule; before that it is shown as interim and decides nothing.
@@ -21,16 +21,16 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from nmt.base.provenance import git_environment
-from nmt.study.preregistration import Plan, check_records, plan_commit, record_commit
-from nmt.study.statistics import holm, interval90, power_at, welch
+from nmt import git_environment
+from nmt_study.preregistration import Plan, check_records, plan_commit, record_commit
+from nmt_study.statistics import holm, interval90, power_at, welch
 
 STOPPED = "trainer.patience"          # a run's stopped_by when its stopping rule ended it
 
 
 def finished_runs(out: Path, plan: Plan) -> list[dict]:
     """Every finished record of the plan's rows and seeds."""
-    from nmt.study.runner import read_record, record_path_of
+    from nmt_study.runner import read_record, record_path_of
 
     runs = []
     for name in plan.rows:
@@ -164,7 +164,7 @@ def write_preregistered_report(out: Path, plan: Plan, settings: dict) -> Path:
     raw = plan.raw
     lines = [f"# {raw['title']}", "",
              f"The plan: [`plan.json`](plan.json), committed at **{commit[:12]}** ({date}); {first_line}. "
-             "`python -m nmt.study --preregistered` refuses to train while the plan differs from its commit "
+             "`python -m nmt_study --preregistered` refuses to train while the plan differs from its commit "
              "and refuses to score a record trained at a commit that does not descend from it. This page is "
              "rewritten from the records by the command.", "",
              *progress_lines(plan, runs),

@@ -9,7 +9,7 @@ rule that makes it a pre-registration:
     the last commit that changed plan.json is an ancestor of the commit
     that trained every record it scores
 
-(`git merge-base --is-ancestor`). `python -m nmt.study --preregistered`
+(`git merge-base --is-ancestor`). `python -m nmt_study --preregistered`
 refuses to train while plan.json differs from its last commit, and refuses
 to score a record trained at a commit that does not descend from the plan's.
 """
@@ -19,8 +19,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from nmt.base.errors import NmtError
-from nmt.base.provenance import git_environment
+from nmt import NmtError, git_environment
 
 PREREGISTERED_FOLDER = "preregistered"     # OUT/../preregistered: the plan, its records and its report
 PLAN_FILE = "plan.json"
@@ -62,7 +61,7 @@ def plan_path(out) -> Path:
 
 def load_plan(out) -> Plan:
     """OUT/plan.json -> Plan, or one NmtError line naming what is wrong."""
-    from nmt.base.file_inputs import refuse_special
+    from nmt import refuse_special
 
     path = plan_path(out)
     if not path.is_file():
@@ -98,7 +97,7 @@ def load_plan(out) -> Plan:
 def plan_configs(plan: Plan, profile: str) -> list:
     """Each row of the plan as a StudyConfig: its grid configuration's overrides
     without those the training rule replaces, then the row's own, then the rule's."""
-    from nmt.study.configs import StudyConfig, study_configs
+    from nmt_study.configs import StudyConfig, study_configs
 
     grid = {c.name: c for c in study_configs(profile)}
     configs = []

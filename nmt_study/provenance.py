@@ -4,7 +4,7 @@ reproduce it?
 Every record names the commit of the tree that trained it (`commit`, with a
 note when nmt/ or configs/ had uncommitted changes). The report lists the
 commits with their record counts and flags every record not from the
-commit most records come from. `python -m nmt.study --reproduce NAME:SEED,...`
+commit most records come from. `python -m nmt_study --reproduce NAME:SEED,...`
 trains those runs again at the current commit into OUT/reproduce/records;
 `reproduction_lines` compares each with its original, figure by figure,
 within float noise (`TOLERANCE`). `equivalence_lines` reads
@@ -19,8 +19,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from nmt.base.provenance import git_environment
-from nmt.study.runner import read_record, record_path_of
+from nmt import git_environment
+from nmt_study.runner import read_record, record_path_of
 
 # the largest difference read as float noise, per figure (updates must be equal)
 TOLERANCE = {"best_step": 0, "final_step": 0, "valid_bleu": 0.01, "test_bleu": 0.01, "test_chrf": 0.01,
@@ -119,7 +119,7 @@ def reproduction_lines(out_dir: Path) -> list[str]:
     """Markdown: each rerun record of OUT/reproduce against its original."""
     folder = Path(out_dir) / REPRODUCE / "records"
     out = ["", "## Reproduction at the final commit", "",
-           "A sample of runs trained again at the final commit (`python -m nmt.study --reproduce NAME:SEED,...` "
+           "A sample of runs trained again at the final commit (`python -m nmt_study --reproduce NAME:SEED,...` "
            "with this part's options; records in `reproduce/records`), each figure against its original: "
            "updates equal, BLEU and chrF within 0.01, AER and entropy within 0.001. That holds on the "
            "original's processor; on another one (other vector units, so floating-point sums in another "

@@ -8,14 +8,14 @@ beam) are left out: they decode differently, not a different model.
 A rank is only as good as its evidence, so every row says how it stands
 against the first: the gap over the seeds with its 95% interval, Welch's
 exact p and Holm's correction over the table's comparisons
-(nmt.study.statistics). RNN and Transformer models are ranked apart. The
+(nmt_study.statistics). RNN and Transformer models are ranked apart. The
 paired bootstrap of first seeds measures test-set sampling only, so it
 ranks nothing here. The seeds of every row are fixed before the runs
-(nmt.study.configs.BUDGETS); `seed_plan_line` says which rows are short.
+(nmt_study.configs.BUDGETS); `seed_plan_line` says which rows are short.
 """
 
-from nmt.study.configs import BUDGETS, CONVERGENCE, CONVERGENCE_FOLDER, StudyConfig, label
-from nmt.study.tables import against, cell
+from nmt_study.configs import BUDGETS, CONVERGENCE, CONVERGENCE_FOLDER, StudyConfig, label
+from nmt_study.tables import against, cell
 
 
 
@@ -54,7 +54,7 @@ def ranking_table(configs: list[StudyConfig], table: dict, toy: bool, transforme
     toy task the guided rows, taught the very links AER scores, are a table
     of their own (`guided`), both architectures listed, each read against its
     own first. A comparison a claim declares shows that claim's decision
-    (`declared`, nmt.study.findings.declared)."""
+    (`declared`, nmt_study.findings.declared)."""
     arch = {c.name: c.transformer for c in configs}
     taught = {c.name: toy and c.needs_alignments for c in configs}
     names = [n for n in ranked_names(configs, table, toy)
@@ -78,7 +78,7 @@ def ranking_table(configs: list[StudyConfig], table: dict, toy: bool, transforme
 
 def seed_plan_line(configs: list[StudyConfig], table: dict, part: str) -> str:
     """Does every ranked row have the seeds fixed before the runs? `part` is
-    toy or multi30k (nmt.study.configs.BUDGETS: `seeds` each, `top_seeds` for
+    toy or multi30k (nmt_study.configs.BUDGETS: `seeds` each, `top_seeds` for
     the base and the top group) or convergence (CONVERGENCE:
     `seeds` for each of its rows). Seeds are never added after looking."""
     ranked = [c.name for c in configs if not c.decode_of and c.name in table and table[c.name]["n"]]

@@ -1,7 +1,7 @@
 """The alignment readings of one record, from the counts it stores.
 
 A record keeps, per split (valid, test), the AerCounts of every way the
-study reads an alignment from the attention (nmt.study.metrics.Readings):
+study reads an alignment from the attention (nmt_study.metrics.Readings):
 the attention shown, and for Transformers each head, each layer's mean of
 heads and the mean of all, each directly and one step later (Shift-Att,
 Chen, Liu, Chen, Jiang & Liu 2020, Accurate Word Alignment Induction from
@@ -16,7 +16,7 @@ into the figures the report shows; it computes nothing from a model.
     unlinked_share        target words without a reference link
 """
 
-from nmt.study.alignment import AerCounts
+from nmt_study.alignment import AerCounts
 
 
 def counts(evaluation: dict, split: str, key: str) -> AerCounts | None:

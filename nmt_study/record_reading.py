@@ -12,12 +12,11 @@ import math
 import os
 from pathlib import Path
 
-from nmt.base.errors import NmtError
-from nmt.base.file_inputs import refuse_special
+from nmt import NmtError, refuse_special
 
 ADVICE = "remove it to train the run again"
 MAX_BYTES = 64 * 2**20        # a record holds figures, hypotheses and curves: megabytes at most
-# figures the tables and the report compute with (nmt.study.metrics.evaluate, tables.collect)
+# figures the tables and the report compute with (nmt_study.metrics.evaluate, tables.collect)
 NUMBERS = ("parameters", "test_bleu", "test_chrf", "valid_perplexity", "valid_bleu", "last_valid_bleu",
            "tokens_per_s", "sentences_per_s", "best_step", "final_step", "wall_s", "train_seconds",
            "test_sentences", "beam_size", "coverage_penalty", "target_bleu", "steps_to_target", "entropy",

@@ -6,7 +6,7 @@
     paired.json   the paired bootstraps between seeds of one configuration (test-set noise)
 
 Then the index one folder up (benchmarks/attention_study/README.md) is
-rewritten from every part's records: nmt.study.index.
+rewritten from every part's records: nmt_study.index.
 """
 
 import csv
@@ -14,21 +14,21 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from nmt.base.atomic import atomic_write
-from nmt.study.alignment_table import alignment_lines, baseline_note, eflomal_quality
-from nmt.study.baselines import baseline_counts
-from nmt.study.configs import (CONFIRMATION_FOLDER, CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder,
+from nmt import atomic_write
+from nmt_study.alignment_table import alignment_lines, baseline_note, eflomal_quality
+from nmt_study.baselines import baseline_counts
+from nmt_study.configs import (CONFIRMATION_FOLDER, CONVERGENCE_FOLDER, FAMILIES, StudyConfig, is_convergence_folder,
                                label, study_configs)
-from nmt.study.confirmation_report import confirmation_lines
-from nmt.study.convergence import check_pointer_lines, confirmation_pointer_lines, convergence_lines
-from nmt.study.findings import declared
-from nmt.study.gallery import family_grid, learning_curves
-from nmt.study.index import write_index
-from nmt.study.provenance import commit_lines, equivalence_lines, reproduction_lines
-from nmt.study.ranking import against_first_of_each, ranking_table, seed_plan_line
-from nmt.study.report_header import decoding_note, header_lines, how_read_lines, setup_lines
-from nmt.study.significance import noise_line, seed_pair_noise
-from nmt.study.tables import COLUMNS, HEAD_COLUMNS, aggregate, cell
+from nmt_study.confirmation_report import confirmation_lines
+from nmt_study.convergence import check_pointer_lines, confirmation_pointer_lines, convergence_lines
+from nmt_study.findings import declared
+from nmt_study.gallery import family_grid, learning_curves
+from nmt_study.index import write_index
+from nmt_study.provenance import commit_lines, equivalence_lines, reproduction_lines
+from nmt_study.ranking import against_first_of_each, ranking_table, seed_plan_line
+from nmt_study.report_header import decoding_note, header_lines, how_read_lines, setup_lines
+from nmt_study.significance import noise_line, seed_pair_noise
+from nmt_study.tables import COLUMNS, HEAD_COLUMNS, aggregate, cell
 
 
 def family_names(family: str, configs: list[StudyConfig], table: dict) -> list[str]:
@@ -196,7 +196,7 @@ def noise_lines(out_dir: Path, runs: list[dict], references: list[str]) -> list[
 
 def ranking_lines(configs: list[StudyConfig], table: dict, toy: bool, part: str) -> list[str]:
     """The section "Overall ranking": every trained configuration, first to last
-    (nmt.study.ranking), RNN and Transformer apart, and on the toy task the
+    (nmt_study.ranking), RNN and Transformer apart, and on the toy task the
     guided rows apart; then whether every row has its planned seeds."""
     claimed = declared(table, part)
     tables = [("RNN models", ranking_table(configs, table, toy, transformers=False, declared=claimed)),

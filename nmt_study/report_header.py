@@ -5,7 +5,9 @@ import os
 import shlex
 from pathlib import Path
 
-from nmt.study.configs import StudyConfig, is_confirmation_folder, is_convergence_folder
+from nmt_study.configs import StudyConfig, is_confirmation_folder, is_convergence_folder
+
+OLD_MODULE = "nmt.study"      # the study's module in records written before it was the package nmt_study
 
 
 def budget_of(run: dict, settings: dict) -> int:
@@ -51,12 +53,16 @@ def portable_command(command: str, out) -> str:
     """A recorded command as a reader reruns it from the repository root: every
     absolute path inside the repository or beside it written relative to the
     root (../shared/..., benchmarks/...), whether a word of its own or after
-    `=` (data.path=/...); no path of the machine that ran it."""
+    `=` (data.path=/...); no path of the machine that ran it. A command recorded
+    as `python -m nmt.study` (the study's module until it became the package
+    nmt_study beside nmt) is shown as `python -m nmt_study`, which runs it now."""
     root = repository_root(out)
     try:
         words = shlex.split(command)
     except ValueError:           # an unbalanced quote: shown as recorded
         return command
+    if words[:3] == ["python", "-m", OLD_MODULE]:      # recorded before the study was its own package
+        words[2] = "nmt_study"
     words = relative_paths_resolved(words, out)
     out_words = []
     for word in words:
@@ -74,7 +80,7 @@ def relative_paths_resolved(words: list[str], out) -> list[str]:
     path that leaves that folder made absolute, the folder found from where its
     --out must have been run to name `out`. Paths inside it name the same files in
     the repository, so they stay as typed. Any other command is returned as it is."""
-    from nmt.study.options import PATH_OPTIONS
+    from nmt_study.options import PATH_OPTIONS
 
     recorded_out = next((value for option, value in _path_options(words, PATH_OPTIONS) if option == "--out"), None)
     if recorded_out is None or os.path.isabs(recorded_out):
@@ -122,7 +128,7 @@ def rebuild_command(settings: dict, out) -> str:
     baselines read the test links)."""
     root = repository_root(out)
     own = ["--convergence"] if is_convergence_folder(out) else ["--confirm"] if is_confirmation_folder(out) else []
-    words = ["python", "-m", "nmt.study", "--report-only", *own,
+    words = ["python", "-m", "nmt_study", "--report-only", *own,
              "--data", settings["data"], "--out", as_run_from(root, Path(out).resolve() if root else out)]
     for option, key in (("--data-path", "data_path"), ("--links", "links"), ("--train-links", "train_links"),
                         ("--confirm-links", "confirm_links")):
@@ -178,7 +184,7 @@ def header_lines(settings: dict, runs: list[dict], table: dict, out) -> list[str
     first = finished[0]["eval"] if finished else {}
     return [
         f"# The attention study: {title(settings, out)}", "",
-        "Written by `python -m nmt.study` from the run records in `records/` beside this file; do not edit "
+        "Written by `python -m nmt_study` from the run records in `records/` beside this file; do not edit "
         f"by hand. Rebuild it (no training) with `{rebuild_command(settings, out)}`.", "",
         f"- Data: {settings['data_description']}",
         f"- Budget: {budget_text(settings, runs)}; validation on the first {settings['val_sentences']} validation "
@@ -212,7 +218,7 @@ def how_read_lines(settings: dict) -> list[str]:
         f"- **AER** (Och and Ney 2003): 1 − (|A∩S| + |A∩P|)/(|A| + |S|) with S = P = {reference}. A is read "
         "from the attention while the model reads the test reference (teacher forcing): each target subword "
         "links to its arg-max source subword, and two words are linked when any of their subwords are "
-        "(`nmt.study.alignment`); counts are summed over the test set. Lower is better. Transformers: the "
+        "(`nmt_study.alignment`); counts are summed over the test set. Lower is better. Transformers: the "
         "attention shown is the last decoder layer's cross-attention, mean of its heads; *AER, head chosen on "
         "valid* is the head with the lowest validation AER, scored on test. Precision, recall, the "
         "one-step-later reading and the baselines are in *Attention read as an alignment*.",

@@ -28,15 +28,16 @@ import threading
 import time
 from pathlib import Path
 
-from nmt.base.errors import NmtError
-from nmt.base.provenance import CHECKOUT, git_commit
-from nmt.base.run_members import check_run_members, member_problem
-from nmt.study.child_death import die_with_parent
-from nmt.study.configs import StudyConfig
-from nmt.study.machine import cpu_fingerprint
+from nmt import CHECKOUT, NmtError, check_run_members, git_commit, member_problem
+from nmt_study.child_death import die_with_parent
+from nmt_study.configs import StudyConfig
+from nmt_study.machine import cpu_fingerprint
 
 FAILED = "study_failed.txt"
 TRAINED = "study_trained.json"    # {"commit": the code that trained the folder, "cpu": its processor}
+# the folders of the checkout whose uncommitted changes a record's commit notes: nmt's, and the
+# study's own, which measures every figure (nmt.git_commit)
+CODE = ("nmt", "nmt_study", "configs")
 # A run whose folder (its output, train.log, metrics.jsonl and TensorBoard's event files,
 # which the trainer adds to every trainer.log_every updates and flushes at least every two
 # minutes) has not grown for this long is taken as hung and stopped. Validation lines alone
@@ -54,13 +55,13 @@ def read_record(path: Path) -> dict | None:
     not UTF-8 or not whole JSON, a finished record whose figures are not numbers)
     is one NmtError naming it (record_reading): reading the one would hang, and
     counting the others as not run would hide them."""
-    from nmt.study.record_reading import load_record
+    from nmt_study.record_reading import load_record
 
     return load_record(path)
 
 
 def write_record(path: Path, record: dict) -> None:
-    from nmt.base.atomic import atomic_write
+    from nmt import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8"))
@@ -70,7 +71,7 @@ def write_settings(folder: Path, settings: dict) -> None:
     """`folder`/study.json written whole or not at all: a full disk or an unwritable
     folder is one NmtError line, the previous study.json (or none) left as it was, and
     the folder removed again when this call made it and it is still empty."""
-    from nmt.base.atomic import atomic_write
+    from nmt import atomic_write
 
     folder, made = Path(folder), not os.path.lexists(folder)
     try:
@@ -192,7 +193,7 @@ def make_room(run_dir: Path) -> None:
     if not run_dir.exists() and not run_dir.is_symlink():
         return
     if not run_dir.is_dir() or run_dir.is_symlink() or not (run_dir / TRAINED).is_file():
-        raise NmtError(f"{run_dir} exists and was not made by nmt.study; move it away or choose another "
+        raise NmtError(f"{run_dir} exists and was not made by nmt_study; move it away or choose another "
                        "--runs-dir (the study removes nothing it did not make)")
     aside = next(run_dir.with_name(f"{run_dir.name}.previous{k}") for k in itertools.count(1)
                  if not run_dir.with_name(f"{run_dir.name}.previous{k}").exists())
@@ -275,7 +276,7 @@ def was_interrupted(run_dir: Path) -> bool:
 
 def last_step(run_dir: Path) -> int | None:
     """The update checkpoints/last.pt was written at; None where it is missing or does not load."""
-    from nmt.store.checkpoints import load_checkpoint
+    from nmt import load_checkpoint
 
     try:
         step = load_checkpoint(run_dir / "checkpoints" / "last.pt", mmap=True).get("progress", {}).get("step")
@@ -308,7 +309,7 @@ def train(config: StudyConfig, seed: int, run_dir: Path, common: list[str], time
     check_study_members(run_dir)              # a FIFO as study_command.json would hang the study: one line
     if status(run_dir) == "finished" and (at_commit is None or trained_stamp(run_dir).get("commit") == at_commit):
         return True
-    commit = commit or git_commit()
+    commit = commit or git_commit(CODE)
     command = train_command(config, seed, run_dir, common)
     step = can_continue(run_dir, command, commit)
     continuing = step is not None

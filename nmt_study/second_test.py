@@ -5,15 +5,14 @@ top group was also picked on. test_2017_flickr (1,000 pairs, German and
 English only) is a set nothing was chosen on: every run also scores its best
 checkpoint on it (BLEU, chrF; AER against --confirm-links where given, word
 links from the same eflomal recipe as the test links:
-`python -m nmt.study.eflomal_links --split test_2017_flickr`). The record keeps
+`python -m nmt_study.eflomal_links --split test_2017_flickr`). The record keeps
 these figures apart, under "confirm", so a finding is read on each set.
 """
 
 from pathlib import Path
 
-from nmt.data.readers import read_parallel
-from nmt.base.errors import NmtError
-from nmt.study.inputs import reference_links
+from nmt import NmtError, read_parallel
+from nmt_study.inputs import reference_links
 
 CONFIRM_SET = "test_2017_flickr"
 LANGUAGES = ("de", "en")        # the study trains de→en; the 2017 set has de and en only

@@ -9,11 +9,11 @@ import math
 import statistics
 from pathlib import Path
 
-from nmt.base.errors import NmtError
-from nmt.study.configs import StudyConfig
-from nmt.study.readings import derived
-from nmt.study.statistics import decide, describe, welch
-from nmt.study.runner import read_record, record_path_of
+from nmt import NmtError
+from nmt_study.configs import StudyConfig
+from nmt_study.readings import derived
+from nmt_study.statistics import decide, describe, welch
+from nmt_study.runner import read_record, record_path_of
 
 # (key, column title, format); AER and entropy shown as they are stored
 COLUMNS = [
@@ -31,7 +31,7 @@ HEAD_COLUMNS = [("aer_head_valid", "AER, head chosen on valid", "{:.3f}"),  # Tr
                 ("aer_all_heads_mean", "AER mean of all heads", "{:.3f}")]  # weights averaged over layers, heads
 EXACT = {"parameters"}   # the same for every seed: no ± shown
 # figures kept over seeds beside the columns: the Transformers' heads, validation BLEU and the
-# alignment readings of nmt.study.readings
+# alignment readings of nmt_study.readings
 EXTRA_KEYS = ["aer_best_head", "aer_all_heads_mean", "valid_bleu", "last_valid_bleu", "precision", "recall",
               "aer_linked", "aer_shift", "aer_head_valid", "aer_head_valid_shift", "unlinked_share"]
 
@@ -91,8 +91,8 @@ def against(table: dict, names: list[str], reference: str, key: str, digits: int
     """Each row of `names` with runs (but `reference`) against `reference` on
     `key`: the gap of the means, its 95% interval, Welch's exact p and the
     reading once Holm's correction ran over these comparisons together
-    (nmt.study.statistics): one table, one family. A comparison a claim
-    declares (`declared`, nmt.study.findings.declared) is not tested again: it
+    (nmt_study.statistics): one table, one family. A comparison a claim
+    declares (`declared`, nmt_study.findings.declared) is not tested again: it
     shows its claim's decision, marked "(claim: PAPER, WHERE)", and leaves the
     table's family."""
     declared = declared or {}
