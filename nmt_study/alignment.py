@@ -1,16 +1,16 @@
 """Alignment error rate of attention against reference word links, for the study.
 
 The definitions (Och & Ney 2003's AER, how subword and word links are read
-from attention weights) are in nmt.data.word_alignment, where the attention
-pages' `--links` read them too; this module re-exports them and adds what
-only the study needs.
+from attention weights) are nmt's (public names of nmt, defined in
+nmt.data.word_alignment), where the attention pages' `--links` read them
+too; this module re-exports them and adds what only the study needs.
 """
 
 import math
 
-# the pure definitions live a layer down, where the attention pages (--links) read them too
+# the pure definitions are nmt's, where the attention pages (--links) read them too
 from nmt import (WORD_START, AerCounts, aer, argmax_links, attention_word_links,  # noqa: F401
-                                     read_links, shifted_rows, word_index, word_links)
+                 read_links, shifted_rows, word_index, word_links)
 
 
 def baseline_links(kind: str, n_src: int, n_tgt: int) -> set[tuple[int, int]]:
