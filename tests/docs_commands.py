@@ -78,8 +78,10 @@ def tiny(command: str, cache_dir: Path) -> str:
     return " && ".join(parts)
 
 
-# `python -m nmt.train ...` or `nmt-train ...` whose arguments hold nothing bash would read
-PLAIN = re.compile(r"^(?:python -m (nmt\.[a-z_.]+)|nmt-([a-z]+))((?: [^\s|&;<>()$`\\\"'*?~{}\[\]#!]+)*)$")
+# `python -m nmt.train ...`, `python -m nmt_study ...` or `nmt-train ...` whose arguments hold nothing bash would read
+PLAIN = re.compile(
+    r"^(?:python -m (nmt\.[a-z_.]+|nmt_study[a-z_.]*)|nmt-([a-z]+))((?: [^\s|&;<>()$`\\\"'*?~{}\[\]#!]+)*)$"
+)
 
 
 def plain_command(command: str) -> tuple[str, list[str]] | None:
@@ -87,8 +89,9 @@ def plain_command(command: str) -> tuple[str, list[str]] | None:
     match = PLAIN.match(command)
     if not match:
         return None
-    module = match.group(1) or f"nmt.{match.group(2)}"
-    return ("nmt.study" if module == "nmt.study.__main__" else module), match.group(3).split()
+    # nmt-study is the study's package beside nmt; every other nmt-NAME is nmt.NAME
+    module = match.group(1) or ("nmt_study" if match.group(2) == "study" else f"nmt.{match.group(2)}")
+    return module.removesuffix(".__main__"), match.group(3).split()
 
 
 def environment() -> dict:

@@ -243,7 +243,7 @@ def test_run_files_and_the_vocabulary_cache_that_are_fifos(tmp_path, toy_checkpo
 
 
 def test_study_links_are_checked_before_any_training(tmp_path, not_files, capsys):
-    from nmt.study.__main__ import main as study_main
+    from nmt_study.__main__ import main as study_main
 
     fifo, typo = not_files["fifo"], tmp_path / "typo.txt"
     for links, line in ((fifo, f"--links {fifo} is a FIFO (named pipe), not a regular file; give a text "

@@ -25,14 +25,14 @@ def test_only_new_or_changed_finished_records_are_packed(tmp_path):
     (folder / "records" / "bahdanau" / "seed3.json").write_text(json.dumps({"status": "failed"}))
     (folder / "study.json").write_text(json.dumps({"sessions": [
         {"command": f"python -m nmt.study --out {gpu_study.ROOT}/benchmarks/x"},      # an earlier session: as it was
-        {"command": f"python -m nmt.study --out {gpu_study.ROOT}/benchmarks/x --data-path {gpu_study.ROOT}/data/m"}]}))
+        {"command": f"python -m nmt_study --out {gpu_study.ROOT}/benchmarks/x --data-path {gpu_study.ROOT}/data/m"}]}))
     new = gpu_study.pack(folder, before, 1, tmp_path / "records.tgz")
     assert new == ["records/bahdanau/seed2.json"]
     with tarfile.open(tmp_path / "records.tgz") as tar:
         assert sorted(tar.getnames()) == ["records/bahdanau/seed2.json", "study.json"]
         commands = [s["command"] for s in json.load(tar.extractfile("study.json"))["sessions"]]
     assert commands == [f"python -m nmt.study --out {gpu_study.ROOT}/benchmarks/x",
-                        "python -m nmt.study --out benchmarks/x --data-path data/m"]     # the call's own: relative
+                        "python -m nmt_study --out benchmarks/x --data-path data/m"]     # the call's own: relative
 
 
 def test_the_study_is_stopped_at_its_minutes_and_what_it_finished_comes_back(tmp_path, monkeypatch):
@@ -62,7 +62,7 @@ def test_the_study_command_trains_the_confirmation_on_the_device(tmp_path):
     args = gpu_study.parse_args(["--commit", "abc1234", "--out", str(tmp_path), "--jobs", "6",
                                  "--study-args", "--max-runs 2"])
     command = gpu_study.study_command(args, tmp_path / "confirmation", tmp_path, "H200")
-    assert command[1:4] == ["-m", "nmt.study", "--confirm"]
+    assert command[1:4] == ["-m", "nmt_study", "--confirm"]
     assert command[-1] == "trainer.device=cuda" and "--records-only" in command
     assert command[command.index("--jobs") + 1] == "6" and command[command.index("--machine") + 1] == "H200"
     assert command[command.index("--max-runs") + 1] == "2"

@@ -33,8 +33,8 @@ class _Parsed(Exception):
     """Raised instead of parsing: the parser is all the test wants."""
 
 
-COMMANDS = ["nmt.translate", "nmt.average", "nmt.compare", "nmt.explore", "nmt.study.__main__",
-            "nmt.study.eflomal_links", "nmt.data.alignments", "nmt.data.__main__"]
+COMMANDS = ["nmt.translate", "nmt.average", "nmt.compare", "nmt.explore", "nmt_study.__main__",
+            "nmt_study.eflomal_links", "nmt.data.alignments", "nmt.data.__main__"]
 
 
 def parser_of(module: str, monkeypatch):
@@ -60,7 +60,7 @@ def test_every_option_and_argument_has_a_help_text(module, monkeypatch):
 @pytest.mark.parametrize("module, shown", [
     ("nmt.translate", ["1 = greedy (default: 5)", "(default: 1.5)", "(default: 10)", "(default: auto)"]),
     ("nmt.explore", ["port on 127.0.0.1 (default: 8000)"]),
-    ("nmt.study.__main__", ["(default: multi30k)", "(default: 1)"]),
+    ("nmt_study.__main__", ["(default: multi30k)", "(default: 1)"]),
 ])
 def test_help_shows_the_defaults(module, shown, monkeypatch):
     help_text = " ".join(parser_of(module, monkeypatch).format_help().split())     # unwrapped

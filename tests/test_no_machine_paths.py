@@ -10,8 +10,8 @@ from tests.helpers import ROOT, run_cli
 MACHINE_PATHS = ("shared/data", "../shared")
 INTERNAL = {"contributing.md", "how-to/benchmarks.md", "explanation/benchmarks.md", "explanation/speed.md"}
 COMMANDS = [("nmt.train", "--help"), ("nmt.translate", "--help"), ("nmt.average", "--help"),
-            ("nmt.explore", "--help"), ("nmt.compare", "--help"), ("nmt.study", "--help"),
-            ("nmt.study.eflomal_links", "--help"), ("nmt.export", "--help"), ("nmt.data", "--help"),
+            ("nmt.explore", "--help"), ("nmt.compare", "--help"), ("nmt_study", "--help"),
+            ("nmt_study.eflomal_links", "--help"), ("nmt.export", "--help"), ("nmt.data", "--help"),
             ("nmt.data", "multi30k", "--help")]
 
 

@@ -164,7 +164,7 @@ def test_a_lock_that_is_not_a_file_is_one_line(tmp_path, kind):
 
 
 @pytest.mark.parametrize("module", ["nmt.train", "nmt.translate", "nmt.average", "nmt.explore", "nmt.compare",
-                                    "nmt.export", "nmt.study", "nmt.study.eflomal_links", "nmt.data.alignments"])
+                                    "nmt.export", "nmt_study", "nmt_study.eflomal_links", "nmt.data.alignments"])
 def test_a_zero_file_size_limit_is_one_line_before_anything_loads(module, tmp_path):
     """`ulimit -f 0`: torch's import alone writes a temporary file (EFBIG); every
     command says so in one line instead of a cascade of tracebacks."""

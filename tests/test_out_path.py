@@ -42,7 +42,7 @@ def test_ready_folder_refuses_a_file(tmp_path):
 
 def test_make_folder_names_a_config_key_or_an_option(tmp_path):
     """nmt.base.folders.make_folder, shared by nmt.train (hydra.run.dir, cache_dir), nmt.translate
-    (--plot-attention), nmt.study (--out) and the scripts: one NmtError line either way."""
+    (--plot-attention), nmt_study (--out) and the scripts: one NmtError line either way."""
     from nmt.base.errors import NmtError
     from nmt.base.folders import make_folder
 

@@ -140,8 +140,8 @@ def test_average_output_file_size_limit(tmp_path, toy_checkpoint):
 # --help of every command, and Hydra's --help, --hydra-help, --cfg and --info of nmt.train: they
 # were cut off at the file-size limit with exit 0, or a Hydra traceback on a full disk
 HELP = [("nmt.translate", "--help"), ("nmt.average", "--help"), ("nmt.compare", "-h"),
-        ("nmt.explore", "--help"), ("nmt.data.alignments", "--help"), ("nmt.study", "--help"),
-        ("nmt.study.eflomal_links", "--help"), ("nmt.train", "--help"),
+        ("nmt.explore", "--help"), ("nmt.data.alignments", "--help"), ("nmt_study", "--help"),
+        ("nmt_study.eflomal_links", "--help"), ("nmt.train", "--help"),
         ("nmt.train", "--hydra-help"), ("nmt.train", "--cfg", "job"), ("nmt.train", "--info")]
 
 
@@ -165,7 +165,7 @@ def test_help_and_config_still_print(command):
 
 
 def test_study_list_stdout_full_disk():
-    one_error(to_dev_full("nmt.study", "--data", "toy", "--list"), STDOUT_FAILED + "No space left on device")
+    one_error(to_dev_full("nmt_study", "--data", "toy", "--list"), STDOUT_FAILED + "No space left on device")
 
 
 def test_alignments_file_size_limit(tmp_path):
@@ -299,12 +299,12 @@ def parser_of(parse, argv):
 
 
 def cli_parsers():
-    from nmt.study.__main__ import parse_args as study
+    from nmt_study.__main__ import parse_args as study
     from nmt.commands.translate import parse_args as translate
 
     from scripts.benchmarks import bench_train
 
-    return {"nmt.translate": (translate, ["--checkpoint", "x.pt"]), "nmt.study": (study, []),
+    return {"nmt.translate": (translate, ["--checkpoint", "x.pt"]), "nmt_study": (study, []),
             "scripts.benchmarks.bench_train": (bench_train.parse_args, [])}
 
 
@@ -325,7 +325,7 @@ def test_float_options_refuse_what_is_not_finite(value, capsys):
 
 @pytest.mark.parametrize("key", ["budget_minutes", "target_bleu"])
 def test_study_float_keys_refuse_what_is_not_finite(key, capsys):
-    from nmt.study.__main__ import parse_args
+    from nmt_study.__main__ import parse_args
 
     with pytest.raises(SystemExit) as stop:
         parse_args(["--data", "toy", f"study.{key}=nan"])

@@ -144,7 +144,7 @@ def test_a_users_pictures_beside_nmts_are_refused_before_any_is_drawn(tmp_path, 
 
 @pytest.mark.parametrize("option", ["--out", "--train-out"])
 def test_eflomal_links_refuses_a_file_it_did_not_write_before_aligning(tmp_path, capsys, option):
-    from nmt.study.eflomal_links import main as eflomal_links
+    from nmt_study.eflomal_links import main as eflomal_links
 
     mine = tmp_path / "mine.align"
     mine.write_bytes(MINE)

@@ -23,6 +23,29 @@ def test_git_commit_names_the_checkout_head_or_unknown_outside_git(tmp_path, mon
     assert provenance.git_commit() == commit
 
 
+def test_the_study_notes_changes_to_its_own_code_too(tmp_path, monkeypatch):
+    """nmt's commit notes changes under nmt/ and configs/; the study, a package beside nmt
+    whose code measures every figure, names its folder as well (nmt_study.runner.CODE)."""
+    from nmt_study.runner import CODE
+    from tests.study.git_repos import git, new_repo
+
+    checkout = new_repo(tmp_path)
+    for folder in ("nmt", "nmt_study", "configs"):
+        (checkout / folder).mkdir()
+        (checkout / folder / "x.py").write_text("1\n")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "--quiet", "-m", "code")
+    head = git(checkout, "rev-parse", "--short=12", "HEAD").strip()
+    monkeypatch.setattr(provenance, "CHECKOUT", checkout)
+    (checkout / "nmt_study" / "x.py").write_text("2\n")
+    assert provenance.git_commit() == head                       # nmt's own code is as committed
+    assert provenance.git_commit(CODE) == f"{head} (with uncommitted changes under nmt/, nmt_study/ or configs/)"
+    (checkout / "nmt_study" / "x.py").write_text("1\n")
+    (checkout / "configs" / "x.py").write_text("2\n")
+    assert provenance.git_commit() == f"{head} (with uncommitted changes under nmt/ or configs/)"
+    assert provenance.git_commit(("nmt",)) == head
+
+
 def test_git_commit_is_defined_once_and_scripts_edit_no_import_path():
     defined, path_edits = [], []
     for path in sorted([*ROOT.joinpath("nmt").rglob("*.py"), *ROOT.joinpath("scripts").glob("*.py")]):
@@ -60,8 +83,8 @@ def test_the_study_trains_with_its_own_code_not_a_checkout_in_the_folder_it_star
     import os
     import subprocess
 
-    from nmt.study import runner
-    from nmt.study.configs import study_configs
+    from nmt_study import runner
+    from nmt_study.configs import study_configs
 
     fake = tmp_path / "nmt"                          # another nmt where the study was started
     fake.mkdir()

@@ -107,7 +107,7 @@ def test_a_finished_lock_is_released_and_its_file_removed(tmp_path):
 
 def test_a_full_disk_under_the_study_json_leaves_the_old_one(tmp_path, monkeypatch):
     from nmt.base import atomic
-    from nmt.study.runner import write_settings
+    from nmt_study.runner import write_settings
 
     write_settings(tmp_path / "old", {"sessions": [1]})
     before = (tmp_path / "old" / "study.json").read_bytes()

@@ -34,7 +34,7 @@ def test_no_script_imports_a_private_name_of_nmt():
 
 def test_the_check_sees_a_private_import(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("from nmt.training.loop import _step\nimport nmt._secret\nfrom nmt.study.__main__ import cli\nfrom nmt import Translator\n")
+    sample.write_text("from nmt.training.loop import _step\nimport nmt._secret\nfrom nmt_study.__main__ import cli\nfrom nmt import Translator\n")
     assert private_uses(sample) == ["sample.py:1 from nmt.training.loop import _step", "sample.py:2 import nmt._secret"]
 
 

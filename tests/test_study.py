@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from nmt.base.errors import NmtError
-from nmt.study.__main__ import parse_args
-from nmt.study.configs import FAMILIES, select, study_configs
-from nmt.study.metrics import entropy, steps_to_target
-from nmt.study.tables import aggregate, seed_spread
+from nmt_study.__main__ import parse_args
+from nmt_study.configs import FAMILIES, select, study_configs
+from nmt_study.metrics import entropy, steps_to_target
+from nmt_study.tables import aggregate, seed_spread
 from tests.helpers import run_cli
 
 
@@ -53,7 +53,7 @@ def test_study_overrides_on_the_command_line():
 
 
 def test_multi30k_budget_is_updates_not_minutes():
-    from nmt.study.__main__ import common_overrides
+    from nmt_study.__main__ import common_overrides
 
     common = common_overrides(parse_args(["--data-path", "/data"]))
     assert "trainer.max_steps=1600" in common                     # updates decide, not the wall clock:
@@ -70,8 +70,8 @@ def test_multi30k_budget_is_updates_not_minutes():
 def test_transformer_runs_get_their_own_update_budget(tmp_path, monkeypatch):
     """run_one hands a Transformer configuration --transformer-budget-steps and
     every other configuration the study's budget."""
-    import nmt.study.runner as runner
-    from nmt.study.__main__ import common_overrides, run_one
+    import nmt_study.runner as runner
+    from nmt_study.__main__ import common_overrides, run_one
 
     args = parse_args(["--data-path", "/data", "--runs-dir", str(tmp_path)])
     seen = {}
@@ -88,9 +88,9 @@ def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch
     """A finished run folder trained by other code on another processor is
     evaluated, and its record names the training commit and processor; a rerun
     at the final commit (--reproduce) trains such a folder again, here."""
-    import nmt.study.__main__ as study_main
-    import nmt.study.metrics as metrics
-    import nmt.study.runner as runner
+    import nmt_study.__main__ as study_main
+    import nmt_study.metrics as metrics
+    import nmt_study.runner as runner
 
     trained = []
 
@@ -103,8 +103,8 @@ def test_a_record_names_the_commit_that_trained_its_folder(tmp_path, monkeypatch
         return 0, "finished"
 
     monkeypatch.setattr(runner, "run_watched", fake_training)
-    monkeypatch.setattr(runner, "git_commit", lambda: "final")
-    monkeypatch.setattr(study_main, "git_commit", lambda: "final")
+    monkeypatch.setattr(runner, "git_commit", lambda *folders: "final")
+    monkeypatch.setattr(study_main, "git_commit", lambda *folders: "final")
     monkeypatch.setattr(runner, "cpu_fingerprint", lambda: "this cpu")
     monkeypatch.setattr(study_main, "cpu_fingerprint", lambda: "this cpu")
     monkeypatch.setattr(metrics, "evaluate_run", lambda *a, **k: {"eval": {"test_bleu": 30.0}})
@@ -134,7 +134,7 @@ def test_an_interrupted_run_continues_from_its_last_checkpoint(tmp_path, monkeyp
     """A run stopped from outside (a signal, or the study itself killed) continues
     from its own last.pt with trainer.resume=auto when the same commit, processor
     and command started it; anything else is moved aside and trained from the start."""
-    import nmt.study.runner as runner
+    import nmt_study.runner as runner
 
     calls = []
 
@@ -205,7 +205,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
               "--test-sentences", "30", "--seeds", "1", "--spread", "luong_dot",
               "--only", "luong_dot,transformer-sinusoidal",
               "--out", str(out), "--runs-dir", str(runs), "--cache-dir", str(cache_dir)]
-    result = run_cli("nmt.study", *common, "--max-runs", "1", timeout=240)
+    result = run_cli("nmt_study", *common, "--max-runs", "1", timeout=240)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert "3 runs, 0 already finished (not rerun); 1 run ×" in result.stdout.decode()
     first = out / "records" / "luong_dot" / "seed1.json"
@@ -213,7 +213,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
     trained = (runs / "luong_dot" / "seed1" / "study_train.out").stat().st_mtime_ns
     record = first.read_bytes()
 
-    result = run_cli("nmt.study", *common, "--jobs", "2", timeout=240)
+    result = run_cli("nmt_study", *common, "--jobs", "2", timeout=240)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert "3 runs, 1 already finished (not rerun); 2 runs ×" in result.stdout.decode()
     assert "luong_dot seed 1" not in result.stdout.decode()                     # not trained again
@@ -245,7 +245,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
     # --report-only rebuilds the page from the records alone: the run folders may be gone.
     (out / "README.md").unlink()
     shutil.rmtree(runs)
-    result = run_cli("nmt.study", "--report-only", "--data", "toy", "--out", str(out),
+    result = run_cli("nmt_study", "--report-only", "--data", "toy", "--out", str(out),
                      "--cache-dir", str(cache_dir), "--test-sentences", "30", timeout=120)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert "| luong_dot | 2 |" in (out / "README.md").read_text()
@@ -253,7 +253,7 @@ def test_study_on_the_toy_task_stops_and_resumes(tmp_path, cache_dir):
 
 def test_a_failing_configuration_is_reported(tmp_path, cache_dir):
     out, runs = tmp_path / "report", tmp_path / "runs"
-    result = run_cli("nmt.study", "--data", "toy", "--budget-steps", "5", "--only", "luong_general",
+    result = run_cli("nmt_study", "--data", "toy", "--budget-steps", "5", "--only", "luong_general",
                      "--seeds", "1", "--out", str(out), "--runs-dir", str(runs), "--cache-dir",
                      str(cache_dir), "--test-sentences", "10", "+model.attention.no_such_option=1",
                      timeout=120)
@@ -272,7 +272,7 @@ def test_the_records_folder_is_not_ignored_by_git():
     """The records are what is committed; a .gitignore rule such as `runs/` once hid them."""
     import subprocess
 
-    from nmt.study.runner import record_path_of
+    from nmt_study.runner import record_path_of
     from tests.helpers import ROOT
 
     path = record_path_of(ROOT / "benchmarks" / "attention_study" / "toy", "bahdanau", 1)
@@ -285,7 +285,7 @@ def test_guided_runs_take_the_training_links_given(tmp_path):
     links of the training pairs); without them the study stops before training."""
     from argparse import Namespace
 
-    from nmt.study.__main__ import train_alignments
+    from nmt_study.__main__ import train_alignments
 
     guided = [c for c in study_configs("multi30k") if c.family == "guided"]
     assert [c.name for c in guided] == ["luong_general-guided", "bahdanau-guided", "transformer-sinusoidal-guided"]
@@ -314,20 +314,20 @@ def test_study_runs_log_without_a_progress_bar(tmp_path):
 
 
 def test_report_names_the_command_that_rebuilds_it():
-    from nmt.study.report_header import rebuild_command
+    from nmt_study.report_header import rebuild_command
 
     assert rebuild_command({"data": "toy"}, "out dir") == \
-        "python -m nmt.study --report-only --data toy --out 'out dir'"
+        "python -m nmt_study --report-only --data toy --out 'out dir'"
     settings = {"data": "multi30k", "data_path": "../shared/data/multi30k", "links": "t.links",
                 "train_links": None}
-    assert rebuild_command(settings, "o") == ("python -m nmt.study --report-only --data multi30k --out o "
+    assert rebuild_command(settings, "o") == ("python -m nmt_study --report-only --data multi30k --out o "
                                               "--data-path ../shared/data/multi30k --links t.links")
 
 
 def test_the_rebuild_command_runs_from_the_repository_root(tmp_path):
     """Absolute paths the study was given, inside the checkout or beside it
     (../shared), are written as the README's commands use them; others as given."""
-    from nmt.study.report_header import rebuild_command
+    from nmt_study.report_header import rebuild_command
 
     root = tmp_path / "checkout"
     (root / ".git").mkdir(parents=True)
@@ -335,7 +335,7 @@ def test_the_rebuild_command_runs_from_the_repository_root(tmp_path):
     settings = {"data": "multi30k", "data_path": str(tmp_path / "shared" / "data" / "multi30k"),
                 "links": str(out / "test.links"), "train_links": "/elsewhere/train.links"}
     assert rebuild_command(settings, out) == (
-        "python -m nmt.study --report-only --data multi30k --out benchmarks/study/multi30k "
+        "python -m nmt_study --report-only --data multi30k --out benchmarks/study/multi30k "
         "--data-path ../shared/data/multi30k --links benchmarks/study/multi30k/test.links "
         "--train-links /elsewhere/train.links")
 
@@ -344,10 +344,10 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
     """The coverage-penalty rows train nothing of their own: bahdanau's run is
     trained once (before the rows that decode it, even with --jobs 2), then its
     checkpoint is decoded with beam 5, without and with the penalty."""
-    from nmt.study.configs import COVERAGE_PENALTY_BETA
+    from nmt_study.configs import COVERAGE_PENALTY_BETA
 
     out, runs = tmp_path / "report" / "toy", tmp_path / "runs"
-    result = run_cli("nmt.study", "--data", "toy", "--budget-steps", "20", "--val-every", "10",
+    result = run_cli("nmt_study", "--data", "toy", "--budget-steps", "20", "--val-every", "10",
                      "--val-sentences", "20", "--test-sentences", "30", "--seeds", "1", "--jobs", "2",
                      "--only", "bahdanau,decoding", "--out", str(out), "--runs-dir", str(runs),
                      "--cache-dir", str(cache_dir), timeout=300)
@@ -378,7 +378,7 @@ def test_decode_only_rows_reuse_the_trained_checkpoint(tmp_path, cache_dir):
 
 
 def test_plan_estimates_from_runs_on_the_same_processor(monkeypatch):
-    import nmt.study.__main__ as study
+    import nmt_study.__main__ as study
 
     zen3 = "processor\t: 0\nmodel name\t: AMD EPYC\ncpu family\t: 25\nmodel\t\t: 1\nflags\t\t: fpu avx avx2\n"
     genoa = "model name\t: AMD EPYC\ncpu family\t: 25\nmodel\t\t: 17\nflags\t\t: avx2 avx512f avx512_bf16\n"
@@ -401,7 +401,7 @@ def test_plan_estimates_from_runs_on_the_same_processor(monkeypatch):
 
 
 def test_only_seeds_keeps_those_seeds_of_the_plan():
-    from nmt.study.__main__ import plan
+    from nmt_study.__main__ import plan
 
     configs = select(study_configs("multi30k"), "bahdanau,luong_dot")
     args = parse_args(["--data", "multi30k", "--spread", "bahdanau", "--only-seeds", "6"])
@@ -419,9 +419,9 @@ def test_a_record_rerun_at_this_commit_is_compared_with_its_original(tmp_path, c
     common = ["--data", "toy", "--budget-steps", "20", "--val-every", "10", "--val-sentences", "20",
               "--test-sentences", "30", "--seeds", "1", "--out", str(out), "--runs-dir", str(runs),
               "--cache-dir", str(cache_dir)]
-    result = run_cli("nmt.study", *common, "--only", "luong_dot", timeout=240)
+    result = run_cli("nmt_study", *common, "--only", "luong_dot", timeout=240)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
-    result = run_cli("nmt.study", *common, "--reproduce", "luong_dot:1", timeout=240)
+    result = run_cli("nmt_study", *common, "--reproduce", "luong_dot:1", timeout=240)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     assert (runs / "reproduce" / "luong_dot" / "seed1").is_dir()
     original = json.loads((out / "records" / "luong_dot" / "seed1.json").read_text())
@@ -434,10 +434,10 @@ def test_a_record_rerun_at_this_commit_is_compared_with_its_original(tmp_path, c
 
 
 def test_reproduce_trains_again_a_rerun_recorded_at_another_commit(tmp_path, monkeypatch):
-    from nmt.study import __main__ as study_main
-    from nmt.study.runner import record_path_of
+    from nmt_study import __main__ as study_main
+    from nmt_study.runner import record_path_of
 
-    monkeypatch.setattr(study_main, "git_commit", lambda: "bbbbbbbbbbbb")
+    monkeypatch.setattr(study_main, "git_commit", lambda *folders: "bbbbbbbbbbbb")
     args = parse_args(["--data", "toy", "--out", str(tmp_path), "--reproduce", "bahdanau:1,luong_dot:1"])
     configs, seeds = study_main.chosen_runs(args)
     for name, commit in (("bahdanau", "aaaaaaaaaaaa"), ("luong_dot", "bbbbbbbbbbbb")):

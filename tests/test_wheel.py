@@ -2,7 +2,8 @@
 into a fresh virtual environment outside the checkout, trains the quick-start
 (its Hydra configs travel inside the package) and translates, through the
 console commands `nmt-train` and `nmt-translate`, with the model it trained and with
-the one shipped inside it (`--model multi30k-de-en`).
+the one shipped inside it (`--model multi30k-de-en`); the attention study,
+its own package beside nmt, comes in the same wheel (`nmt-study`).
 
 The fresh environment takes nmt from the wheel alone; its dependencies (torch,
 Hydra, ...) come from the environment running the tests through a `.pth`
@@ -33,7 +34,8 @@ def build_wheel(tmp_path: Path) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "nmt", src / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("nmt", "nmt_study"):          # the study is its own package beside nmt, in the same wheel
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
           "-w", tmp_path / "dist", src], cwd=tmp_path)
     (wheel,) = (tmp_path / "dist").glob("nmt-*.whl")
@@ -87,3 +89,10 @@ def test_wheel_in_a_fresh_venv_trains_and_translates(tmp_path):
     # every console command answers --help
     for command in ("nmt-average", "nmt-explore", "nmt-compare", "nmt-study", "nmt-data"):
         assert "usage:" in _run([venv / "bin" / command, "--help"], cwd=work, env=env).stdout
+
+    # the attention study travels beside nmt: its modules, and `python -m nmt_study` from the wheel's copy
+    assert {"nmt_study/__init__.py", "nmt_study/__main__.py", "nmt_study/eflomal_links.py"} <= set(names)
+    study = _run([venv / "bin" / "python", "-c", "import nmt_study; print(nmt_study.__file__)"], cwd=work, env=env)
+    assert study.stdout.strip().startswith(str(venv)), study.stdout
+    assert _run([venv / "bin" / "python", "-m", "nmt_study", "--help"], cwd=work,
+                env=env).stdout.startswith("usage: python -m nmt_study")

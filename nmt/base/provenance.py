@@ -29,9 +29,10 @@ def git_environment() -> dict:
     return {key: value for key, value in os.environ.items() if key not in GIT_LOCATORS}
 
 
-def git_commit() -> str:
+def git_commit(folders: tuple[str, ...] = ("nmt", "configs")) -> str:
     """The checkout's HEAD as 12 hex digits, with a note when tracked files
-    under nmt/ or configs/ differ from it; where git cannot tell, the commit
+    under `folders` of the checkout (default nmt/ and configs/; the study adds
+    its own, nmt_study/) differ from it; where git cannot tell, the commit
     that NMT_COMMIT states (its first 12 hex digits, with a note), else "unknown"."""
 
     def git(*args: str) -> str:
@@ -50,5 +51,7 @@ def git_commit() -> str:
         if re.fullmatch(r"[0-9a-f]{7,40}", stated):
             return f"{stated[:12]} (stated by {STATED}: a copy without git history)"
         return "unknown"
-    dirty = commit != "unknown" and git("status", "--porcelain", "--untracked-files=no", "--", "nmt", "configs")
-    return commit + (" (with uncommitted changes under nmt/ or configs/)" if dirty else "")
+    dirty = commit != "unknown" and git("status", "--porcelain", "--untracked-files=no", "--", *folders)
+    named = [f"{folder}/" for folder in folders]
+    where = " or ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+    return commit + (f" (with uncommitted changes under {where})" if dirty else "")

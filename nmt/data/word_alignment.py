@@ -1,6 +1,6 @@
 """Alignment error rate of attention against reference word links.
 
-Used by the study (nmt.study) and the attention pages (`--links`).
+Used by the study (nmt_study, through nmt's public names) and the attention pages (`--links`).
 
 Och & Ney 2003, A Systematic Comparison of Various Statistical Alignment
 Models, Computational Linguistics 29(1), Sec. 5:

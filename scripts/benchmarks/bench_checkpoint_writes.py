@@ -26,7 +26,7 @@ from pathlib import Path
 from nmt.base.errors import NmtError
 from nmt.base.provenance import git_commit
 from nmt.store.checkpoints import load_checkpoint, save_checkpoint
-from nmt.study.machine import cpu_fingerprint
+from nmt_study.machine import cpu_fingerprint
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -187,7 +187,7 @@ def serve(folder: Path, port: int):
 
 def main(argv=None) -> int:
     from nmt.base.provenance import git_commit
-    from nmt.study.machine import cpu_fingerprint
+    from nmt_study.machine import cpu_fingerprint
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--folder", type=Path, required=True, help="where the model is built (kept, reused)")

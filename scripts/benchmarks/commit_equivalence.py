@@ -38,7 +38,7 @@ from pathlib import Path
 
 import torch
 
-from nmt.study.machine import cpu_fingerprint
+from nmt_study.machine import cpu_fingerprint
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parents[2]

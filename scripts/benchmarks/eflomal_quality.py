@@ -3,14 +3,14 @@ known, two eflomal runs against each other, and the baselines on both.
 
     python -m scripts.benchmarks.eflomal_quality --data ../shared/data/multi30k --out benchmarks/attention_study/eflomal_quality.json
 
-1. Toy task: the study's recipe (nmt.study.eflomal_links: eflomal on the
+1. Toy task: the study's recipe (nmt_study.eflomal_links: eflomal on the
    training pairs plus the test pairs, both directions, grow-diag-final-and)
    on the toy corpus the study trains on, scored against the true links.
 2. Multi30k: the recipe run twice; the second run's test links scored
    against the first's and against the committed test.links (eflomal
    samples without a seed, so runs differ).
 3. Both: the diagonal, same-position and one-link-floor baselines
-   (nmt.study.baselines) against the reference links.
+   (nmt_study.baselines) against the reference links.
 Prints each figure with the command and writes them as JSON.
 """
 
@@ -37,7 +37,7 @@ def figures(counts) -> dict:
 
 
 def score(predicted: list[set], reference: list[set]):
-    from nmt.study.alignment import AerCounts
+    from nmt_study.alignment import AerCounts
 
     total = AerCounts()
     for a, s in zip(predicted, reference):
@@ -60,10 +60,10 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     args.out = ready_file(args.out, "eflomal_quality")
     command = "python -m scripts.benchmarks.eflomal_quality " + shlex.join(sys.argv[1:] if argv is None else argv)
-    from nmt.study.__main__ import load_pairs
-    from nmt.study.alignment import read_links, toy_links
-    from nmt.study.baselines import baseline_counts
-    from nmt.study.eflomal_links import eflomal_links
+    from nmt_study.__main__ import load_pairs
+    from nmt_study.alignment import read_links, toy_links
+    from nmt_study.baselines import baseline_counts
+    from nmt_study.eflomal_links import eflomal_links
 
     result = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     train, test = load_pairs(

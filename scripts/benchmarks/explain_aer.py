@@ -4,7 +4,7 @@ method against Multi30k's reference word links, one checkpoint.
     python -m scripts.benchmarks.explain_aer --checkpoint RUN/checkpoints/best.pt --limit 200
 
 The model reads each test pair's reference (teacher forcing, as the study's
-AER does: nmt.study.metrics.forced_attention); every method gives a map
+AER does: nmt_study.metrics.forced_attention); every method gives a map
 (T+1, S) whose row t is about target subword t (row T: </s>). Each map is
 read as an alignment the study's way (nmt.data.word_alignment: each target
 subword links to its row's peak, word links are the union over pieces) and
@@ -75,7 +75,7 @@ def main(argv=None) -> dict:
     from nmt.explain import METHODS
     from nmt.explain.models import model_of
     from nmt.base.provenance import git_commit
-    from nmt.study.alignment import words_match
+    from nmt_study.alignment import words_match
     from nmt.translator import Translator
 
     torch.set_num_threads(1)

@@ -48,10 +48,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--device", default="cuda", help="the runs' trainer.device (cpu: the test of this script)")
     parser.add_argument("--machine", default=None, help="how the pages name this machine (default: the GPU's name)")
     parser.add_argument(
-        "--folder", type=Path, default=CONFIRMATION, help="the confirmation's folder (--out of nmt.study)"
+        "--folder", type=Path, default=CONFIRMATION, help="the confirmation's folder (--out of nmt_study)"
     )
     parser.add_argument("--work", type=Path, default=ROOT / ".gpu_study", help="run folders and the vocabulary")
-    parser.add_argument("--study-args", default="", help="more options for nmt.study, space-separated")
+    parser.add_argument("--study-args", default="", help="more options for nmt_study, space-separated")
     args = parser.parse_args(argv)
     if not re.fullmatch(r"[0-9a-fA-F]{7,40}", args.commit):
         parser.error(f"--commit {args.commit}: not a commit hash (git rev-parse --short=12 HEAD gives one)")
@@ -66,7 +66,7 @@ def study_command(args, out: Path, work: Path, machine: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "nmt.study",
+        "nmt_study",
         "--confirm",
         "--data-path",
         args.data,

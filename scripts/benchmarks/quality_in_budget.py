@@ -17,7 +17,7 @@ raw references, as `python -m nmt.translate --beam-size 5 --reference` scores th
 Writes OUT/NAME.json (default benchmarks/quality/): the command, date, machine, commit,
 precision, updates and minutes, the validation curve (metrics.jsonl), and per checkpoint
 its test BLEU, chrF, the steps it holds and the seconds it took to translate. With
---git-commit that file alone is committed the moment it is written (nmt.study's
+--git-commit that file alone is committed the moment it is written (nmt_study's
 autocommit), so a run that ends after the session that started it still lands.
 The run folder (RUN, default runs/quality/NAME) is git-ignored; an existing one is
 refused, so a finished run is never overwritten.
@@ -184,7 +184,7 @@ def main(argv=None) -> dict:
     out = ready_folder(args.out, "quality_in_budget")
     if args.git_commit:
         from nmt.base.errors import NmtError
-        from nmt.study.autocommit import work_tree_of
+        from nmt_study.autocommit import work_tree_of
 
         try:
             work_tree_of(out)
@@ -263,7 +263,7 @@ def main(argv=None) -> dict:
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(f"written {path}", flush=True)
     if args.git_commit:
-        from nmt.study.autocommit import commit_record
+        from nmt_study.autocommit import commit_record
 
         best = tests.get("best.pt", {}).get("bleu")
         print(

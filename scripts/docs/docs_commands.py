@@ -19,8 +19,8 @@ COMMANDS = {
     "nmt.explore": "parse_args",
     "nmt.compare": "main",
     "nmt.export": "parse_args",
-    "nmt.study.__main__": "parse_args",
-    "nmt.study.eflomal_links": "main",
+    "nmt_study.__main__": "parse_args",
+    "nmt_study.eflomal_links": "main",
     "nmt.data.alignments": "main",
 }
 CONSOLE = {
@@ -29,12 +29,13 @@ CONSOLE = {
     "nmt.explore": "nmt-explore",
     "nmt.compare": "nmt-compare",
     "nmt.export": "nmt-export",
-    "nmt.study": "nmt-study",
+    "nmt_study": "nmt-study",
 }
 INTRO = """\
 Every command is installed twice: as `python -m nmt.NAME` and as a console
 command `nmt-NAME` (`nmt-train`, `nmt-translate`, `nmt-average`, `nmt-explore`,
-`nmt-compare`, `nmt-study`, `nmt-export`). Each one's `--help` prints the options
+`nmt-compare`, `nmt-export`); the attention study, its own package beside nmt,
+as `python -m nmt_study` and `nmt-study`. Each one's `--help` prints the options
 below. A bad option is argparse's usage and one line, exit status 2; any
 other problem is one line `nmt: error: ...`, exit status 1
 ([Troubleshooting](../troubleshooting.md)).
@@ -50,7 +51,7 @@ HYDRA_FLAGS = [
 
 
 def command_name(module: str) -> str:
-    """How a user types the command: nmt.study.__main__ is `python -m nmt.study`."""
+    """How a user types the command: nmt_study.__main__ is `python -m nmt_study`."""
     return module.removesuffix(".__main__")
 
 

@@ -1,5 +1,5 @@
 """The pictures of the docs' *Attention, seen* pages: one toy-task model per mechanism,
-trained from Python with the attention study's toy recipe (nmt/study/configs.py), then
+trained from Python with the attention study's toy recipe (nmt_study/configs.py), then
 one date translated and its attention drawn (nmt.viz.heatmaps).
 
     python -m scripts.docs.docs_pictures                      # every picture, into docs/images/attention/
@@ -21,7 +21,7 @@ import torch
 
 from nmt.data.alignments import main as write_alignments
 from nmt.base.provenance import git_commit
-from nmt.study.configs import study_configs
+from nmt_study.configs import study_configs
 from nmt.commands.train import fit
 from nmt.translator import Translator
 from nmt.viz.heatmaps import save_figure

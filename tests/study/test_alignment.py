@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nmt.study.alignment import (AerCounts, aer, argmax_links, attention_word_links, read_links,
+from nmt_study.alignment import (AerCounts, aer, argmax_links, attention_word_links, read_links,
                                  toy_links, word_index, word_links, words_match)
 
 

@@ -6,8 +6,8 @@ import subprocess
 import pytest
 
 from nmt.base.errors import NmtError
-from nmt.study.autocommit import commit_record, work_tree_of
-from nmt.study.configs import study_configs
+from nmt_study.autocommit import commit_record, work_tree_of
+from nmt_study.configs import study_configs
 from tests.study.git_repos import git, new_repo
 
 
@@ -20,7 +20,7 @@ def repo(tmp_path):
 
 
 def test_a_finished_record_is_committed_alone(repo):
-    from nmt.study.__main__ import save_record
+    from nmt_study.__main__ import save_record
 
     out = repo / "benchmarks" / "study" / "multi30k"
     out.mkdir(parents=True)
@@ -62,7 +62,7 @@ def test_an_output_folder_outside_git_is_one_error_before_training(tmp_path):
 def test_the_cli_says_it_in_one_line(tmp_path, cache_dir):
     from tests.helpers import run_cli
 
-    result = run_cli("nmt.study", "--data", "toy", "--git-commit", "--only", "luong_dot",
+    result = run_cli("nmt_study", "--data", "toy", "--git-commit", "--only", "luong_dot",
                      "--out", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs"),
                      "--cache-dir", str(cache_dir), timeout=120)
     assert result.returncode == 1

@@ -3,11 +3,11 @@ exact Welch p, Holm within each claim (its declared family), the decision in wor
 
 import pytest
 
-from nmt.study.claims import CLAIMS, CONFIRMATION_CLAIMS, Claim
-from nmt.study.configs import study_configs
-from nmt.study.findings import check_section, declared, findings, render_claim, split_row, verdict
-from nmt.study.papers import PAPERS
-from nmt.study.tables import against, aggregate
+from nmt_study.claims import CLAIMS, CONFIRMATION_CLAIMS, Claim
+from nmt_study.configs import study_configs
+from nmt_study.findings import check_section, declared, findings, render_claim, split_row, verdict
+from nmt_study.papers import PAPERS
+from nmt_study.tables import against, aggregate
 
 
 def runs_of(values: dict[str, list[float]], key: str = "aer") -> list[dict]:
@@ -46,7 +46,7 @@ def test_a_section_is_corrected_together_and_a_weak_gap_is_no_finding():
 
 
 def test_both_groupings_are_read_and_a_decision_that_depends_on_them_is_listed():
-    from nmt.study.findings import check_pooled, grouping_changes
+    from nmt_study.findings import check_pooled, grouping_changes
 
     # two claims of one paper, each pair: gap 0.5, both sds 0.2, 3 seeds: se = sqrt(2 * 0.04 / 3) = 0.163,
     # t = 3.06 at 4 df, p = 0.0375. Per claim (a family of one) each survives Holm (0.0375 < 0.05); as the
@@ -146,7 +146,7 @@ def test_findings_render_every_paper_with_its_setting():
 
 
 def test_a_claim_not_read_on_a_part_shows_its_figures_withholds_its_decision_and_keeps_its_families():
-    from nmt.study.findings import check_pooled, declared, grouping_changes
+    from nmt_study.findings import check_pooled, declared, grouping_changes
 
     # the same numbers as the groupings test: per claim each pair survives (p 0.0375), per paper neither
     table = aggregate(runs_of({"a": [30.0, 30.4, 30.2], "b": [29.5, 29.9, 29.7],
@@ -170,7 +170,7 @@ def test_a_claim_not_read_on_a_part_shows_its_figures_withholds_its_decision_and
 
 
 def test_the_claims_that_their_part_cannot_test_are_withheld_there():
-    from nmt.study.claims import CLAIMS, LOCAL_M
+    from nmt_study.claims import CLAIMS, LOCAL_M
 
     withheld = {(c.says[:40], part) for c in CLAIMS for part, _ in c.not_read}
     local_m = [c for c in CLAIMS if any(LOCAL_M in pair[0] for pair in c.pairs)]

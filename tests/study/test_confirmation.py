@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from nmt.data.toy import make_toy_corpus
-from nmt.study.__main__ import parse_args, pending
-from nmt.study.alignment import toy_links
-from nmt.study.configs import CONFIRMATION, select, study_configs
-from nmt.study.planning import plan
-from nmt.study.second_test import CONFIRM_SET, confirm_pairs
+from nmt_study.__main__ import parse_args, pending
+from nmt_study.alignment import toy_links
+from nmt_study.configs import CONFIRMATION, select, study_configs
+from nmt_study.planning import plan
+from nmt_study.second_test import CONFIRM_SET, confirm_pairs
 from tests.helpers import run_cli
 
 
@@ -74,7 +74,7 @@ def test_every_run_scores_the_confirmation_set_too(tmp_path, cache_dir):
     links.write_text("".join(" ".join(f"{i}-{j}" for i, j in sorted(toy_links(s, t))) + "\n"
                              for s, t in second), encoding="utf-8")
     out = tmp_path / "out" / "multi30k"
-    result = run_cli("nmt.study", "--data-path", str(tmp_path / "m30"), "--budget-steps", "4", "--val-every", "2",
+    result = run_cli("nmt_study", "--data-path", str(tmp_path / "m30"), "--budget-steps", "4", "--val-every", "2",
                      "--val-sentences", "5", "--test-sentences", "8", "--seeds", "1", "--only", "luong_general",
                      "--out", str(out), "--runs-dir", str(tmp_path / "runs"), "--cache-dir", str(cache_dir),
                      "--confirm-links", str(links), "--records-only", "data.vocab_size=60", timeout=300)
@@ -96,7 +96,7 @@ def fake_run(name: str, seed: int, bleu_2016: float, bleu_2017: float, stopped_b
 
 
 def test_the_confirmation_report_reads_each_comparison_on_both_sets():
-    from nmt.study.confirmation_report import confirmation_lines, confirmed_summary, stopping_line
+    from nmt_study.confirmation_report import confirmation_lines, confirmed_summary, stopping_line
 
     spread = (-0.2, 0.0, 0.2)
     runs = [fake_run("luong_general", s, 29 + d, 25 + d) for s, d in enumerate(spread, 1)]
@@ -123,8 +123,8 @@ def test_the_confirmation_report_reads_each_comparison_on_both_sets():
 
 def test_the_index_reads_a_finished_confirmation_at_convergence():
     """Every planned run finished and stopped early: no "so far", and "at early stopping"."""
-    from nmt.study.configs import CONFIRMATION
-    from nmt.study.confirmation_report import confirmed_summary
+    from nmt_study.configs import CONFIRMATION
+    from nmt_study.confirmation_report import confirmed_summary
 
     spread = (-0.2, 0.0, 0.2)
     runs = [fake_run(name, s, 30 + 5 * (name != "luong_general") + d, 25 + 5 * (name == "coverage") + d)
@@ -141,10 +141,10 @@ def test_the_index_reads_a_finished_confirmation_at_convergence():
 def test_a_test_2017_difference_after_no_finding_on_test_2016_says_which_way():
     """rotary vs sinusoidal: no finding on test_2016, then test_2017 differs; the claim is
     "rotary higher", so a negative gap there is against the claim and the reading says so."""
-    from nmt.study.claims import CONFIRMATION_CLAIMS
-    from nmt.study.confirmation_report import reading
-    from nmt.study.findings import Checked
-    from nmt.study.statistics import Comparison
+    from nmt_study.claims import CONFIRMATION_CLAIMS
+    from nmt_study.confirmation_report import reading
+    from nmt_study.findings import Checked
+    from nmt_study.statistics import Comparison
 
     claim = next(c for c in CONFIRMATION_CLAIMS if c.expect == ">")
     def checked(gap, words):

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from nmt.study.__main__ import main
-from nmt.study.guard import StudyLock
-from nmt.study.runner import TRAINED, make_room
+from nmt_study.__main__ import main
+from nmt_study.guard import StudyLock
+from nmt_study.runner import TRAINED, make_room
 from tests.helpers import ROOT, run_cli
 
 TOY = ["--data", "toy", "--seeds", "1", "--only", "luong_general", "--test-sentences", "5",
@@ -81,7 +81,7 @@ def test_a_finished_record_without_figures_is_one_line(tmp_path, capsys, cache_d
 def test_a_record_that_is_a_fifo_is_one_line_not_a_hang(tmp_path, cache_dir):
     record = finished_study(tmp_path / "out")
     os.mkfifo(record)
-    result = run_cli("nmt.study", "--report-only", "--data", "toy", "--out", str(tmp_path / "out"),
+    result = run_cli("nmt_study", "--report-only", "--data", "toy", "--out", str(tmp_path / "out"),
                      "--cache-dir", str(cache_dir), "--test-sentences", "5", timeout=120)
     assert result.returncode == 1
     assert "FIFO" in one_error_line(result.stderr.decode())
@@ -93,14 +93,14 @@ def test_a_folder_the_study_did_not_make_is_never_removed(tmp_path, cache_dir):
     theirs = tmp_path / "runs" / "luong_general" / "seed1"
     theirs.mkdir(parents=True)
     (theirs / "notes.txt").write_text("mine\n")
-    result = run_cli("nmt.study", *TOY, "--out", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs"),
+    result = run_cli("nmt_study", *TOY, "--out", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs"),
                      "--cache-dir", str(cache_dir), timeout=240)
     assert result.returncode == 1
     assert one_error_line(result.stderr.decode()).startswith("nmt: error: 1 of 1 runs failed")
     assert sorted(p.name for p in theirs.iterdir()) == ["notes.txt"]
     assert (theirs / "notes.txt").read_text() == "mine\n"
     record = json.loads((tmp_path / "out" / "records" / "luong_general" / "seed1.json").read_text())
-    assert record["status"] == "failed" and "not made by nmt.study" in record["reason"]
+    assert record["status"] == "failed" and "not made by nmt_study" in record["reason"]
 
 
 def test_an_unfinished_run_of_an_earlier_study_is_moved_aside_not_removed(tmp_path):
@@ -122,17 +122,17 @@ def test_a_second_study_on_the_same_folders_refuses(tmp_path, cache_dir, locked)
     with StudyLock({"--runs-dir": tmp_path / "runs", "--out": tmp_path / "out"}):
         other = {"runs": ("--out", tmp_path / "out2"), "out": ("--runs-dir", tmp_path / "runs2")}[locked]
         mine = {"runs": ("--runs-dir", tmp_path / "runs"), "out": ("--out", tmp_path / "out")}[locked]
-        result = run_cli("nmt.study", *TOY, mine[0], str(mine[1]), other[0], str(other[1]),
+        result = run_cli("nmt_study", *TOY, mine[0], str(mine[1]), other[0], str(other[1]),
                          "--cache-dir", str(cache_dir), timeout=240)
     assert result.returncode == 1
-    assert "another nmt.study is training into it" in one_error_line(result.stderr.decode())
+    assert "another nmt_study is training into it" in one_error_line(result.stderr.decode())
     assert not (tmp_path / "runs" / "luong_general").exists() and not (tmp_path / "runs2" / "luong_general").exists()
 
 
 def test_stopping_the_study_stops_its_training_child(tmp_path, cache_dir):
     runs = tmp_path / "runs"
     argv = TOY[:-1] + ["100000"]                                 # a budget it will not finish, validating every 2
-    study = subprocess.Popen([sys.executable, "-m", "nmt.study", *argv, "--out", str(tmp_path / "out"),
+    study = subprocess.Popen([sys.executable, "-m", "nmt_study", *argv, "--out", str(tmp_path / "out"),
                               "--runs-dir", str(runs), "--cache-dir", str(cache_dir)], cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     metrics = runs / "luong_general" / "seed1" / "metrics.jsonl"

@@ -3,7 +3,7 @@ notes on what the toy and Multi30k settings can and cannot show."""
 
 import json
 
-from nmt.study.index import write_index
+from nmt_study.index import write_index
 
 
 def write_records(part, rows: dict[str, list[dict]]) -> None:

@@ -1,9 +1,9 @@
 """The learning-rate sweep (issue 45, item 7): its rows, its options, and its page,
 which chooses each row's rate on validation BLEU and reads the score finding there."""
 
-from nmt.study.configs import lr_name, lr_sweep_configs, study_configs
-from nmt.study.lr_sweep_report import lr_sweep_item, write_lr_sweep_report
-from nmt.study.runner import record_path_of, write_record
+from nmt_study.configs import lr_name, lr_sweep_configs, study_configs
+from nmt_study.lr_sweep_report import lr_sweep_item, write_lr_sweep_report
+from nmt_study.runner import record_path_of, write_record
 from tests.helpers import run_cli
 
 
@@ -21,7 +21,7 @@ def test_each_row_at_each_rate_differs_from_the_grid_in_its_rate_only():
 
 
 def test_lr_sweep_options(tmp_path):
-    from nmt.study.__main__ import chosen_runs, parse_args
+    from nmt_study.__main__ import chosen_runs, parse_args
 
     args = parse_args(["--lr-sweep", "--out", str(tmp_path / "multi30k")])
     assert args.out == tmp_path / "learning_rate" and args.budget_steps == 1600 and args.seeds == 1
@@ -32,7 +32,7 @@ def test_lr_sweep_options(tmp_path):
                         (["--budget-steps", "50"], "--lr-sweep sets the Multi30k rows"),
                         (["--confirm"], "give one of --confirm, --lr-sweep, not several"),
                         (["--reproduce", "bahdanau-lr0.001:1"], "--reproduce reruns runs of the grid")):
-        done = run_cli("nmt.study", "--lr-sweep", *extra, "--out", str(tmp_path / "x"), "--list")
+        done = run_cli("nmt_study", "--lr-sweep", *extra, "--out", str(tmp_path / "x"), "--list")
         assert done.returncode == 2 and said in done.stderr.decode() and done.stderr.decode().count("\n") == 1
 
 

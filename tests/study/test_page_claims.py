@@ -1,14 +1,14 @@
 """The study's pages say only what its records show: no "at convergence" (every run
 stops by early stopping; no convergence test is run), and no family said to be
 declared before its results except the pre-registered plan's, whose commit the
-study checks (nmt.study.preregistration)."""
+study checks (nmt_study.preregistration)."""
 
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [*ROOT.glob("docs/**/*.md"), *ROOT.glob("benchmarks/attention_study/**/README.md"),
-         *ROOT.glob("nmt/study/*.py"), ROOT / "README.md"]
+         *ROOT.glob("nmt_study/*.py"), ROOT / "README.md"]
 # what the papers report of their own runs, quoted as theirs
 PAPERS_OWN = ("their gains are at convergence",)
 

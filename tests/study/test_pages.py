@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nmt.study.report_header import portable_command
+from nmt_study.report_header import portable_command
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "benchmarks" / "attention_study"
@@ -56,7 +56,8 @@ def test_every_file_a_page_command_names_in_the_repository_is_there(page):
 
 def test_a_path_of_a_removed_worktree_is_shown_as_the_repository_reads_it(tmp_path):
     """A study run from a worktree that has since been removed (or on another machine):
-    its recorded links are still written relative to the root, since the same file is here."""
+    its recorded links are still written relative to the root, since the same file is here;
+    its command, recorded when the study was nmt.study, is shown as it runs now (nmt_study)."""
     main = tmp_path / "main"
     (main / ".git").mkdir(parents=True)
     (main / "nmt").mkdir()
@@ -67,7 +68,7 @@ def test_a_path_of_a_removed_worktree_is_shown_as_the_repository_reads_it(tmp_pa
     recorded = (f"python -m nmt.study --links {tmp_path}/wt-gone/benchmarks/m30/test.links "
                 f"--data-path {tmp_path}/shared/data --out {out}")
     assert portable_command(recorded, out) == (
-        "python -m nmt.study --links benchmarks/m30/test.links --data-path ../shared/data --out benchmarks/confirmation")
+        "python -m nmt_study --links benchmarks/m30/test.links --data-path ../shared/data --out benchmarks/confirmation")
 
 
 def test_a_recorded_command_is_shown_as_run_from_the_repository_root(tmp_path):
@@ -81,7 +82,7 @@ def test_a_recorded_command_is_shown_as_run_from_the_repository_root(tmp_path):
                 f"{checkout}/benchmarks/attention_study/multi30k/test.links --runs-dir {tmp_path}/runs/x "
                 f"--machine '2-core CPU' data.path={tmp_path}/shared/data/multi30k")
     assert portable_command(recorded, out) == (
-        "python -m nmt.study --data-path ../shared/data/multi30k --links "
+        "python -m nmt_study --data-path ../shared/data/multi30k --links "
         "benchmarks/attention_study/multi30k/test.links --runs-dir ../runs/x --machine '2-core CPU' "
         "data.path=../shared/data/multi30k")
 
@@ -89,7 +90,7 @@ def test_a_recorded_command_is_shown_as_run_from_the_repository_root(tmp_path):
 def test_a_command_run_from_a_worktree_is_shown_as_run_from_the_repository_root(tmp_path, monkeypatch):
     """Paths typed relative to another folder (a worktree beside the repository) are
     recorded absolute, so the page writes them relative to its own repository root."""
-    from nmt.study.options import absolute_paths
+    from nmt_study.options import absolute_paths
 
     main, worktree = tmp_path / "main", tmp_path / "wt"
     for checkout in (main, worktree):
@@ -101,9 +102,9 @@ def test_a_command_run_from_a_worktree_is_shown_as_run_from_the_repository_root(
     argv = ["--lr-sweep", "--data-path", "../shared/data/multi30k", "--links", "benchmarks/x/test.links",
             "--out", "../main/benchmarks/attention_study/learning_rate", "--runs-dir=../runs/lr", "--only",
             "bahdanau", "--machine", "2 cores"]
-    recorded = "python -m nmt.study " + shlex.join(absolute_paths(argv))
+    recorded = "python -m nmt_study " + shlex.join(absolute_paths(argv))
     assert portable_command(recorded, out) == (
-        "python -m nmt.study --lr-sweep --data-path ../shared/data/multi30k --links benchmarks/x/test.links "
+        "python -m nmt_study --lr-sweep --data-path ../shared/data/multi30k --links benchmarks/x/test.links "
         "--out benchmarks/attention_study/learning_rate --runs-dir=../runs/lr --only bahdanau --machine '2 cores'")
 
 
@@ -120,15 +121,15 @@ def test_a_relative_command_recorded_in_a_worktree_by_an_older_study_is_shown_fr
                 "benchmarks/attention_study/multi30k/test.links --out ../main/benchmarks/attention_study/confirmation "
                 "--runs-dir=../runs/confirmation --cache-dir ../cache_study --jobs 2 --machine 'AMD, 2 cores'")
     assert portable_command(recorded, out) == (
-        "python -m nmt.study --confirm --data-path ../shared/data/multi30k --links "
+        "python -m nmt_study --confirm --data-path ../shared/data/multi30k --links "
         "benchmarks/attention_study/multi30k/test.links --out benchmarks/attention_study/confirmation "
         "--runs-dir=../runs/confirmation --cache-dir ../cache_study --jobs 2 --machine 'AMD, 2 cores'")
-    from_root = "python -m nmt.study --out benchmarks/attention_study/confirmation --links ../x.links"
+    from_root = "python -m nmt_study --out benchmarks/attention_study/confirmation --links ../x.links"
     assert portable_command(from_root, out) == from_root          # run from the root: as recorded
 
 
 def test_baselines_are_read_in_words_with_each_gaps_own_interval_both_ways():
-    from nmt.study.alignment_table import baselines_read, gap_interval
+    from nmt_study.alignment_table import baselines_read, gap_interval
 
     table = {"a": {"n": 3, "values": {"aer": [0.50, 0.51, 0.49]}}, "b": {"n": 3, "values": {"aer": [0.42, 0.46, 0.44]}},
              "c": {"n": 3, "values": {"aer": [0.30, 0.31, 0.29]}}, "d": {"n": 1, "values": {"aer": [0.40]}},

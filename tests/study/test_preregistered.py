@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nmt.base.errors import NmtError
-from nmt.study.preregistration import check_records, load_plan, plan_configs, require_committed
+from nmt_study.preregistration import check_records, load_plan, plan_configs, require_committed
 from tests.study.git_repos import git, new_repo
 
 PLAN = Path(__file__).resolve().parents[2] / "benchmarks" / "attention_study" / "preregistered" / "plan.json"
@@ -77,7 +77,7 @@ def test_a_record_trained_before_the_plan_is_not_scored(repo):
 
 
 def test_the_plan_options_are_refused_beside_it(capsys):
-    from nmt.study.options import parse_args
+    from nmt_study.options import parse_args
 
     for extra in (["--seeds", "3"], ["--patience", "4"], ["--only", "bahdanau"], ["--budget-steps", "1600"]):
         with pytest.raises(SystemExit):
@@ -86,8 +86,8 @@ def test_the_plan_options_are_refused_beside_it(capsys):
 
 
 def test_the_report_decides_only_complete_rows_and_prints_power(repo):
-    from nmt.study.preregistered_report import write_preregistered_report
-    from nmt.study.runner import record_path_of, write_record
+    from nmt_study.preregistered_report import write_preregistered_report
+    from nmt_study.runner import record_path_of, write_record
 
     root, out = repo
     commit_file(root, out / "plan.json", PLAN.read_text(), "the plan")

@@ -1,10 +1,10 @@
-"""The overall ranking (nmt.study.ranking): order, evidence, the seeds planned."""
+"""The overall ranking (nmt_study.ranking): order, evidence, the seeds planned."""
 
 import sacrebleu
 
-from nmt.study.configs import study_configs
-from nmt.study.ranking import ranked_names, ranking_table
-from nmt.study.tables import aggregate
+from nmt_study.configs import study_configs
+from nmt_study.ranking import ranked_names, ranking_table
+from nmt_study.tables import aggregate
 
 REFS = ["the cat sat on the mat", "a dog runs in the park", "two men play chess", "the sun is hot today"]
 GOOD = list(REFS)
@@ -61,7 +61,7 @@ def test_the_index_shows_part_2_ranked(tmp_path):
     records alone, with the rows short of their planned seeds."""
     import json
 
-    from nmt.study.index import write_index
+    from nmt_study.index import write_index
 
     part = tmp_path / "multi30k"
     (part).mkdir()

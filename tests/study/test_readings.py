@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nmt.study.alignment import AerCounts, baseline_links, one_link_floor, shifted_rows
-from nmt.study.runner import run_watched
+from nmt_study.alignment import AerCounts, baseline_links, one_link_floor, shifted_rows
+from nmt_study.runner import run_watched
 
 
 def test_precision_recall_and_aer_without_unlinked_words():
@@ -59,8 +59,8 @@ def test_one_link_floor_keeps_one_reference_link_per_word():
 
 
 def test_the_seed_plan_is_fixed_in_advance():
-    from nmt.study.__main__ import parse_args, plan
-    from nmt.study.configs import BUDGETS, study_configs
+    from nmt_study.__main__ import parse_args, plan
+    from nmt_study.configs import BUDGETS, study_configs
 
     args = parse_args(["--data-path", "/data"])
     seeds = plan(args, study_configs("multi30k"))
@@ -85,8 +85,8 @@ def test_a_run_without_progress_is_stopped_a_slow_one_is_not(tmp_path):
 
 
 def test_the_convergence_check_runs_its_rows_three_times_longer_with_early_stopping():
-    from nmt.study.__main__ import common_overrides, parse_args, plan
-    from nmt.study.configs import select, study_configs
+    from nmt_study.__main__ import common_overrides, parse_args, plan
+    from nmt_study.configs import select, study_configs
 
     args = parse_args(["--data-path", "/data", "--convergence"])
     assert (args.budget_steps, args.transformer_budget_steps, args.patience) == (4800, 3000, 4)

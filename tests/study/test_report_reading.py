@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from nmt.study.alignment import AerCounts
-from nmt.study.configs import study_configs
-from nmt.study.convergence import (NOT_CONFIRMED, at_cap, check_pointer_lines, convergence_lines, ordering_checks, paragraph,
+from nmt_study.alignment import AerCounts
+from nmt_study.configs import study_configs
+from nmt_study.convergence import (NOT_CONFIRMED, at_cap, check_pointer_lines, convergence_lines, ordering_checks, paragraph,
                                    verdict)
-from nmt.study.provenance import commit_lines, compare_records, equivalence_lines, reproduction_lines
-from nmt.study.ranking import ranking_table, seed_plan_line
-from nmt.study.readings import chosen_on_valid, derived
-from nmt.study.report_header import rebuild_command, title
-from nmt.study.tables import aggregate, cell
+from nmt_study.provenance import commit_lines, compare_records, equivalence_lines, reproduction_lines
+from nmt_study.ranking import ranking_table, seed_plan_line
+from nmt_study.readings import chosen_on_valid, derived
+from nmt_study.report_header import rebuild_command, title
+from nmt_study.tables import aggregate, cell
 
 
 def counts(aer_hits: int) -> list[int]:
@@ -73,12 +73,12 @@ def test_the_seed_plan_line_names_the_rows_short_of_their_seeds():
 
 
 def test_the_convergence_checks_own_report_reads_as_the_check():
-    # its folder, not a flag, marks it: python -m nmt.study --convergence always writes OUT/../convergence
+    # its folder, not a flag, marks it: python -m nmt_study --convergence always writes OUT/../convergence
     settings = {"data": "multi30k", "data_path": "/data", "links": "test.links"}
     assert title(settings, "bench/convergence").startswith("the convergence check")
     assert title(settings, "bench/multi30k") == "part 2, Multi30k de→en"
     assert rebuild_command(settings, "bench/convergence").startswith(
-        "python -m nmt.study --report-only --convergence --data multi30k --out bench/convergence")
+        "python -m nmt_study --report-only --convergence --data multi30k --out bench/convergence")
     assert "--convergence" not in rebuild_command(settings, "bench/multi30k")
     runs = [run("bahdanau", 1, test_bleu=36.0)]
     line = seed_plan_line(study_configs("multi30k"), aggregate(runs), "convergence")
@@ -175,7 +175,7 @@ def test_a_rerun_on_another_processor_is_not_read_as_a_difference(tmp_path):
     """Bit-identity holds on the original's processor only: a rerun elsewhere gets a
     row that says so and how far each figure moved; --reproduce keeps a rerun made on
     this processor or on the original's, and trains any other again."""
-    from nmt.study.provenance import rerun_done
+    from nmt_study.provenance import rerun_done
 
     intel, amd = "Intel Xeon, avx512", "AMD EPYC, avx2"
     original = {"eval": {"test_bleu": 30.0, "aer": 0.3, "best_step": 400}, "commit": "a", "cpu": intel}
@@ -197,8 +197,8 @@ def test_a_rerun_on_another_processor_is_not_read_as_a_difference(tmp_path):
 
 
 def test_every_aer_table_gets_the_baselines_under_it():
-    from nmt.study.alignment_table import baseline_note
-    from nmt.study.baselines import baseline_counts
+    from nmt_study.alignment_table import baseline_note
+    from nmt_study.baselines import baseline_counts
 
     # one pair, 3 source and 3 target words, reference links 0-0, 2-1, 1-2:
     # diagonal 0-0 1-1 2-2 hits one of 3 (AER 1 - 2/6); same position the same; the floor all 3

@@ -1,9 +1,9 @@
-"""The paired bootstrap goes through sacreBLEU (nmt.study.significance)."""
+"""The paired bootstrap goes through sacreBLEU (nmt_study.significance)."""
 
 import pytest
 import sacrebleu
 
-from nmt.study.significance import noise_line, paired_bootstrap, seed_pair_noise
+from nmt_study.significance import noise_line, paired_bootstrap, seed_pair_noise
 
 REFS = ["the cat sat on the mat", "a dog runs in the park", "two men play chess", "the sun is hot today"]
 GOOD = list(REFS)

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from nmt.base.errors import NmtError
-from nmt.study import runner
-from nmt.study.configs import study_configs
+from nmt_study import runner
+from nmt_study.configs import study_configs
 
 
 @pytest.mark.parametrize("member", ["study_command.json", "study_trained.json", "study_failed.txt",

@@ -5,7 +5,7 @@ import math
 import pytest
 from scipy import stats
 
-from nmt.study.statistics import decide, describe, holm, mean_interval, welch
+from nmt_study.statistics import decide, describe, holm, mean_interval, welch
 
 
 def test_welch_by_hand():

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from nmt.study.__main__ import main
+from nmt_study.__main__ import main
 from tests.helpers import ROOT
 from tests.study.test_guard import TOY, one_error_line
 
@@ -69,8 +69,8 @@ def test_a_broken_record_is_one_line_and_the_report_fails(tmp_path, capsys, cach
 
 
 def test_a_missing_record_is_still_not_run(tmp_path):
-    from nmt.study.configs import study_configs
-    from nmt.study.tables import collect
+    from nmt_study.configs import study_configs
+    from nmt_study.tables import collect
 
     record_at(tmp_path / "out")
     configs = [c for c in study_configs("toy") if c.name == "luong_general"]
@@ -79,7 +79,7 @@ def test_a_missing_record_is_still_not_run(tmp_path):
 
 
 def test_a_whole_record_is_read_as_before(tmp_path):
-    from nmt.study.runner import read_record
+    from nmt_study.runner import read_record
 
     path = record_at(tmp_path / "out")
     path.write_text(with_eval(aer=None, steps_to_target=None, entropy=float("nan")))
@@ -112,7 +112,7 @@ def test_the_studys_counts_are_bounded_and_read_strictly(tmp_path, capsys, argv,
 def test_a_killed_study_leaves_no_trainer_running(tmp_path, cache_dir):
     runs = tmp_path / "runs"
     argv = TOY[:-1] + ["100000"]                                 # a budget it will not finish
-    study = subprocess.Popen([sys.executable, "-m", "nmt.study", *argv, "--out", str(tmp_path / "out"),
+    study = subprocess.Popen([sys.executable, "-m", "nmt_study", *argv, "--out", str(tmp_path / "out"),
                               "--runs-dir", str(runs), "--cache-dir", str(cache_dir)], cwd=ROOT,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     metrics = runs / "luong_general" / "seed1" / "metrics.jsonl"
@@ -136,14 +136,14 @@ def test_a_killed_study_leaves_no_trainer_running(tmp_path, cache_dir):
 
 def test_a_child_gets_its_signal_when_the_parent_dies_first(tmp_path):
     """die_with_parent (prctl PR_SET_PDEATHSIG) in the route the study starts every trainer by."""
-    from nmt.study.child_death import die_with_parent
+    from nmt_study.child_death import die_with_parent
 
     if die_with_parent() is None:
         pytest.skip("not Linux")
     pid_file = tmp_path / "child.pid"
     child_code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
     script = tmp_path / "parent.py"
-    script.write_text("import os, sys\nfrom pathlib import Path\nfrom nmt.study.runner import run_watched\n"
+    script.write_text("import os, sys\nfrom pathlib import Path\nfrom nmt_study.runner import run_watched\n"
                       f"run_watched([sys.executable, '-c', {child_code!r}], Path({str(tmp_path / 'log.txt')!r}), "
                       "dict(os.environ), None, 600)\n")
     parent = subprocess.Popen([sys.executable, str(script)], cwd=ROOT)

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from nmt.study.symmetrise import grow_diag_final_and
+from nmt_study.symmetrise import grow_diag_final_and
 
 
 def test_grow_diag_final_and_by_hand():
@@ -34,8 +34,8 @@ def test_grow_diag_adds_neighbours_with_one_side_unaligned():
 def test_eflomal_links_on_toy_pairs():
     pytest.importorskip("eflomal")
     from nmt.data.toy import make_toy_corpus
-    from nmt.study.alignment import AerCounts, toy_links
-    from nmt.study.eflomal_links import eflomal_links, pharaoh
+    from nmt_study.alignment import AerCounts, toy_links
+    from nmt_study.eflomal_links import eflomal_links, pharaoh
 
     pairs = make_toy_corpus(300, 1, 0, seed=3).train
     started = time.perf_counter()

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from nmt.store.averaging import run_scores
-from nmt.study.metrics import read_metrics
+from nmt_study.metrics import read_metrics
 from nmt.store.metrics_log import parse_record, read_records
 from nmt.training.run_dir import drop_metrics_after
 from scripts.benchmarks import plot_learning_curve

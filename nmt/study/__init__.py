@@ -1,1 +1,0 @@
-"""The attention study: `python -m nmt.study` (see __main__.py)."""
