@@ -21,6 +21,8 @@ from pathlib import Path
 
 import torch
 
+from scripts.out_path import ready_folder
+
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = ("quickstart", "first_run", "rnn_bahdanau", "transformer_small")
 TIMING_WORDS = ("per_s", "second", "elapsed", "minute", "time", "wall")
@@ -86,6 +88,7 @@ def main(argv=None) -> int:
     parser.add_argument("--presets", nargs="+", default=list(PRESETS), choices=PRESETS)
     parser.add_argument("--out", type=Path, required=True, help="a scratch folder for the two trees and the runs")
     args = parser.parse_args(argv)
+    args.out = ready_folder(args.out, "preset_equivalence")
     commits = {side: export(getattr(args, side), args.out / side / "code") for side in ("before", "after")}
     print(f"before {commits['before'][:12]}, after {commits['after'][:12]}, {args.steps} updates, seed 7")
     print("| preset | metrics records | last.pt tensors | checkpoint keys |\n| --- | --- | --- | --- |")
