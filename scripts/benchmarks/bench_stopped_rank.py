@@ -21,6 +21,8 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
+from scripts.out_path import ready_file
+
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ("experiment=quickstart", "trainer.val_max_sentences=10", "trainer.heatmap_sentences=0",
         "trainer.log_every=1", "trainer.keep_last=0", "trainer.device=cpu", "trainer.max_steps=100000",
@@ -76,6 +78,7 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None, help="the vocabulary cache (default: a fresh one)")
     parser.add_argument("--out", type=Path, required=True, help="the JSON record to write")
     args = parser.parse_args()
+    args.out = ready_file(args.out, "bench_stopped_rank")
     with tempfile.TemporaryDirectory(prefix="bench_stopped_rank.") as tmp:
         cache = args.cache_dir or Path(tmp) / "cache"
         rounds = []
