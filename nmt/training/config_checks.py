@@ -135,7 +135,7 @@ def check_paths(cfg: DictConfig) -> None:
     if data.get("kind") == "files":
         for key in DATA_FILES:
             path = data.get(key)
-            if _set(path) and not os.path.lexists(str(path)):     # a link loop: said by the reader
+            if _set(path) and not os.path.lexists(str(path)):  # a link loop: said by the reader
                 raise NmtError(f"{path}: no such file; check the data paths in the config (data.{key})")
         check_pair_lengths(data)
     if data.get("kind") == "multi30k" and _set(data.get("path")) and not Path(str(data.path)).is_dir():

@@ -137,10 +137,16 @@ def public_names() -> list[str]:
     """The section listing `nmt.__all__`: each name, where it is defined, what it is."""
     import nmt
 
-    out = ["## The names `from nmt import` gives", "",
-           "The package's public API, each name imported on first use (so `import nmt` stays light). "
-           "Code outside nmt, such as the attention study (`nmt_study`, its own package beside nmt), "
-           "imports these and nothing deeper.", "", "| name | defined in | what it is |", "| --- | --- | --- |"]
+    out = [
+        "## The names `from nmt import` gives",
+        "",
+        "The package's public API, each name imported on first use (so `import nmt` stays light). "
+        "Code outside nmt, such as the attention study (`nmt_study`, its own package beside nmt), "
+        "imports these and nothing deeper.",
+        "",
+        "| name | defined in | what it is |",
+        "| --- | --- | --- |",
+    ]
     for name in nmt.__all__:
         module, attribute, meaning = nmt.PUBLIC[name]
         where = f"`{module}.{attribute}`"
