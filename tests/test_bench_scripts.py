@@ -198,6 +198,11 @@ def test_eole_config_matches_transformer_small(tmp_path):
     assert (training["adam_beta1"], training["adam_beta2"], training["max_grad_norm"]) == (0.9, 0.98, 1.0)
     assert (training["train_steps"], training["num_workers"], training["compute_dtype"]) == (30, 0, "fp32")
     assert training["label_smoothing"] == 0.1 and cfg["data"]["corpus_1"]["transforms"] == []
+    bf16 = compare.eole_config(tmp_path, {"vocab": tmp_path / "vocab.txt"}, updates=30, precision="bf16")
+    assert bf16["training"]["compute_dtype"] == "bf16" and {**bf16["training"], "compute_dtype": "fp32"} == training
+    assert compare.parse_args([]).precision == "fp32" and compare.parse_args(["--precision", "bf16"]).precision == "bf16"
+    with pytest.raises(SystemExit):
+        compare.parse_args(["--precision", "fp16"])
 
 
 def test_eole_sides_are_a_label_and_overrides():

@@ -21,6 +21,7 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
+from nmt import finite_float
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,7 @@ def one_round(code: Path, cache_dir: Path, work: Path, peer_timeout: float) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--code", type=Path, default=ROOT, help="the folder whose nmt runs (default: this one)")
-    parser.add_argument("--peer-timeout", type=float, default=10.0, help="trainer.peer_timeout_s")
+    parser.add_argument("--peer-timeout", type=finite_float, default=10.0, help="trainer.peer_timeout_s")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cache-dir", type=Path, default=None, help="the vocabulary cache (default: a fresh one)")
     parser.add_argument("--out", type=Path, required=True, help="the JSON record to write")

@@ -171,22 +171,23 @@ def heap_ab(args, sentences) -> None:
     import sys
     import tempfile
 
-    folder = Path(tempfile.mkdtemp(prefix="heap_ab_"))
-    source = folder / "in.txt"
-    source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
-    options = ["--checkpoint", args.checkpoint, "--beam-size", str(args.beam), "--batch-size", str(args.batch),
-               "--input", str(source), "--overwrite"]
-    heads = {"default": [sys.executable, "-m", "nmt.translate"], "kept_heap": [sys.executable, "-c", KEPT_HEAP]}
-    times, faults, outputs = {n: [] for n in heads}, {n: [] for n in heads}, {}
-    for rnd in range(args.rounds):
-        for name in heads if rnd % 2 == 0 else list(heads)[::-1]:
-            out = folder / f"{name}.txt"
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
-            start = time.perf_counter()
-            subprocess.run([*heads[name], *options, "--output", str(out)], check=True, env=dict(os.environ))
-            times[name].append(time.perf_counter() - start)
-            faults[name].append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before)
-            outputs[name] = out.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="heap_ab_") as scratch:       # removed when done
+        folder = Path(scratch)
+        source = folder / "in.txt"
+        source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+        options = ["--checkpoint", args.checkpoint, "--beam-size", str(args.beam), "--batch-size", str(args.batch),
+                   "--input", str(source), "--overwrite"]
+        heads = {"default": [sys.executable, "-m", "nmt.translate"], "kept_heap": [sys.executable, "-c", KEPT_HEAP]}
+        times, faults, outputs = {n: [] for n in heads}, {n: [] for n in heads}, {}
+        for rnd in range(args.rounds):
+            for name in heads if rnd % 2 == 0 else list(heads)[::-1]:
+                out = folder / f"{name}.txt"
+                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+                start = time.perf_counter()
+                subprocess.run([*heads[name], *options, "--output", str(out)], check=True, env=dict(os.environ))
+                times[name].append(time.perf_counter() - start)
+                faults[name].append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before)
+                outputs[name] = out.read_text(encoding="utf-8")
     ratio = statistics.median(b / a for a, b in zip(times["default"], times["kept_heap"]))
     print(f"heap: kept_heap / default = {ratio:.3f} (median of {args.rounds} processes each; default "
           f"{[round(t, 2) for t in times['default']]} s, {faults['default']} faults; kept_heap "

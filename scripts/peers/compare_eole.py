@@ -14,8 +14,10 @@ printed, and a mismatch stops the run):
     tied to the output layer, separate source and target embeddings of the
     same joint 8k sentencepiece model nmt trains (eole reads its pieces as
     text, `transforms: []`), sinusoidal positions, dropout 0.1, label
-    smoothing 0.1, Adam (0.9, 0.98) at a constant 0.001, clip 1.0, fp32,
-    4,096-token batches normalised by tokens, no data workers.
+    smoothing 0.1, Adam (0.9, 0.98) at a constant 0.001, clip 1.0,
+    4,096-token batches normalised by tokens, no data workers; fp32 on both
+    sides, or with `--precision bf16` nmt's `trainer.precision=bf16` against
+    eole's `compute_dtype: bf16`.
 
 Both sides are timed per update, each in its own process, over the same
 window (updates W+1 .. W+N): nmt by bench_train, eole by a shim that wraps
@@ -41,6 +43,8 @@ from scripts.out_path import ready_file
 
 EOLE_VERSION = "0.6.4"
 PRESET = "transformer_small"
+# --precision -> (nmt's trainer.precision, eole's compute_dtype): the same number format on both sides
+PRECISIONS = {"fp32": ("fp32", "fp32"), "bf16": ("bf16", "bf16")}
 
 # Runs inside eole's venv: times eole's own training step and records each batch's shapes.
 SHIM = r"""
@@ -83,6 +87,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--venv", default=str(ROOT / ".bench" / "eole-venv"))
     parser.add_argument("--work", default="/tmp/nmt-eole", help="eole's data, configs and models")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "compare_eole.json"))
+    parser.add_argument(
+        "--precision",
+        choices=sorted(PRECISIONS),
+        default="fp32",
+        help="both sides' number format: nmt's trainer.precision and eole's compute_dtype (default fp32)",
+    )
     parser.add_argument(
         "--side",
         action="append",
@@ -146,7 +156,7 @@ def piece_files(work: Path, spm_path: Path, vocab_path: Path) -> dict[str, Path]
     return files
 
 
-def eole_config(work: Path, files: dict[str, Path], updates: int) -> dict:
+def eole_config(work: Path, files: dict[str, Path], updates: int, precision: str = "fp32") -> dict:
     """eole 0.6.4's configuration equal to nmt's transformer_small (module docstring)."""
     from scripts.benchmarks.bench_train import compose_config
 
@@ -185,7 +195,7 @@ def eole_config(work: Path, files: dict[str, Path], updates: int) -> dict:
             "normalization": "tokens",
             "accum_count": [1],
             "accum_steps": [0],
-            "compute_dtype": "fp32",
+            "compute_dtype": PRECISIONS[precision][1],
             "optim": "adam",
             "adam_beta1": float(cfg.optimizer.betas[0]),
             "adam_beta2": float(cfg.optimizer.betas[1]),
@@ -221,10 +231,10 @@ def eole_config(work: Path, files: dict[str, Path], updates: int) -> dict:
     }
 
 
-def train_eole(python: Path, work: Path, files: dict[str, Path], warmup: int, steps: int) -> dict:
+def train_eole(python: Path, work: Path, files: dict[str, Path], warmup: int, steps: int, precision: str) -> dict:
     import yaml
 
-    config = eole_config(work, files, warmup + steps)
+    config = eole_config(work, files, warmup + steps, precision)
     path, shim, timings = work / "eole_transformer_small.yaml", work / "eole_shim.py", work / "eole_steps.json"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     shim.write_text(SHIM)
@@ -255,7 +265,9 @@ def figures(timed: list[dict], parameters: int | None, command: str) -> dict:
     }
 
 
-def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path, overrides: list[str] = ()) -> dict:
+def train_ours(
+    data: Path, warmup: int, steps: int, tag: str, work: Path, overrides: list[str] = (), precision: str = "fp32"
+) -> dict:
     out = work / "ours"
     command = [
         sys.executable,
@@ -280,7 +292,7 @@ def train_ours(data: Path, warmup: int, steps: int, tag: str, work: Path, overri
         "--tag",
         tag,
         f"data.path={data}",
-        "trainer.precision=fp32",
+        f"trainer.precision={PRECISIONS[precision][0]}",
         *overrides,
     ]
     run(command, cwd=ROOT)
@@ -314,6 +326,14 @@ def summarise(rounds: list[dict]) -> dict:
     return table
 
 
+def cpu_model() -> str:
+    """lscpu's model name with the family and model numbers, from /proc/cpuinfo."""
+    from nmt import cpuinfo_fields, read_cpuinfo
+
+    fields = cpuinfo_fields(read_cpuinfo())
+    return f"{fields.get('model name', 'unknown')}, family {fields.get('cpu family', '?')} model {fields.get('model', '?')}"
+
+
 def print_table(table: dict, command: str) -> None:
     print(f"\n{command}\n")
     print("| figure (median of rounds) | nmt | eole 0.6.4 | nmt / eole, per round | median ratio |")
@@ -343,10 +363,12 @@ def main(argv=None) -> dict:
     rounds = []
     for number in range(args.rounds):
         sides = {
-            f"nmt/{label}": train_ours(data, args.warmup, args.steps, f"eole_r{number}_{label}", work, overrides)
+            f"nmt/{label}": train_ours(
+                data, args.warmup, args.steps, f"eole_r{number}_{label}", work, overrides, args.precision
+            )
             for label, overrides in args.side
         }
-        sides["eole"] = train_eole(python, work, files, args.warmup, args.steps)
+        sides["eole"] = train_eole(python, work, files, args.warmup, args.steps, args.precision)
         ours = sides[f"nmt/{args.side[0][0]}"]
         if ours["parameters"] != sides["eole"]["parameters"]:
             sys.exit(
@@ -365,6 +387,8 @@ def main(argv=None) -> dict:
     print_table(table, command)
     result = {
         "command": command,
+        "precision": args.precision,
+        "cpu": cpu_model(),
         "warmup": args.warmup,
         "steps": args.steps,
         "sides": {f"nmt/{label}": overrides for label, overrides in args.side},

@@ -71,7 +71,10 @@ def test_the_plain_update_and_the_fast_one_agree(tmp_path, cache_dir):
         assert got["nll"] == pytest.approx(expected["nll"], rel=1e-5)
         assert got["grad_norm"] == pytest.approx(expected["grad_norm"], rel=1e-4)
     for (name, a), b in zip(plain.model.named_parameters(), fast.model.parameters()):
-        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6, msg=name)
+        # Adam divides each gradient element by its own running RMS, so a rounding-level
+        # difference in a near-zero element is magnified in its weight (2.5e-6 of a 0.13 weight
+        # seen on an AVX-512 CPU); a wrong gradient would move weights by up to the rate itself (3e-3 here).
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
 
 
 @pytest.mark.parametrize("key", ["trainer.matmul=openblas", "trainer.compile=true", "trainer.cuda_graphs=true"])
