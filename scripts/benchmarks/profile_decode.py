@@ -115,15 +115,9 @@ def variants(lever: str, checkpoint: str, before: str = "HEAD"):
     if lever in ("matmul", "attention"):
         (use_onednn if lever == "matmul" else use_explicit_attention)(other.model)
         return {"torch": (plain, nullcontext), "onednn" if lever == "matmul" else "explicit": (other, nullcontext)}
-    if lever == "cache":
-        from nmt.core.transformer_decoder import TransformerDecoder
-        from nmt.speedups.decode_cache import KeptCacheDecoder, use_kept_cache
-
-        for module in plain.model.modules():       # from_checkpoint keeps the cache: A is the core's step
-            if type(module) is KeptCacheDecoder:
-                module.__class__ = TransformerDecoder
-        use_kept_cache(other.model)
-        return {"core": (plain, nullcontext), "kept": (other, nullcontext)}
+    if lever == "cache":         # from_checkpoint keeps the cache unless kernels="plain": A is the core's step
+        core = Translator.from_checkpoint(checkpoint, device="cpu", kernels="plain")
+        return {"core": (core, nullcontext), "kept": (other, nullcontext)}
     if lever == "search":
         from nmt.decoding.beam import beam_search
         from nmt.decoding.greedy import greedy_search
@@ -196,8 +190,8 @@ def heap_ab(args, sentences) -> None:
 
 def cache_step_ab(args, sentences) -> None:
     """The decoder's step and reorder alone, the core's against the kept cache's."""
-    from nmt.core.transformer_decoder import TransformerDecoder
-    from nmt.speedups.decode_cache import KeptCacheDecoder
+    from nmt.core.transformer_decoder import TransformerDecoder, TransformerDecoderLayer
+    from nmt.speedups.decode_cache import KeptCacheDecoder, KeptCacheLayer
     from nmt.translator import Translator
 
     translator = Translator.from_checkpoint(args.checkpoint, device="cpu")
@@ -208,8 +202,13 @@ def cache_step_ab(args, sentences) -> None:
     generator = torch.Generator().manual_seed(0)
     tokens = torch.randint(4, translator.tokenizer.tgt_vocab_size, (args.steps, expand.numel()), generator=generator)
 
+    def become(kind):
+        model.decoder.__class__, layer_kind = kind
+        for layer in model.decoder.layers:
+            layer.__class__ = layer_kind
+
     def run(kind):
-        model.decoder.__class__ = kind
+        become(kind)
         with torch.inference_mode():
             memory, state = model.start(src)
             memory, state = memory.index_select(expand), model.decoder.reorder_state(state, expand)
@@ -220,15 +219,15 @@ def cache_step_ab(args, sentences) -> None:
                 state = model.decoder.reorder_state(state, shuffle)
         return torch.stack(logits)
 
-    kinds = {"core": TransformerDecoder, "kept": KeptCacheDecoder}
+    kinds = {"core": (TransformerDecoder, TransformerDecoderLayer), "kept": (KeptCacheDecoder, KeptCacheLayer)}
     times, outputs = {n: [] for n in kinds}, {}
-    run(TransformerDecoder)
+    run(kinds["core"])
     for rnd in range(args.rounds):
         for name in kinds if rnd % 2 == 0 else list(kinds)[::-1]:
             start = time.perf_counter()
             outputs[name] = run(kinds[name])
             times[name].append(time.perf_counter() - start)
-    model.decoder.__class__ = KeptCacheDecoder
+    become(kinds["kept"])                           # as from_checkpoint gave it
     ratios = [b / a for a, b in zip(times["core"], times["kept"])]
     print(f"cache_step ({expand.numel()} rows, {args.steps} steps): kept / core = {statistics.median(ratios):.3f} "
           f"(median of {args.rounds}; per round {[round(r, 3) for r in ratios]}), "
