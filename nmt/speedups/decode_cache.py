@@ -26,6 +26,7 @@ from torch import Tensor, nn
 
 from nmt.core.outputs import Memory
 from nmt.core.transformer_decoder import TransformerDecoder, TransformerDecoderLayer, TransformerState
+from nmt.speedups.swap import swap_class
 
 FIRST_CAPACITY = 16     # steps a new buffer has room for; doubled when full
 
@@ -85,11 +86,5 @@ class KeptCacheDecoder(TransformerDecoder):
 def use_kept_cache(model: nn.Module) -> int:
     """Every module of exactly TransformerDecoder in `model` becomes a KeptCacheDecoder,
     its layers KeptCacheLayers (the parameters untouched); returns how many decoders."""
-    swapped = 0
-    for module in model.modules():
-        if type(module) is TransformerDecoder:
-            module.__class__ = KeptCacheDecoder
-            for layer in module.layers:
-                layer.__class__ = KeptCacheLayer
-            swapped += 1
-    return swapped
+    swap_class(model, TransformerDecoderLayer, KeptCacheLayer)
+    return len(swap_class(model, TransformerDecoder, KeptCacheDecoder))
