@@ -18,7 +18,8 @@ attention) are A's bit for bit.
   attention  SDPA in the decoder step against the attention written out
              (nmt.speedups.decode_kernels.use_explicit_attention) alone
   grad_mode  translate() under torch.no_grad against torch.inference_mode
-  search     nmt/decoding/beam.py and greedy.py as they were at --before (git show) against
+  search     the beam and greedy search as they were at --before (git show of nmt/core/'s
+             beam_search.py and greedy_search.py, or nmt/decoding/beam.py and greedy.py) against
              today's, swapped in for the Translator's searches (beam --beam; greedy when 1)
   cache      the core's decoder step (cat, then index_select) against
              nmt.speedups.decode_cache.use_kept_cache (the cache written in place)
@@ -67,15 +68,18 @@ def same(a, b) -> bool:
                and np.array_equal(x.attention, y.attention) for x, y in zip(a, b))
 
 
-def module_at(revision: str, path: str):
-    """The module `path` (nmt/decoding/NAME.py) as it was at `revision`, imported apart."""
+def module_at(revision: str, *paths: str):
+    """The module at the first of `paths` that `revision` has, as it was there, imported apart."""
     import importlib.util
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"profile_decode: git cannot show {path} at {revision}: {done.stderr.strip()}")
+    for path in paths:
+        done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+    else:
+        raise SystemExit(f"profile_decode: git cannot show {' or '.join(paths)} at {revision}: {done.stderr.strip()}")
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(f"before_{Path(path).stem}", None))
     exec(compile(done.stdout, f"{revision}:{path}", "exec"), module.__dict__)
     return module
@@ -119,11 +123,11 @@ def variants(lever: str, checkpoint: str, before: str = "HEAD"):
         core = Translator.from_checkpoint(checkpoint, device="cpu", kernels="plain")
         return {"core": (core, nullcontext), "kept": (other, nullcontext)}
     if lever == "search":
-        from nmt.decoding.beam import beam_search
-        from nmt.decoding.greedy import greedy_search
+        from nmt.core.beam_search import beam_search
+        from nmt.core.greedy_search import greedy_search
 
-        old = SearchAt(module_at(before, "nmt/decoding/beam.py").beam_search,
-                       module_at(before, "nmt/decoding/greedy.py").greedy_search)
+        old = SearchAt(module_at(before, "nmt/core/beam_search.py", "nmt/decoding/beam.py").beam_search,   # the core's
+                       module_at(before, "nmt/core/greedy_search.py", "nmt/decoding/greedy.py").greedy_search)  # or older
         return {before: (plain, old), "now": (plain, SearchAt(beam_search, greedy_search))}
     if lever == "grad_mode":
         return {"no_grad": (plain, torch.no_grad), "inference_mode": (plain, torch.inference_mode)}
@@ -165,22 +169,23 @@ def heap_ab(args, sentences) -> None:
     import sys
     import tempfile
 
-    folder = Path(tempfile.mkdtemp(prefix="heap_ab_"))
-    source = folder / "in.txt"
-    source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
-    options = ["--checkpoint", args.checkpoint, "--beam-size", str(args.beam), "--batch-size", str(args.batch),
-               "--input", str(source), "--overwrite"]
-    heads = {"default": [sys.executable, "-m", "nmt.translate"], "kept_heap": [sys.executable, "-c", KEPT_HEAP]}
-    times, faults, outputs = {n: [] for n in heads}, {n: [] for n in heads}, {}
-    for rnd in range(args.rounds):
-        for name in heads if rnd % 2 == 0 else list(heads)[::-1]:
-            out = folder / f"{name}.txt"
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
-            start = time.perf_counter()
-            subprocess.run([*heads[name], *options, "--output", str(out)], check=True, env=dict(os.environ))
-            times[name].append(time.perf_counter() - start)
-            faults[name].append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before)
-            outputs[name] = out.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="heap_ab_") as scratch:      # removed when done
+        folder = Path(scratch)
+        source = folder / "in.txt"
+        source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+        options = ["--checkpoint", args.checkpoint, "--beam-size", str(args.beam), "--batch-size", str(args.batch),
+                   "--input", str(source), "--overwrite"]
+        heads = {"default": [sys.executable, "-m", "nmt.translate"], "kept_heap": [sys.executable, "-c", KEPT_HEAP]}
+        times, faults, outputs = {n: [] for n in heads}, {n: [] for n in heads}, {}
+        for rnd in range(args.rounds):
+            for name in heads if rnd % 2 == 0 else list(heads)[::-1]:
+                out = folder / f"{name}.txt"
+                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+                start = time.perf_counter()
+                subprocess.run([*heads[name], *options, "--output", str(out)], check=True, env=dict(os.environ))
+                times[name].append(time.perf_counter() - start)
+                faults[name].append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before)
+                outputs[name] = out.read_text(encoding="utf-8")
     ratio = statistics.median(b / a for a, b in zip(times["default"], times["kept_heap"]))
     print(f"heap: kept_heap / default = {ratio:.3f} (median of {args.rounds} processes each; default "
           f"{[round(t, 2) for t in times['default']]} s, {faults['default']} faults; kept_heap "
