@@ -53,6 +53,7 @@ PUBLIC = {
     "load_corpus": ("nmt.data.corpora", "load_corpus", "the train, valid and test pairs a data config names"),
     "read_parallel": ("nmt.data.readers", "read_parallel", "the pairs of a source and a target text file"),
     "toy_alignment": ("nmt.data.toy", "toy_alignment", "the toy task's true word alignment of one pair"),
+    "PAD_ID": ("nmt.core.special_tokens", "PAD_ID", "the id of <pad>, the token batches are padded with"),
     # word alignment read from attention (Och and Ney 2003's AER)
     "AerCounts": ("nmt.data.word_alignment", "AerCounts", "AER's counts summed over sentences"),
     "aer": ("nmt.data.word_alignment", "aer", "alignment error rate of predicted links against sure and possible"),

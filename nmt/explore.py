@@ -1,13 +1,9 @@
 """`python -m nmt.explore`: the attention explorer in a browser. The command's code is nmt/commands/explore.py;
 its names can also be imported from here (`from nmt.explore import main`)."""
 
-if __name__ == "__main__":  # first: stop signals are one line while torch loads
-    from nmt.commands import run
+from nmt.commands import names_from, run
 
+if __name__ == "__main__":  # first: stop signals are one line while torch loads
     run("explore")
 
-
-def __getattr__(name):
-    import importlib
-
-    return getattr(importlib.import_module("nmt.commands.explore"), name)
+__getattr__ = names_from("explore")

@@ -1,13 +1,9 @@
 """`python -m nmt.train`: train a model. The command's code is nmt/commands/train.py;
 its names can also be imported from here (`from nmt.train import main`)."""
 
-if __name__ == "__main__":  # first: stop signals are one line while torch loads
-    from nmt.commands import run
+from nmt.commands import names_from, run
 
+if __name__ == "__main__":  # first: stop signals are one line while torch loads
     run("train")
 
-
-def __getattr__(name):
-    import importlib
-
-    return getattr(importlib.import_module("nmt.commands.train"), name)
+__getattr__ = names_from("train")

@@ -21,10 +21,10 @@ from torch.overrides import TorchFunctionMode
 
 from nmt.core.special_tokens import BOS_ID as BOS, EOS_ID as EOS, PAD_ID as PAD
 from nmt.data.tokenizer import Tokenizer
-from nmt.decoding.beam import beam_search
+from nmt.core.beam_search import beam_search
 from nmt.decoding.beam_tree import BeamRecorder
 from nmt.decoding.ensemble import Ensemble
-from nmt.decoding.greedy import greedy_search
+from nmt.core.greedy_search import greedy_search
 from nmt.decoding.interface import (Translation, check_coverage_penalty, check_search as _check_search, check_text,
                                     check_sentences as _check_sentences)
 from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limits, decode_step_cap, longest_output

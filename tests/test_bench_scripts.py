@@ -107,7 +107,7 @@ def test_bench_validation_times_a_run_s_own_validation_at_two_versions_of_beam_s
 
 def test_bench_validation_stops_when_the_versions_translate_differently(tmp_path, toy_checkpoint, monkeypatch):
     bench = load_script("bench_validation")
-    from nmt.decoding.beam import beam_search
+    from nmt.core.beam_search import beam_search
 
     def shortened(*args, **kwargs):          # not the same search: every output empty (eos only)
         return [[hyp._replace(tokens=[], attention=hyp.attention[-1:]) for hyp in hyps]

@@ -101,7 +101,7 @@ def test_what_ctranslate2_cannot_represent_is_named_in_one_line(overrides, part)
 
 
 def test_limits_are_nmts_own():
-    from nmt.decoding.greedy import max_output_length
+    from nmt.core.length_limit import max_output_length
 
     # 10 * 1.1 -> 11 + 2, 3 * 1.1 -> 3 + 2, 30 * 1.1 -> 33 + 2, capped at 12
     assert output_limits([10, 3, 30], 1.1, 2, None) == [13, 5, 35]
@@ -351,7 +351,7 @@ def test_the_ctranslate2_route_imports_neither_torch_nor_the_model_code(toy_pair
     """`echo ... | nmt-translate --checkpoint FOLDER` as a user runs it; the
     process then says which heavy modules it had loaded (none)."""
     code = ("import atexit, runpy, sys\n"
-            "heavy = ('torch', 'nmt.translator', 'nmt.models', 'nmt.decoding.beam', 'nmt.decoding.greedy')\n"
+            "heavy = ('torch', 'nmt.translator', 'nmt.models', 'nmt.core.beam_search', 'nmt.core.greedy_search')\n"
             "atexit.register(lambda: sys.stderr.write('loaded: ' + ' '.join(sorted(m for m in sys.modules\n"
             "                if m.split('.')[0] == 'torch' or m.startswith(heavy))) + '|\\n'))\n"
             f"sys.argv = ['nmt.translate', '--checkpoint', {str(toy_pair[1].folder)!r}, '--nbest', '2']\n"
@@ -383,7 +383,7 @@ def test_the_engine_uses_the_cores_definitions_and_copies_only_what_needs_torch(
 
 
 def test_the_engines_numpy_ranking_is_nmts():
-    from nmt.decoding.beam import coverage_penalty as torch_coverage, length_penalty as torch_length
+    from nmt.core.penalties import coverage_penalty as torch_coverage, length_penalty as torch_length
     from nmt.deploy.engine import coverage_penalty, length_penalty
 
     lengths = np.array([1, 7, 19])

@@ -26,3 +26,16 @@ def run(name: str) -> None:
     from nmt.base.cli import run_command
 
     run_command(f"nmt.commands.{name}", STOP_CONTEXT[name], entry=ENTRY.get(name, "main"))
+
+
+def names_from(name: str):
+    """The module `__getattr__` (PEP 562) of an entry file nmt/NAME.py: every name not
+    found there is read from nmt.commands.NAME, imported on first use, so that
+    `from nmt.train import fit` works and `import nmt.train` loads no torch."""
+
+    def __getattr__(attribute):
+        import importlib
+
+        return getattr(importlib.import_module(f"nmt.commands.{name}"), attribute)
+
+    return __getattr__

@@ -43,6 +43,7 @@ from nmt.base import signals
 from nmt.base.cli import command
 from nmt.base.cli_checks import ArgumentParser, check_checkpoint_exists
 from nmt.base.errors import NmtError
+from nmt.commands.model_options import add_device_option, add_model_options
 
 BEAMS = (1, 2, 3, 4, 5, 8, 10)
 MAX_BODY = 64 * 1024            # bytes of a request body; a sentence is far smaller
@@ -331,18 +332,13 @@ def check_port(port: int) -> None:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(prog="python -m nmt.explore", description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", help="a .pt file written by nmt.train")
-    parser.add_argument("--model", metavar="NAME",
-                        help="instead of --checkpoint: a trained model shipped with nmt, by name (multi30k-de-en)")
-    parser.add_argument("--hf", metavar="NAME_OR_FOLDER",
-                        help="a Hugging Face encoder-decoder (e.g. Helsinki-NLP/opus-mt-de-en or a save_pretrained "
-                             "folder); with --checkpoint, shown beside it; needs pip install 'nmt[hf]'")
+    add_model_options(parser, "with --checkpoint, shown beside it")
     parser.add_argument("--compare", metavar="PATH2", help="a second checkpoint, shown side by side")
     parser.add_argument("--links", metavar="FILE",
                         help="reference word links (Pharaoh 'i-j ...'), one line per validation sentence of the "
                              "checkpoint, filled in when one is picked; links can also be typed on the page")
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
-                        help="auto: the GPU when there is one")
+    add_device_option(parser)
     return parser.parse_args(argv)
 
 

@@ -23,7 +23,7 @@ from nmt.base.folders import make_folder
 from nmt.base.own_files import check_pictures, check_replace
 from nmt.base.run_files import check_not_run_file
 from nmt.commands.translate_explain import check_explain_args, check_explainable, html_additions, write_explain_outputs
-from nmt.commands.translate_options import parse_args, positive_int  # noqa: F401  (the command's options)
+from nmt.commands.translate_options import parse_args  # noqa: F401  (the command's options)
 
 log = logging.getLogger("nmt.translate")
 

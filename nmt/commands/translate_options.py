@@ -2,18 +2,12 @@
 
 import argparse
 
-from nmt.base.cli_checks import ArgumentParser, finite_float, picture_dpi
-from nmt.pretrained import names as pretrained_names
+from nmt.base.cli_checks import ArgumentParser, finite_float, picture_dpi, positive_int
+from nmt.core.length_limit import MAX_LEN_EXTRA, MAX_LEN_RATIO
+from nmt.commands.model_options import add_device_option, add_model_options
 
 DESCRIPTION = ("python -m nmt.translate --checkpoint PATH [options]: a thin CLI over Translator. "
                "No model yet? --model multi30k-de-en translates German to English with a model shipped in nmt.")
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return value
 
 
 def add_explain_options(parser) -> None:
@@ -35,13 +29,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", nargs="+", metavar="PATH",
                         help="a .pt file written by nmt.train; several (same vocabulary) are decoded "
                              "as an ensemble that averages their next-token probabilities")
-    parser.add_argument("--model", metavar="NAME",
-                        help="instead of --checkpoint: a trained model shipped with nmt, by name: "
-                             f"{', '.join(pretrained_names())} (its model card: nmt/pretrained/NAME/README.md)")
-    parser.add_argument("--hf", metavar="NAME_OR_FOLDER",
-                        help="instead of --checkpoint: a Hugging Face encoder-decoder (AutoModelForSeq2SeqLM, "
-                             "e.g. Helsinki-NLP/opus-mt-de-en, or a save_pretrained folder), decoded by its "
-                             "generate(); needs pip install 'nmt[hf]'")
+    add_model_options(parser, "decoded by its generate() instead of --checkpoint")
     parser.add_argument("--engine", choices=["nmt", "ctranslate2"], default=None,
                         help="nmt (a .pt checkpoint) or ctranslate2 (a folder written by nmt.export); "
                              "default: ctranslate2 when --checkpoint is a folder")
@@ -55,14 +43,13 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="Wu et al. 2016 beta: beam hypotheses ranked by log P / lp + beta * "
                              "sum over source tokens of log(min(attention received, 1)); 0 = off")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
-    parser.add_argument("--max-length-ratio", type=finite_float, default=1.5, metavar="R",
+    parser.add_argument("--max-length-ratio", type=finite_float, default=MAX_LEN_RATIO, metavar="R",
                         help="the output may have at most R * source subwords + --max-length-extra")
-    parser.add_argument("--max-length-extra", type=int, default=10, metavar="N",
+    parser.add_argument("--max-length-extra", type=int, default=MAX_LEN_EXTRA, metavar="N",
                         help="subwords an output may have beyond --max-length-ratio R * source subwords")
     parser.add_argument("--min-length", type=int, default=0, metavar="N",
                         help="no output ends before N subwords (unless the maximum comes first)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
-                        help="auto: the GPU when there is one")
+    add_device_option(parser)
     parser.add_argument("--kernels", default="torch", choices=["plain", "torch", "fast"],
                         help="nmt's engine: torch's own kernels with the decoder's cache kept in place (the "
                              "default), plain (the reference core's step alone, the same outputs), or on the CPU "

@@ -38,16 +38,18 @@ class OneProcess:
         return nullcontext()
 
 
-def update_counts(batches, pad_id: int, ranks=OneProcess()) -> Counts:
-    """The update's real target tokens, sentences and linked target positions, all ranks together."""
-    tokens = sum(int((b.tgt[:, 1:] != pad_id).sum()) for b in batches)
+def update_counts(batches, ranks=OneProcess()) -> Counts:
+    """The update's real target tokens (each batch's n_tgt_tokens, counted when it was
+    made), sentences and linked target positions, all ranks together."""
+    tokens = sum(b.n_tgt_tokens for b in batches)
     linked = sum(int((b.alignment.sum(-1) > 0).sum()) for b in batches if b.alignment is not None)
     return Counts(*map(int, ranks.sum(tokens, sum(len(b.src) for b in batches), linked)))
 
 
 def train_step(model, batches, forward, loss, optimizer, *, grad_clip: float = 0.0, scaler=None,
-               ranks=OneProcess(), pad_id: int = 0) -> dict:
-    """One optimiser update over `batches` (B, S) / (B, T + 1) each; a non-finite loss skips it.
+               ranks=OneProcess()) -> dict:
+    """One optimiser update over `batches` (B, S) / (B, T + 1) each, with their real token
+    counts n_src_tokens and n_tgt_tokens (nmt.data.batching.Batch); a non-finite loss skips it.
 
     grad_clip: the largest L2 norm of all gradients together (0: none);
     scaler: fp16's torch.amp.GradScaler (none: the loss as it is). Under DDP
@@ -55,7 +57,7 @@ def train_step(model, batches, forward, loss, optimizer, *, grad_clip: float = 0
     averaged, so each loss is multiplied by the number of ranks to sum them.
     """
     scaler = scaler or torch.amp.GradScaler("cuda", enabled=False)   # a disabled scaler changes nothing
-    counts = update_counts(batches, pad_id, ranks)
+    counts = update_counts(batches, ranks)
     total_loss, total_nll, finite, aux = 0.0, 0.0, True, {}
     optimizer.zero_grad(set_to_none=True)
     for i, batch in enumerate(batches):
@@ -82,4 +84,4 @@ def train_step(model, batches, forward, loss, optimizer, *, grad_clip: float = 0
     aux = dict(zip(aux, ranks.sum(*aux.values())))              # every rank's share
     return {"finite": True, "loss": total_loss, "nll": total_nll / max(1, counts.tokens),
             "grad_norm": grad_norm, "tgt_tokens": counts.tokens,
-            "src_tokens": sum(int((b.src != pad_id).sum()) for b in batches), "aux": aux}
+            "src_tokens": sum(b.n_src_tokens for b in batches), "aux": aux}

@@ -9,7 +9,7 @@ Vaswani et al. 2017, Attention Is All You Need, arXiv:1706.03762, Sec. 3.1:
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional
 
 import torch
@@ -56,12 +56,20 @@ class TransformerState:
         source = torch.arange(self.visible.size(0), device=index.device) if self.source is None else self.source
         new_source = source.index_select(0, index)                  # (B',)
         same = torch.equal(new_source, source)
-        return TransformerState(
-            pick(self.keys), pick(self.values),
-            self.cross_keys if same else pick(self.cross_keys),
-            self.cross_values if same else pick(self.cross_values),
-            self.visible.index_select(0, index), self.position, new_source,
+        return replace(                                             # the same kind of state
+            self,
+            keys=self.pick_cache(self.keys, index),
+            values=self.pick_cache(self.values, index),
+            cross_keys=self.cross_keys if same else pick(self.cross_keys),
+            cross_values=self.cross_values if same else pick(self.cross_values),
+            visible=self.visible.index_select(0, index),
+            source=new_source,
         )
+
+    def pick_cache(self, cache: List[Tensor], index: Tensor) -> List[Tensor]:
+        """Rows `index` of each layer's cached keys (or values), (B', H, t, Dh).
+        (nmt.speedups.decode_cache overrides this one method.)"""
+        return [x.index_select(0, index) for x in cache]
 
 
 class TransformerDecoderLayer(ResidualLayer):
@@ -83,16 +91,16 @@ class TransformerDecoderLayer(ResidualLayer):
     def forward(self, x, q_pos, self_mask, cache, cross_kv, cross_mask, need_weights=False,
                 self_weights: Optional[list] = None):
         """x (B, T, D) at positions q_pos (T,); self_mask (B, 1, T, t+T);
-        cache (keys, values) of the t earlier tokens, each (B, H, t, Dh);
+        cache (keys, values) of the t earlier tokens, each (B, H, t, Dh) (see grow_cache);
         cross_kv (B, H, S, Dh) twice; cross_mask (B, 1, 1, S)
-        -> x (B, T, D), cache (B, H, t+T, Dh) twice, weights (B, H, T, S) or None.
+        -> x (B, T, D), the cache grow_cache gives, weights (B, H, T, S) or None.
         A list given as `self_weights` gets the self-attention weights (B, H, T, t+T)."""
         h = self._inp(x, self.norm_self)
         q = self.self_attn.queries(h, q_pos)                        # (B, H, T, Dh)
         k, v = self.self_attn.keys_values(h, q_pos)                 # (B, H, T, Dh)
-        k = torch.cat((cache[0], k), dim=2)                         # (B, H, t+T, Dh)
-        v = torch.cat((cache[1], v), dim=2)
-        k_pos = torch.arange(k.size(2), device=x.device)
+        t = self_mask.size(-1) - x.size(1)                          # earlier tokens: the mask has t+T keys
+        k, v, cache = self.grow_cache(cache, k, v, t)               # (B, H, t+T, Dh) each
+        k_pos = torch.arange(t + x.size(1), device=x.device)
         out, weights = self.self_attn.attend(q, k, v, self_mask, q_pos, k_pos,
                                              need_weights=self_weights is not None)
         if self_weights is not None:
@@ -105,7 +113,19 @@ class TransformerDecoderLayer(ResidualLayer):
         x = self._add(x, out, self.norm_cross)
 
         x = self._add(x, self.ff(self._inp(x, self.norm_ff)), self.norm_ff)
-        return x, (k, v), weights
+        return x, cache, weights
+
+    def grow_cache(self, cache, k, v, t: int):
+        """The self-attention cache with the new tokens' keys and values appended.
+
+        cache (keys, values): positions 0 .. t-1 of each (B, H, >=t, Dh) are the
+        t earlier tokens'; k, v (B, H, T, Dh) the new tokens'
+        -> keys, values (B, H, t+T, Dh) to attend to, and the cache to carry:
+        here that same pair, a fresh copy (torch.cat) at every step.
+        (nmt.speedups.decode_cache overrides this one method.)"""
+        keys = torch.cat((cache[0][:, :, :t], k), dim=2)            # (B, H, t+T, Dh)
+        values = torch.cat((cache[1][:, :, :t], v), dim=2)
+        return keys, values, (keys, values)
 
 
 class TransformerDecoder(nn.Module):
@@ -230,14 +250,12 @@ class TransformerDecoder(nn.Module):
             self_mask, memory.mask[:, None], range(len(self.layers)) if explicit else {self.attention_layer},
             self_weights=[] if explicit else None,
         )
-        state = TransformerState(
+        state = replace(                                            # the same kind of state, one token on
+            state,
             keys=[k for k, _ in caches],
             values=[v for _, v in caches],
-            cross_keys=state.cross_keys,
-            cross_values=state.cross_values,
             visible=visible,
             position=state.position + 1,
-            source=state.source,
         )
         shown = self._shown(weights[self.attention_layer])[:, 0]     # (B, S)
         return logits[:, 0], state, shown

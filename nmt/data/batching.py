@@ -46,16 +46,6 @@ class Batch:
     alignment: Tensor | None = None   # (B, T, S) float guided-alignment target G of each label
                                       # (rows sum to 1, or 0 without a link); None without a file
 
-    @property
-    def tgt_in(self) -> Tensor:
-        """(B, T) decoder input: bos and the target, eos dropped (or padding)."""
-        return self.tgt[:, :-1]
-
-    @property
-    def labels(self) -> Tensor:
-        """(B, T) what the decoder predicts: the target, then eos."""
-        return self.tgt[:, 1:]
-
     def __len__(self) -> int:
         return self.src.size(0)
 

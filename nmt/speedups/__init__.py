@@ -14,5 +14,6 @@ out) changes the floats in their last bits, so it is not under `auto`: it is
 chosen by Translator(kernels="fast") or `nmt.translate --kernels fast`.
 decode_cache.py (a Transformer step's self-attention cache written in place,
 bit for bit the core's) is on for every model that Translator.from_checkpoint
-loads; training's validation decodes with the core's step.
+loads; training's validation decodes with the core's step. swap.py: how each
+takes a core piece's place (its module's class swapped in place, parameters kept).
 """

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt.base.errors import NmtError
+from nmt.speedups.swap import eager_cpu, swap_class
 
 KERNELS = ("plain", "torch", "fast")    # plain: the core's step alone; torch adds the kept cache (same floats)
 BATCH_HINT = 64     # the rows oneDNN's weight layout is chosen for (any row count is then accepted)
@@ -74,23 +75,16 @@ class OneDNNLinear(nn.Linear):
 def _applies(x: Tensor, weight: Tensor) -> bool:
     """oneDNN can take the product: float32 CPU tensors, nothing to differentiate, no autocast."""
     return (
-        x.device.type == "cpu"
-        and x.dtype == weight.dtype == torch.float32
+        x.dtype == torch.float32
+        and eager_cpu(x, weight)
         and not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad))
-        and not torch.is_autocast_enabled("cpu")
-        and not torch.compiler.is_compiling()
     )
 
 
 def use_onednn(model: nn.Module) -> int:
     """Every module of exactly nn.Linear in `model` becomes a OneDNNLinear
     (its parameters untouched, so a tied output projection stays tied); returns how many."""
-    swapped = 0
-    for module in model.modules():
-        if type(module) is nn.Linear:
-            module.__class__ = OneDNNLinear
-            swapped += 1
-    return swapped
+    return len(swap_class(model, nn.Linear, OneDNNLinear))
 
 
 def use_explicit_attention(model: nn.Module) -> int:

@@ -37,6 +37,7 @@ from torch import Tensor, nn
 from nmt.base.device import cpuinfo_fields, read_cpuinfo
 from nmt.base.errors import NmtError
 from nmt.speedups.scratch import UpdateScratch
+from nmt.speedups.swap import eager_cpu, swap_class
 
 log = logging.getLogger(__name__)
 
@@ -94,32 +95,19 @@ class OpenBLASLinear(nn.Linear):
 def blas_applies(x: Tensor, weight: Tensor) -> bool:
     """The products can go to numpy: CPU tensors of one float dtype BLAS
     multiplies, no autocast (it would have cast to bf16) and no compiling."""
-    return (
-        x.device.type == "cpu"
-        and x.dtype in BLAS_DTYPES
-        and weight.dtype == x.dtype
-        and not torch.is_autocast_enabled("cpu")
-        and not torch.compiler.is_compiling()
-    )
+    return x.dtype in BLAS_DTYPES and eager_cpu(x, weight)
 
 
 def use_openblas(model: nn.Module) -> int:
     """Every module of exactly nn.Linear in `model` becomes an OpenBLASLinear
     (its parameters untouched); returns how many."""
-    swapped = 0
-    for module in model.modules():
-        if type(module) is nn.Linear:
-            module.__class__ = OpenBLASLinear
-            swapped += 1
-    return swapped
+    return len(swap_class(model, nn.Linear, OpenBLASLinear))
 
 
 @contextmanager
 def torch_products(model: nn.Module):
     """Within: torch's products (a FLOP counter sees aten's matmuls); after: as before."""
-    swapped = [m for m in model.modules() if type(m) is OpenBLASLinear]
-    for module in swapped:
-        module.__class__ = nn.Linear
+    swapped = swap_class(model, OpenBLASLinear, nn.Linear)
     try:
         yield
     finally:

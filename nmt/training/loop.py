@@ -64,7 +64,7 @@ class Trainer:
             return self.graphed.train_update(batches, self._budget_fraction)
         with compile_errors(self.settings.compile):   # trainer.compile=true: torch.compile's failure is one line
             result = train_step(self.parallel, batches, self._forward, self._loss, self.optimizer,
-                                grad_clip=self.settings.grad_clip, scaler=self.scaler, ranks=self.dist, pad_id=PAD)
+                                grad_clip=self.settings.grad_clip, scaler=self.scaler, ranks=self.dist)
         if result["finite"]:
             self.schedule.step_update(self._budget_fraction())    # progress.step: the updates before this one
         return result

@@ -36,6 +36,7 @@ from hydra import compose, initialize_config_dir
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
+from nmt import PAD_ID
 from nmt.base.cli_checks import finite_float
 from nmt.base.device import to_device
 from nmt.base.provenance import git_commit
@@ -43,7 +44,6 @@ from nmt.speedups.openblas_linear import OpenBLASLinear, torch_products
 from scripts.out_path import ready_folder
 
 ROOT = Path(__file__).resolve().parents[2]
-PAD = 0
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -123,7 +123,7 @@ def count_flops(trainer, batches) -> tuple[float, int]:
             loss = out.logits.float().log_softmax(-1).sum() + penalty  # any scalar: backward FLOPs
             loss.backward()
         flops += counter.get_total_flops()
-        tokens += int((batch.tgt[:, 1:] != PAD).sum())
+        tokens += int((batch.tgt[:, 1:] != PAD_ID).sum())
     trainer.optimizer.zero_grad(set_to_none=True)
     return flops, tokens
 
@@ -131,7 +131,7 @@ def count_flops(trainer, batches) -> tuple[float, int]:
 def padding(batches) -> float:
     """Padding positions / all positions of the src and tgt tensors."""
     total = sum(b.src.numel() + b.tgt.numel() for b in batches)
-    real = sum(int((b.src != PAD).sum()) + int((b.tgt != PAD).sum()) for b in batches)
+    real = sum(int((b.src != PAD_ID).sum()) + int((b.tgt != PAD_ID).sum()) for b in batches)
     return 1 - real / total
 
 

@@ -12,10 +12,10 @@ data.batch_tokens. `nmt.training.build.validation_set` builds the validation set
 with the checkpoint's tokenizer, and `ValidationSet.score` is timed whole: the
 teacher-forced loss, the search, and sacreBLEU.
 
-`--before REV` loads nmt/decoding/beam.py as it was at REV (`git show`) and swaps it in for
-the Translator's beam search on alternate rounds (A, B, B, A, ...), so a busy machine slows
-both alike. The other decoding modules are today's, so REV must differ from today only in
-beam.py's own code. Both versions must give the same hypotheses, or the script stops.
+`--before REV` loads the beam search as it was at REV (`git show` of nmt/core/beam_search.py,
+or nmt/decoding/beam.py before the layout move) and swaps it in for the Translator's beam
+search on alternate rounds (A, B, B, A, ...), so a busy machine slows both alike. The other
+modules are today's, so REV must differ from today only in that file's own code. Both versions must give the same hypotheses, or the script stops.
 Greedy (beam 1) never calls beam search: its rows are the control.
 """
 
@@ -40,7 +40,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a .pt written by nmt.train")
     parser.add_argument("--data-path", help="the folder of the checkpoint's data (data.path), if it moved")
-    parser.add_argument("--before", required=True, help="a git revision whose nmt/decoding/beam.py is compared")
+    parser.add_argument("--before", required=True, help="a git revision whose beam search is compared")
     parser.add_argument("--beams", default="1,5", help="beam sizes, comma-separated (default: 1,5)")
     parser.add_argument("--rounds", type=int, default=3, help="validations per version and beam (default: 3)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
@@ -52,18 +52,25 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+# Where the beam search is written: the reference core since the layout move, nmt/decoding/beam.py before it.
+SEARCH_FILES = ("nmt/core/beam_search.py", "nmt/decoding/beam.py")
+
+
 def beam_search_at(revision: str):
-    """nmt/decoding/beam.py as it was at `revision`, imported as a module of its own."""
-    try:
-        source = subprocess.run(
-            ["git", "show", f"{revision}:nmt/decoding/beam.py"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout
-    except subprocess.CalledProcessError as error:
-        sys.exit(f"bench_validation: git cannot show nmt/decoding/beam.py at {revision}: {error.stderr.strip()}")
+    """The beam search as it was at `revision` (the first of SEARCH_FILES that it has),
+    imported as a module of its own."""
+    errors = []
+    for path in SEARCH_FILES:
+        done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=ROOT, capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+        errors.append(done.stderr.strip())
+    else:
+        sys.exit(f"bench_validation: git cannot show the beam search at {revision}: {'; '.join(errors)}")
     name = "nmt.decoding.beam_before"
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = importlib.util.module_from_spec(spec)
-    exec(compile(source, f"{revision}:nmt/decoding/beam.py", "exec"), module.__dict__)
+    exec(compile(done.stdout, f"{revision}:{path}", "exec"), module.__dict__)
     return module.beam_search
 
 

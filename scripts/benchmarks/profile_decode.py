@@ -18,7 +18,8 @@ attention) are A's bit for bit.
   attention  SDPA in the decoder step against the attention written out
              (nmt.speedups.decode_kernels.use_explicit_attention) alone
   grad_mode  translate() under torch.no_grad against torch.inference_mode
-  search     nmt/decoding/beam.py and greedy.py as they were at --before (git show) against
+  search     the beam and greedy search as they were at --before (git show of nmt/core/'s
+             beam_search.py and greedy_search.py, or nmt/decoding/beam.py and greedy.py) against
              today's, swapped in for the Translator's searches (beam --beam; greedy when 1)
   cache      the core's decoder step (cat, then index_select) against
              nmt.speedups.decode_cache.use_kept_cache (the cache written in place)
@@ -67,15 +68,18 @@ def same(a, b) -> bool:
                and np.array_equal(x.attention, y.attention) for x, y in zip(a, b))
 
 
-def module_at(revision: str, path: str):
-    """The module `path` (nmt/decoding/NAME.py) as it was at `revision`, imported apart."""
+def module_at(revision: str, *paths: str):
+    """The module at the first of `paths` that `revision` has, as it was there, imported apart."""
     import importlib.util
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"profile_decode: git cannot show {path} at {revision}: {done.stderr.strip()}")
+    for path in paths:
+        done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+    else:
+        raise SystemExit(f"profile_decode: git cannot show {' or '.join(paths)} at {revision}: {done.stderr.strip()}")
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(f"before_{Path(path).stem}", None))
     exec(compile(done.stdout, f"{revision}:{path}", "exec"), module.__dict__)
     return module
@@ -115,21 +119,15 @@ def variants(lever: str, checkpoint: str, before: str = "HEAD"):
     if lever in ("matmul", "attention"):
         (use_onednn if lever == "matmul" else use_explicit_attention)(other.model)
         return {"torch": (plain, nullcontext), "onednn" if lever == "matmul" else "explicit": (other, nullcontext)}
-    if lever == "cache":
-        from nmt.core.transformer_decoder import TransformerDecoder
-        from nmt.speedups.decode_cache import KeptCacheDecoder, use_kept_cache
-
-        for module in plain.model.modules():       # from_checkpoint keeps the cache: A is the core's step
-            if type(module) is KeptCacheDecoder:
-                module.__class__ = TransformerDecoder
-        use_kept_cache(other.model)
-        return {"core": (plain, nullcontext), "kept": (other, nullcontext)}
+    if lever == "cache":         # from_checkpoint keeps the cache unless kernels="plain": A is the core's step
+        core = Translator.from_checkpoint(checkpoint, device="cpu", kernels="plain")
+        return {"core": (core, nullcontext), "kept": (other, nullcontext)}
     if lever == "search":
-        from nmt.decoding.beam import beam_search
-        from nmt.decoding.greedy import greedy_search
+        from nmt.core.beam_search import beam_search
+        from nmt.core.greedy_search import greedy_search
 
-        old = SearchAt(module_at(before, "nmt/decoding/beam.py").beam_search,
-                       module_at(before, "nmt/decoding/greedy.py").greedy_search)
+        old = SearchAt(module_at(before, "nmt/core/beam_search.py", "nmt/decoding/beam.py").beam_search,   # the core's
+                       module_at(before, "nmt/core/greedy_search.py", "nmt/decoding/greedy.py").greedy_search)  # or older
         return {before: (plain, old), "now": (plain, SearchAt(beam_search, greedy_search))}
     if lever == "grad_mode":
         return {"no_grad": (plain, torch.no_grad), "inference_mode": (plain, torch.inference_mode)}
@@ -171,7 +169,7 @@ def heap_ab(args, sentences) -> None:
     import sys
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="heap_ab_") as scratch:       # removed when done
+    with tempfile.TemporaryDirectory(prefix="heap_ab_") as scratch:      # removed when done
         folder = Path(scratch)
         source = folder / "in.txt"
         source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
@@ -197,8 +195,8 @@ def heap_ab(args, sentences) -> None:
 
 def cache_step_ab(args, sentences) -> None:
     """The decoder's step and reorder alone, the core's against the kept cache's."""
-    from nmt.core.transformer_decoder import TransformerDecoder
-    from nmt.speedups.decode_cache import KeptCacheDecoder
+    from nmt.core.transformer_decoder import TransformerDecoder, TransformerDecoderLayer
+    from nmt.speedups.decode_cache import KeptCacheDecoder, KeptCacheLayer
     from nmt.translator import Translator
 
     translator = Translator.from_checkpoint(args.checkpoint, device="cpu")
@@ -209,8 +207,13 @@ def cache_step_ab(args, sentences) -> None:
     generator = torch.Generator().manual_seed(0)
     tokens = torch.randint(4, translator.tokenizer.tgt_vocab_size, (args.steps, expand.numel()), generator=generator)
 
+    def become(kind):
+        model.decoder.__class__, layer_kind = kind
+        for layer in model.decoder.layers:
+            layer.__class__ = layer_kind
+
     def run(kind):
-        model.decoder.__class__ = kind
+        become(kind)
         with torch.inference_mode():
             memory, state = model.start(src)
             memory, state = memory.index_select(expand), model.decoder.reorder_state(state, expand)
@@ -221,15 +224,15 @@ def cache_step_ab(args, sentences) -> None:
                 state = model.decoder.reorder_state(state, shuffle)
         return torch.stack(logits)
 
-    kinds = {"core": TransformerDecoder, "kept": KeptCacheDecoder}
+    kinds = {"core": (TransformerDecoder, TransformerDecoderLayer), "kept": (KeptCacheDecoder, KeptCacheLayer)}
     times, outputs = {n: [] for n in kinds}, {}
-    run(TransformerDecoder)
+    run(kinds["core"])
     for rnd in range(args.rounds):
         for name in kinds if rnd % 2 == 0 else list(kinds)[::-1]:
             start = time.perf_counter()
             outputs[name] = run(kinds[name])
             times[name].append(time.perf_counter() - start)
-    model.decoder.__class__ = KeptCacheDecoder
+    become(kinds["kept"])                           # as from_checkpoint gave it
     ratios = [b / a for a, b in zip(times["core"], times["kept"])]
     print(f"cache_step ({expand.numel()} rows, {args.steps} steps): kept / core = {statistics.median(ratios):.3f} "
           f"(median of {args.rounds}; per round {[round(r, 3) for r in ratios]}), "

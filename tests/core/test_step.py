@@ -26,9 +26,10 @@ class Logits(torch.nn.Module):
 
 
 def batch(*targets):
-    """Sentences of label ids (0 = padding), each after bos (id 2)."""
+    """Sentences of label ids (0 = padding), each after bos (id 2), and 3 source tokens each."""
     tgt = torch.tensor([[2, *t] for t in targets])                        # (B, T + 1)
-    return SimpleNamespace(src=torch.ones(len(targets), 3, dtype=torch.long), tgt=tgt, alignment=None)
+    return SimpleNamespace(src=torch.ones(len(targets), 3, dtype=torch.long), tgt=tgt, alignment=None,
+                           n_src_tokens=3 * len(targets), n_tgt_tokens=sum(x != 0 for t in targets for x in t))
 
 
 def plain_loss(smoothing=0.0):
@@ -63,7 +64,7 @@ def test_accumulated_batches_give_the_update_of_one_batch_of_all():
     as their union does, with label smoothing."""
     torch.manual_seed(0)
     first, second, both = batch([1, 2, 3], [4, 0, 0]), batch([2, 2, 0]), batch([1, 2, 3], [4, 0, 0], [2, 2, 0])
-    assert update_counts([first, second], PAD) == Counts(tokens=6, sentences=3, linked=0)
+    assert update_counts([first, second]) == Counts(tokens=6, sentences=3, linked=0)
     models = [Logits(3, 5), Logits(3, 5)]
     with torch.no_grad():
         models[0].z.normal_()

@@ -25,8 +25,8 @@ def test_make_batch_by_hand():
     assert batch.tgt.tolist() == [[2, 8, 3, 0], [2, 10, 11, 3]]              # (2, 4): bos ... eos pad
     assert batch.src.dtype == batch.tgt.dtype == torch.long
     assert (batch.n_src_tokens, batch.n_tgt_tokens) == (4, 5)                # 3+1; (1+1)+(2+1) labels
-    assert batch.tgt_in.tolist() == [[2, 8, 3], [2, 10, 11]]
-    assert batch.labels.tolist() == [[8, 3, 0], [10, 11, 3]]
+    assert batch.tgt[:, :-1].tolist() == [[2, 8, 3], [2, 10, 11]]
+    assert batch.tgt[:, 1:].tolist() == [[8, 3, 0], [10, 11, 3]]
 
 
 def test_budget_respected_and_every_example_once():
@@ -107,7 +107,7 @@ def test_pad_to_multiple_pads_by_hand():
     assert batch.src.tolist() == [[5, 6, 7, 0], [9, 0, 0, 0]]                  # S 3 -> 4
     assert batch.tgt.tolist() == [[2, 8, 3, 0, 0], [2, 10, 11, 3, 0]]          # T 3 -> 4, plus the shifted eos
     assert (batch.n_src_tokens, batch.n_tgt_tokens) == (4, 5)                  # real tokens only
-    assert batch.tgt_in.size(1) == batch.labels.size(1) == 4
+    assert batch.tgt[:, :-1].size(1) == batch.tgt[:, 1:].size(1) == 4
 
 
 @pytest.mark.parametrize("multiple", [1, 3, 8])

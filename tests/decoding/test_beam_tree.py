@@ -13,9 +13,9 @@ import math
 import pytest
 import torch
 
-from nmt.decoding.beam import beam_search
+from nmt.core.beam_search import beam_search
 from nmt.decoding.beam_tree import BeamRecorder
-from nmt.decoding.greedy import greedy_search
+from nmt.core.greedy_search import greedy_search
 from tests.decoding.fake_model import A, B, BOS, C, D, EOS, X, TableModel
 
 SRC = torch.tensor([[5, 6, 7]])

@@ -8,9 +8,9 @@ import torch
 
 from nmt.data.tokenizer import Tokenizer
 from nmt.data.toy import make_toy_corpus
-from nmt.decoding.beam import beam_search
+from nmt.core.beam_search import beam_search
 from nmt.decoding.ensemble import Ensemble
-from nmt.decoding.greedy import greedy_search
+from nmt.core.greedy_search import greedy_search
 from nmt.commands.translate import main
 from nmt.translator import Translator
 from tests.decoding.fake_model import BOS, EOS, A, B, C, D, TableModel, transition_table

@@ -4,7 +4,7 @@ before decoding (nmt/decoding/limits.py), by the rule the searches follow."""
 import pytest
 import torch
 
-from nmt.decoding.greedy import greedy_search
+from nmt.core.greedy_search import greedy_search
 from nmt.decoding.limits import check_search_limits, longest_output
 from nmt.base.errors import NmtError
 from tests.decoding.fake_model import BOS, EOS, TableModel

@@ -11,8 +11,9 @@ import math
 import pytest
 import torch
 
-from nmt.decoding.beam import beam_search, length_penalty
-from nmt.decoding.greedy import greedy_search
+from nmt.core.beam_search import beam_search
+from nmt.core.penalties import length_penalty
+from nmt.core.greedy_search import greedy_search
 from tests.decoding.fake_model import A, B, BOS, C, EOS, TableModel
 
 SRC = torch.tensor([[5, 6, 7]])
@@ -94,7 +95,7 @@ def test_never_bars_tokens_and_keeps_the_models_scores():
 
 
 def test_coverage_penalty_formula():
-    from nmt.decoding.beam import coverage_penalty
+    from nmt.core.penalties import coverage_penalty
     # beta 0.5, coverage (1.6, 0.2, 0.5) with the last token padding:
     # 0.5 * (log min(1.6, 1) + log 0.2) = 0.5 * (0 - 1.6094) = -0.8047
     cov = torch.tensor([[1.6, 0.2, 0.5]])

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from nmt.data.toy import make_toy_corpus
-from nmt.decoding.beam import beam_search
-from nmt.decoding.greedy import greedy_search
+from nmt.core.beam_search import beam_search
+from nmt.core.greedy_search import greedy_search
 from nmt.translator import Translator
 from tests.helpers import one_thread, train  # noqa: F401 - one_thread: a fixture
 

@@ -181,7 +181,7 @@ def train_sorter(positional, steps=250):
 
 def exact_match(model, lo, hi, n=100):
     """Share of n test sentences of lo..hi words decoded (greedy, cached) exactly."""
-    from nmt.decoding.greedy import greedy_search
+    from nmt.core.greedy_search import greedy_search
     src, tgt = sort_batch(torch.Generator().manual_seed(7), n, lo, hi)
     hyps = greedy_search(model, src, BOS, EOS, max_len_ratio=2.0)
     refs = [[x for x in row if x not in (PAD, BOS, EOS)] for row in tgt.tolist()]

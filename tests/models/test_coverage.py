@@ -5,8 +5,8 @@ search, and through the CLI on the toy task."""
 import pytest
 import torch
 
-from nmt.decoding.beam import beam_search
-from nmt.decoding.greedy import greedy_search
+from nmt.core.beam_search import beam_search
+from nmt.core.greedy_search import greedy_search
 from nmt.base.errors import NmtError
 from nmt.core.attention.coverage import CoverageAttention
 from nmt.models.build import build_model

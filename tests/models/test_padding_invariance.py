@@ -41,8 +41,8 @@ def test_padding_to_a_multiple_changes_no_real_loss(name):
     for multiple in (1, 8):
         batch = make_batch(EXAMPLES, pad_to_multiple=multiple)
         with torch.no_grad():
-            out, _ = model(batch.src, batch.tgt_in)
-        smoothed, _ = label_smoothed_nll(out.logits, batch.labels, 0, 0.1)       # (B, T), 0 on padding
+            out, _ = model(batch.src, batch.tgt[:, :-1])
+        smoothed, _ = label_smoothed_nll(out.logits, batch.tgt[:, 1:], 0, 0.1)       # (B, T), 0 on padding
         losses.append(smoothed[:, :7])                                      # T is 7 unpadded
     assert losses[1].shape == losses[0].shape
     torch.testing.assert_close(losses[1], losses[0], atol=1e-5, rtol=1e-5)

@@ -7,7 +7,7 @@ import torch
 from nmt.core.outputs import Memory
 from nmt.core.positional.rotary import RotaryPositions
 from nmt.core.transformer_decoder import TransformerDecoder
-from nmt.speedups.decode_cache import FIRST_CAPACITY, KeptCacheDecoder, KeptCacheState, use_kept_cache
+from nmt.speedups.decode_cache import FIRST_CAPACITY, KeptCacheDecoder, KeptCacheLayer, KeptCacheState, use_kept_cache
 from nmt.translator import Translator
 from tests.decoding.test_search_models import SOURCES, transformer_checkpoint  # noqa: F401 - a fixture
 from tests.helpers import one_thread  # noqa: F401 - a fixture
@@ -59,8 +59,8 @@ def test_steps_reordered_and_shrunk_give_the_cores_floats(positional, explicit):
 def test_translations_are_the_cores_bit_for_bit(transformer_checkpoint, beam_size, batch_size):  # noqa: F811
     kept = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
     assert type(kept.model.decoder) is KeptCacheDecoder                     # what from_checkpoint gives
-    core = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
-    core.model.decoder.__class__ = TransformerDecoder
+    core = Translator.from_checkpoint(transformer_checkpoint, device="cpu", kernels="plain")   # the core's step
+    assert type(core.model.decoder) is TransformerDecoder
     nbest = min(2, beam_size)
     for a, b in zip(core.translate(SOURCES, beam_size=beam_size, nbest=nbest, batch_size=batch_size),
                     kept.translate(SOURCES, beam_size=beam_size, nbest=nbest, batch_size=batch_size)):
@@ -89,4 +89,29 @@ def test_kernels_plain_decodes_with_the_cores_step_and_the_same_outputs(transfor
     kept = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
     assert type(plain.model.decoder) is TransformerDecoder
     assert type(kept.model.decoder) is KeptCacheDecoder
-    assert plain.translate(SOURCES, beam_size=3, nbest=2) == kept.translate(SOURCES, beam_size=3, nbest=2)
+    for a, b in zip(plain.translate(SOURCES, beam_size=3, nbest=2), kept.translate(SOURCES, beam_size=3, nbest=2)):
+        assert a.text == b.text and a.score == b.score and a.nbest == b.nbest     # attention: numpy, compared below
+        assert torch.equal(torch.as_tensor(a.attention), torch.as_tensor(b.attention))
+
+
+def test_only_the_cache_methods_are_replaced():
+    """The step is the core's: the speedup overrides grow_cache, init_state and pick_cache alone."""
+    own = lambda cls: {name for name, value in vars(cls).items() if callable(value)}   # noqa: E731
+    assert own(KeptCacheLayer) == {"grow_cache"}
+    assert own(KeptCacheDecoder) == {"init_state"}
+    assert own(KeptCacheState) == {"pick_cache"}
+    core, kept = decoders()
+    assert [type(layer) for layer in kept.layers] == [KeptCacheLayer, KeptCacheLayer]
+
+
+def test_grow_cache_by_hand():
+    """t=1 cached position and one new one, Dh=1: the core appends, (1, 1, 2, 1) = [[1], [2]];
+    the kept layer writes position 1 of its buffer in place and attends to the same two."""
+    core, kept = decoders()
+    cache = torch.tensor([1.0, 9.0, 9.0]).view(1, 1, 3, 1)        # position 0 written; 1, 2 free room
+    new = torch.tensor([2.0]).view(1, 1, 1, 1)
+    k, v, carried = core.layers[0].grow_cache((cache[:, :, :1], cache[:, :, :1]), new, new, 1)
+    assert k.flatten().tolist() == [1.0, 2.0] and carried[0] is k
+    k, v, carried = kept.layers[0].grow_cache((cache, cache.clone()), new, new, 1)
+    assert k.flatten().tolist() == [1.0, 2.0] and carried[0] is cache             # the same buffer
+    assert cache.flatten().tolist() == [1.0, 2.0, 9.0]

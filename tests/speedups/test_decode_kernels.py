@@ -120,8 +120,8 @@ def test_the_cli_option(transformer_checkpoint, tmp_path):  # noqa: F811
 def test_translate_under_inference_mode_gives_no_grads_floats(transformer_checkpoint, beam_size):  # noqa: F811
     """translate() runs under torch.inference_mode; the search under no_grad, called directly on the
     same one-sentence batch, gives the same n-best, scores and attention bit for bit."""
-    from nmt.decoding.beam import beam_search
-    from nmt.decoding.greedy import greedy_search
+    from nmt.core.beam_search import beam_search
+    from nmt.core.greedy_search import greedy_search
     from nmt.translator import BOS, EOS, PAD
 
     translator = Translator.from_checkpoint(transformer_checkpoint, device="cpu")
