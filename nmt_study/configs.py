@@ -335,14 +335,20 @@ def label(name: str) -> str:
 
 
 def select(configs: list[StudyConfig], only: str | None) -> list[StudyConfig]:
-    """--only a,b,family: those configurations (names or whole families)."""
-    if not only:
+    """--only a,b,family: those configurations (names or whole families); None:
+    all of them. A given --only that names nothing ("", ",") is refused, not
+    read as all of them."""
+    from nmt import NmtError
+
+    if only is None:
         return configs
     wanted = [w.strip() for w in only.split(",") if w.strip()]
+    if not wanted:
+        raise NmtError(f"--only {only!r}: names no configuration; give some, e.g. luong_general, or leave --only "
+                       "out for all of them (see `python -m nmt_study --list`)")
     known = {c.name for c in configs} | set(FAMILIES)
     unknown = [w for w in wanted if w not in known]
     if unknown:
-        from nmt import NmtError
         raise NmtError(f"--only {','.join(unknown)}: unknown; choose configurations or families "
                        f"from `python -m nmt_study --list`")
     names = {c.name for c in configs}     # "coverage" names a configuration and its family: the configuration

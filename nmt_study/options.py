@@ -83,7 +83,7 @@ def build_parser(description: str) -> ArgumentParser:
     parser.add_argument("--seeds", type=whole_number, help="seeds per configuration (default 3; on Multi30k 5 for the "
                         "base and the top group fixed in nmt_study.configs)")
     parser.add_argument("--spread", default="", help="configurations that get one seed more than --seeds")
-    parser.add_argument("--only-seeds", default="", help="comma-separated seeds: of the plan, train only these "
+    parser.add_argument("--only-seeds", help="comma-separated seeds: of the plan, train only these "
                         "(e.g. 3: the third seeds that --spread adds, before the second seeds of the rest)")
     parser.add_argument("--only", help="comma-separated configurations or families (see --list)")
     add_check_options(parser)
@@ -233,7 +233,8 @@ def check_numbers(args) -> None:
 
 def apply_convergence(args, parser, defaults) -> None:
     """--convergence: its rows, three times the update budgets, early stopping, its seeds."""
-    if args.data != "multi30k" or args.budget_minutes is not None or args.budget_steps is not None or args.only:
+    if args.data != "multi30k" or args.only is not None or any(
+            getattr(args, name) is not None for name in ("budget_minutes", "budget_steps")):
         parser.error("--convergence sets the Multi30k rows and budgets itself: give it without --data toy, "
                      "--budget-* and --only")
     args.budget_steps = defaults.budget_steps * CONVERGENCE.factor
@@ -245,7 +246,7 @@ def apply_convergence(args, parser, defaults) -> None:
 
 def apply_lr_sweep(args, parser) -> None:
     """--lr-sweep: its rows at each rate, the grid's update budget (set below), its seeds."""
-    if args.data != "multi30k" or args.only or any(
+    if args.data != "multi30k" or args.only is not None or any(
             getattr(args, name) is not None for name in ("budget_minutes", "budget_steps", "transformer_budget_steps")):
         parser.error("--lr-sweep sets the Multi30k rows and the grid's budget itself: give it without --data toy, "
                      "--budget-*, --transformer-budget-steps and --only")
@@ -254,7 +255,8 @@ def apply_lr_sweep(args, parser) -> None:
 
 def refuse_beside_plan(args, parser) -> None:
     """--preregistered with an option its plan fixes: one line, before any default is filled."""
-    if args.data != "multi30k" or args.only or args.only_seeds or args.spread or args.reproduce or any(
+    given = args.only is not None or args.only_seeds is not None or args.spread or args.reproduce
+    if args.data != "multi30k" or given or any(
             getattr(args, name) is not None for name in ("budget_minutes", "budget_steps", "seeds", "patience",
                                                           "val_every", "val_sentences", "transformer_budget_steps")):
         parser.error("--preregistered takes its rows, seeds and training rule from its plan: give it without "
@@ -278,7 +280,7 @@ def apply_preregistered(args, parser) -> None:
 
 def apply_confirmation(args, parser) -> None:
     """--confirm: its rows, its update cap (both architectures), early stopping, its seeds."""
-    if args.data != "multi30k" or args.only or any(
+    if args.data != "multi30k" or args.only is not None or any(
             getattr(args, name) is not None for name in ("budget_minutes", "budget_steps", "transformer_budget_steps")):
         parser.error("--confirm sets the Multi30k rows and budgets itself: give it without --data toy, "
                      "--budget-*, --transformer-budget-steps and --only")

@@ -12,7 +12,7 @@ def plan(args, configs) -> dict[str, list[int]]:
     unknown = spread - {c.name for c in study_configs(args.data)}
     if unknown:
         raise NmtError(f"--spread {','.join(sorted(unknown))}: unknown configuration (see --list)")
-    wanted = only_seeds(args.only_seeds) if args.only_seeds else None
+    wanted = only_seeds(args.only_seeds) if args.only_seeds is not None else None
     budget = BUDGETS[args.data]
     # an explicit --seeds overrides the top group's; so do the checks, which fix their own seeds
     top = set(budget.top_group) if args.seeds == budget.seeds and not (args.convergence or args.confirm) else set()
@@ -47,7 +47,7 @@ def report_configs(args, configs):
     """The report shows every configuration; with --only, those asked for and every
     other one with records (so a study continued with --only keeps its earlier
     rows), or with --report-only --only just those asked for."""
-    if not args.only:
+    if args.only is None:
         return study_configs(args.data)
     if args.report_only:
         return configs

@@ -77,6 +77,8 @@ def test_translate_cli_with_hf(marian, tmp_path):
     (lambda d: d, "is not a Hugging Face model folder (no config.json in it)"),
     (lambda d: (d / "config.json").write_text(json.dumps({"model_type": "bert"})) and d,
      "is a bert model, not an encoder-decoder"),
+    (lambda d: (d / "config.json").write_text(json.dumps({"model_type": "electra"})) and d,
+     "is an electra model, not an encoder-decoder"),          # not "a electra" (issue 58's message nits)
 ])
 def test_bad_models_are_one_line(tmp_path, make, message):
     folder = tmp_path / "model"

@@ -7,7 +7,7 @@ raises.
 
 from nmt.core.errors import NmtError
 
-__all__ = ["NmtError", "ResumeRefusal"]
+__all__ = ["NmtError", "ResumeRefusal", "with_article"]
 
 
 class ResumeRefusal(NmtError):
@@ -20,3 +20,9 @@ class ResumeRefusal(NmtError):
     def __init__(self, message: str, detail: str, forcible: bool):
         super().__init__(message)
         self.detail, self.forcible = detail, forcible
+
+
+def with_article(word: str) -> str:
+    """'an int', 'a float', 'an albert': a word of a refusal (a type's or a model's
+    name) with its indefinite article, chosen by its first letter."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"

@@ -6,7 +6,7 @@ import pickle
 import warnings
 from pathlib import Path
 
-from nmt.base.errors import NmtError
+from nmt.base.errors import NmtError, with_article
 from nmt.hf.folder_checks import WEIGHTS, check_folder
 
 
@@ -50,7 +50,8 @@ def load_seq2seq(name: str, device):
         raise NmtError(f"--hf {name}: cannot open it as a Hugging Face model ({first}); a hub name needs the "
                        "network, a folder needs config.json") from None
     if not getattr(config, "is_encoder_decoder", False):
-        raise NmtError(f"--hf {name} is a {config.model_type} model, not an encoder-decoder: it has no "
+        kind = with_article(str(config.model_type))
+        raise NmtError(f"--hf {name} is {kind} model, not an encoder-decoder: it has no "
                        "cross-attention to show; give a translation model such as Marian (opus-mt-*)")
     weights = next((w for w in WEIGHTS if (folder / w).is_file()), "weights") if local else "weights"
     try:

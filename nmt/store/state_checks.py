@@ -18,7 +18,7 @@ Every refusal is one NmtError line naming the file and the field.
 
 import torch
 
-from nmt.base.errors import NmtError
+from nmt.base.errors import NmtError, with_article
 
 MAX_DEPTH = 32      # nmt.train writes at most 6 (optimizer.param_groups.0.betas.0)
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -125,5 +125,4 @@ def _check_tokenizer(protos, path) -> None:
 
 def _what(value) -> str:
     """'a str', 'an int', 'None': the type of a value with its article, for a refusal."""
-    name = type(value).__name__
-    return "None" if value is None else f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return "None" if value is None else with_article(type(value).__name__)

@@ -26,7 +26,7 @@ from omegaconf import OmegaConf
 from nmt.base.config_files import CONFIGS
 from nmt.config_schema.classes import PARTS, check_group_settings
 from nmt.config_schema.values import check_values
-from nmt.base.errors import NmtError
+from nmt.base.errors import NmtError, with_article
 
 GROUPS = {
     **{("model", part): f"model/{part}" for part in PARTS},
@@ -64,12 +64,6 @@ def _walk(node, keys: tuple = ()):
         yield from _walk(value, keys + (key,))
 
 
-def _a(value) -> str:
-    """'a tuple', 'an int': the type of `value` with its article."""
-    name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
 def _check_entry(path, keys: tuple, key, value) -> None:
     where = ".".join(str(k) for k in keys + (key,))
     if isinstance(key, str) and "${" in key or isinstance(value, str) and "${" in value:
@@ -77,9 +71,9 @@ def _check_entry(path, keys: tuple, key, value) -> None:
     if "???" in [v for v in (key, value) if isinstance(v, str)]:
         _refuse(path, where, "holds ??? (a value that was never set), which nmt cannot build from")
     if not isinstance(key, (str, int)):
-        _refuse(path, where, f"has a key that is {_a(key)} (not text or a whole number)")
+        _refuse(path, where, f"has a key that is {with_article(type(key).__name__)} (not text or a whole number)")
     if not isinstance(value, (dict, list, str, int, float, bool, type(None))):
-        _refuse(path, where, f"holds {_a(value)}, not a plain value")
+        _refuse(path, where, f"holds {with_article(type(value).__name__)}, not a plain value")
     if not isinstance(key, str) or not key.startswith("_"):
         return
     group = GROUPS.get(keys)

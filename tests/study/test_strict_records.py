@@ -93,6 +93,11 @@ def test_a_whole_record_is_read_as_before(tmp_path):
     (["--only-seeds", "1_0"], "--only-seeds 1_0: give seed numbers from 1, comma-separated"),
     (["--only-seeds", "7"], "--only-seeds 7: the plan has seeds 1 to 1 (--seeds, --spread)"),
     (["--only-seeds", "0"], "--only-seeds 0: give seed numbers from 1"),
+    (["--only-seeds", ""], "--only-seeds : give seed numbers from 1"),           # was the whole plan
+    (["study.only_seeds="], "--only-seeds : give seed numbers from 1"),
+    (["--only", ""], "--only '': names no configuration; give some, e.g. luong_general"),   # was the whole plan
+    (["--only", " , "], "--only ' , ': names no configuration"),
+    (["study.only="], "--only '': names no configuration"),
     (["study.seeds=1_0"], "study.seeds='1_0': not a whole number"),
     (["--seeds", "1_0"], "argument --seeds: '1_0' is not a whole number"),
 ])
