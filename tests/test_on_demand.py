@@ -129,6 +129,26 @@ def test_another_layer_is_fetched_and_drawn(browser_page, explorer, transformer_
     assert problems == []
 
 
+def test_the_layer_next_to_the_one_shown_is_asked_for_before_it_is_chosen(browser_page, explorer):  # noqa: F811
+    """After a draw the page asks for the layers next to the one shown (the Transformer's layer 1
+    beside its last, 2; the GRU has one layer): choosing it then sends no request."""
+    page, problems = browser_page(explorer, width=1280)
+    asked = []
+    with page.expect_response(lambda r: r.url.endswith("/api/maps")):    # the first view's example, its layer 1
+        page.wait_for_function("document.getElementById('results').dataset.source")
+    page.on("request", lambda r: asked.append(json.loads(r.post_data)) if r.url.endswith("/api/maps") else None)
+    page.fill("#source", DATE)
+    with page.expect_response(lambda r: r.url.endswith("/api/maps")) as answer:
+        page.click("#go")
+    assert answer.value.headers["content-type"] == "application/octet-stream"
+    assert [(a["map"], a["layer"]) for a in asked] == [("cross", 0)]
+    panel = page.locator(".panel").nth(1)
+    panel.locator(".layer-select").select_option("1")
+    panel.locator("svg.heatmap[data-layer='1']").wait_for()
+    page.wait_for_timeout(300)                                           # its own draw's neighbours: layer 2, held
+    assert len(asked) == 1 and problems == []
+
+
 def test_alternatives_come_only_when_asked_for(explorer, transformer_checkpoint):  # noqa: F811
     """A translation carries no top-k alternatives; POST /api/alternatives {id, k} computes them
     on the model that wrote that result (here the second, the Transformer), as nmt.explain does."""
