@@ -1,6 +1,7 @@
 """The explorer sends what its page shows and the rest on request (nmt.viz.on_demand)."""
 
 import json
+import urllib.request
 
 import numpy as np
 import pytest
@@ -16,6 +17,52 @@ def test_a_packed_layer_reads_back_as_the_json_numbers():
     back = unpacked(packed(heads))
     assert back.shape == (1, 2, 2) and back[0, 0].tolist() == [0.1285, 0.8715] and back[0, 1, 1] == 1.0
     assert back[0, 1, 0] == pytest.approx(6.12e-10, rel=1e-6)
+
+
+TINY = float(np.float32(3e-5))          # a weight that rounds to 0, kept as its float32 (attention_data._rounded)
+BY_HAND = [  # (heads, header [kind, H, R, C, n], the uint16 codes or None)
+    ([[[0.1285, 0.8715, 0.0, TINY, 0.9999]]], [1, 1, 1, 5, 1], [1285, 8715, 0, 0, 9999]),
+    ([[[0.5, -0.25]], [[1.0, 0.0]]], [2, 2, 1, 2, 0], None),           # negative (an attribution): float32
+    ([[[TINY, TINY, TINY, 1.0]]], [2, 1, 1, 4, 0], None),               # 3 of 4 tiny: float32 is shorter
+]
+
+
+@pytest.mark.parametrize("heads, header, codes", BY_HAND)
+def test_a_layer_s_bytes_by_hand(heads, header, codes):
+    """A layer's bytes (nmt.viz.on_demand.layer_bytes): 1e-4 codes with the tiny weights
+    after them, or float32; read back, each is the JSON number exactly (the maps are rounded
+    to 1e-4, the codes' step: no further quantisation)."""
+    from nmt.viz.on_demand import from_bytes, layer_bytes
+
+    data = layer_bytes(heads)
+    assert np.frombuffer(data, "<u4", 5).tolist() == header
+    N = header[1] * header[2] * header[3]
+    if codes is not None:
+        assert np.frombuffer(data, "<u2", N, 20).tolist() == codes
+        at = 20 + 2 * N + 2                                               # 5 codes: 10 bytes, padded to 12
+        assert np.frombuffer(data, "<u4", 1, at).tolist() == [3] and np.frombuffer(data, "<f4", 1, at + 4)[0] == TINY
+        assert len(data) == at + 8
+    else:
+        assert np.frombuffer(data, "<f4", N, 20).tolist() == np.asarray(heads, dtype=np.float32).ravel().tolist()
+    assert from_bytes(data).tolist() == heads
+
+
+def test_the_page_reads_a_layer_s_bytes_as_python_does(browser_page, tmp_path):
+    """The page's fromBytes (explorer_page.html) gives the numbers of from_bytes, bit for bit,
+    for both kinds, and a row of it is a view of one Float64Array."""
+    from nmt.viz.on_demand import layer_bytes
+    from tests.test_colour_scale import hand_page, one_map
+
+    page, problems = browser_page(hand_page(tmp_path, [[one_map("cross", [[[[0.5, 0.5]]]], ["x"], ["a", "b"])]]))
+    rng = np.random.default_rng(0)
+    weights = np.round(rng.dirichlet(np.ones(7), size=(3, 5)), 4)       # (3 heads, 5 rows, 7 columns)
+    weights[0, 0, 0] = TINY
+    for heads in [weights.tolist()] + [h for h, _, _ in BY_HAND]:
+        read = page.evaluate("bytes => { const heads = fromBytes(Uint8Array.from(bytes).buffer); "
+                             "return [heads.map(h => h.map(row => Array.from(row))), heads[0][0].constructor.name]; }",
+                             list(layer_bytes(heads)))
+        assert read == [heads, "Float64Array"]
+    assert problems == []
 
 
 def test_thumbnails_are_block_maxima_by_hand(monkeypatch):
@@ -35,7 +82,7 @@ def test_thumbnails_are_block_maxima_by_hand(monkeypatch):
 def test_a_reply_carries_the_last_layer_and_the_rest_comes_on_request(explorer, transformer_checkpoint):  # noqa: F811
     from nmt.translator import Translator
     from nmt.viz.attention_data import translate_and_explain
-    from nmt.viz.on_demand import unpacked
+    from nmt.viz.on_demand import from_bytes, unpacked
 
     full = translate_and_explain(Translator.from_checkpoint(transformer_checkpoint, device="cpu"), DATE, 1)
     status, reply = post(explorer, json.dumps({"text": DATE}).encode())
@@ -50,6 +97,12 @@ def test_a_reply_carries_the_last_layer_and_the_rest_comes_on_request(explorer, 
     status, layer = post(explorer, json.dumps({"id": sent["id"], "map": "decoder-self", "layer": 0}).encode(),
                          "/api/maps")
     assert status == 200 and unpacked(layer["heads"]).tolist() == full["maps"][2]["layers"][0]
+    asked = urllib.request.Request(explorer + "api/maps", data=json.dumps({"id": sent["id"], "map": "cross",
+                                                                           "layer": 0}).encode(),
+                                   headers={"Content-Type": "application/json", "Accept": "application/octet-stream"})
+    with urllib.request.urlopen(asked, timeout=60) as answer:            # the page's way: the bytes themselves
+        assert answer.headers["Content-Type"] == "application/octet-stream"
+        assert from_bytes(answer.read()).tolist() == full["maps"][0]["layers"][0]
     for body, said in (({"id": sent["id"], "map": "cross", "layer": 2}, "layer must be a whole number from 0 to 1"),
                        ({"id": sent["id"], "map": "nope", "layer": 0}, "map must be one of"),
                        ({"id": "999999", "map": "cross", "layer": 0}, "that translation is no longer kept")):
@@ -74,6 +127,26 @@ def test_another_layer_is_fetched_and_drawn(browser_page, explorer, transformer_
     value = float(panel.locator("svg.heatmap rect.cell[data-row='1'][data-col='2']").get_attribute("data-value"))
     assert value == full["maps"][0]["layers"][0][1][1][2]
     assert problems == []
+
+
+def test_the_layer_next_to_the_one_shown_is_asked_for_before_it_is_chosen(browser_page, explorer):  # noqa: F811
+    """After a draw the page asks for the layers next to the one shown (the Transformer's layer 1
+    beside its last, 2; the GRU has one layer): choosing it then sends no request."""
+    page, problems = browser_page(explorer, width=1280)
+    asked = []
+    with page.expect_response(lambda r: r.url.endswith("/api/maps")):    # the first view's example, its layer 1
+        page.wait_for_function("document.getElementById('results').dataset.source")
+    page.on("request", lambda r: asked.append(json.loads(r.post_data)) if r.url.endswith("/api/maps") else None)
+    page.fill("#source", DATE)
+    with page.expect_response(lambda r: r.url.endswith("/api/maps")) as answer:
+        page.click("#go")
+    assert answer.value.headers["content-type"] == "application/octet-stream"
+    assert [(a["map"], a["layer"]) for a in asked] == [("cross", 0)]
+    panel = page.locator(".panel").nth(1)
+    panel.locator(".layer-select").select_option("1")
+    panel.locator("svg.heatmap[data-layer='1']").wait_for()
+    page.wait_for_timeout(300)                                           # its own draw's neighbours: layer 2, held
+    assert len(asked) == 1 and problems == []
 
 
 def test_alternatives_come_only_when_asked_for(explorer, transformer_checkpoint):  # noqa: F811

@@ -19,7 +19,8 @@ first among its maps; with "top_k", each step's alternatives), and with a prefix
 {"model": index, "text": "...", "tokens": [target ids]} answers {"map": the cross-attention
 of that prefix, every layer and head}: a beam node clicked in the tree. A reply's maps carry
 their last layer and the model view's thumbnails only; POST /api/maps {"id", "map",
-"layer"} answers {"heads": that layer} (nmt.viz.on_demand), and POST /api/alternatives
+"layer"} answers that layer's bytes (Accept: application/octet-stream), or {"heads": them
+in base64} (nmt.viz.on_demand), and POST /api/alternatives
 {"id", "k"} each step's k most probable subwords (the page asks when its button is pressed;
 "top_k" in a translate request sends them at once). Anything else is a 4xx with
 {"error": "one line"}: 400 for a body that is not such an object (not
@@ -259,22 +260,26 @@ def add_on_demand(app, models: list, lock, shown) -> None:
     from nmt.viz.explanation_maps import alternatives_on_demand, locked
     from nmt.viz.search_tree import prefix_attention
 
-    def route(path: str, answer) -> None:     # answer(body) -> the reply, in the threadpool
+    from starlette.responses import Response
+
+    def route(path: str, answer) -> None:     # answer(body, binary) -> the reply (bytes: sent as they are)
         @app.post(path)
         async def answered(request: Request):
+            binary = "application/octet-stream" in request.headers.get("accept", "")
             try:
-                return await run_in_threadpool(answer, await read_json(request))
+                reply = await run_in_threadpool(answer, await read_json(request), binary)
+                return Response(reply, media_type="application/octet-stream") if isinstance(reply, bytes) else reply
             except Refused as refused:
                 return error(str(refused), refused.status)
             except NmtError as problem:
                 return error(str(problem))
 
-    def prefix(body) -> dict:
+    def prefix(body, _) -> dict:
         model, text, tokens = parse_prefix_request(body, models)
         return {"map": locked(lock, prefix_attention, model.translator, text, tokens)}
 
-    route("/api/maps", lambda body: {"heads": shown.layer(body)})      # a layer the page shows now
-    route("/api/alternatives", lambda body: locked(lock, alternatives_on_demand, models, shown, body))
+    route("/api/maps", shown.layer)       # a layer the page shows now: its bytes, or them in JSON
+    route("/api/alternatives", lambda body, _: locked(lock, alternatives_on_demand, models, shown, body))
     route("/api/prefix", prefix)          # a beam node's prefix: its attention, every layer and head
 
 

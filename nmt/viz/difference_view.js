@@ -51,7 +51,7 @@ function differenceMatrix(a, b) {   // -> {d: (T, S) with null where a row is mi
   const d = [];
   for (let t = 0; t < T; t++) {
     if (t >= a.w.length || t >= b.w.length) { d.push(null); continue; }
-    d.push(a.w[t].map((v, j) => {
+    d.push(Array.from(a.w[t], (v, j) => {   // a plain array: a row may be a Float64Array, which holds no null
       const masked = isMasked(a.map, t, j) || isMasked(b.map, t, j), x = masked ? null : b.w[t][j] - v;
       if (x !== null) m = Math.max(m, Math.abs(x));
       return x;

@@ -51,22 +51,25 @@ function drawHeadView(box, map, layer, shown) {
   const x1 = leftW, x2 = leftW + LINE_GAP_PX, top = 30;
   const height = top + Math.max(R, C) * LINE_ROW_PX + 10;
   const yOf = i => top + (i + 0.5) * LINE_ROW_PX;
+  const counts = lineCounts(map, layer);
   let positive = 0, drawn = 0;
-  heads.forEach((weights, h) => {
-    if (!shown.has(h)) return;
-    for (const row of weights) for (let c = 0; c < row.length; c++) if (row[c] > 0) positive++;
-  });
+  shown.forEach(h => { if (h < H) positive += counts[h]; });
   const least = lineThreshold === null ? (positive > LINE_BUDGET ? 0.05 : 0) : lineThreshold;
   const drawnLines = document.createDocumentFragment();
   heads.forEach((weights, h) => {
     if (!shown.has(h)) return;
-    weights.forEach((row, r) => row.forEach((value, c) => {
-      if (value <= 0 || value < least) return;
-      drawn++;
-      drawnLines.appendChild(svg("line", {x1: x1, y1: yOf(c), x2: x2, y2: yOf(r), stroke: headColour(h),
-                                          "stroke-width": 2, "stroke-opacity": value, "data-head": h + 1,
-                                          "data-row": r, "data-col": c, "data-value": value}));
-    }));
+    const colour = headColour(h);
+    for (let r = 0; r < weights.length; r++) {
+      const row = weights[r];
+      for (let c = 0; c < row.length; c++) {
+        const value = row[c];
+        if (value <= 0 || value < least) continue;
+        drawn++;
+        drawnLines.appendChild(svg("line", {x1: x1, y1: yOf(c), x2: x2, y2: yOf(r), stroke: colour,
+                                            "stroke-width": 2, "stroke-opacity": value, "data-head": h + 1,
+                                            "data-row": r, "data-col": c, "data-value": value}));
+      }
+    }
   });
   if (kept) {
     const lines = kept.querySelector("g.lines");
@@ -97,6 +100,18 @@ function drawHeadView(box, map, layer, shown) {
   rows.forEach((label, r) => token(label, x2 + 6, yOf(r), "start", "data-row", r));
   box.appendChild(root);
   box.appendChild(headLegend(layer, least, drawn, positive));
+}
+
+function lineCounts(map, layer) {   // each head's count of weights above 0 at `layer`, counted once, kept on the map
+  const kept = map.lineCounts || (map.lineCounts = {});
+  if (!kept[layer]) {
+    kept[layer] = map.layers[layer].map(weights => {
+      let n = 0;
+      for (const row of weights) for (let c = 0; c < row.length; c++) if (row[c] > 0) n++;
+      return n;
+    });
+  }
+  return kept[layer];
 }
 
 function headLegend(layer, least, drawn, positive) {

@@ -9,19 +9,38 @@ carries, for each map,
 
     layers      for the first map (the one the page opens with), its last
                 layer's heads; every other entry null, fetched by the page
-                when it shows it: POST /api/maps {"id", "map", "layer"} ->
-                {"heads": packed (H, R, C)}. A layer is packed as
-                {"f32": base64 of its float32 values (little-endian, row-major),
-                "shape": [H, R, C]}: a quarter of the bytes of JSON numbers,
-                decoded without parsing; the page rounds each value back to
-                the 4 decimals it was rounded to (one under 1e-4 is kept as it is)
+                when it shows it: POST /api/maps {"id", "map", "layer"} with
+                Accept: application/octet-stream -> the layer's bytes
+                (`layer_bytes`), or, with any other Accept, {"heads": packed}
+                where packed is {"bytes": base64 of those bytes}, the form the
+                reply itself carries
     n_layers, n_heads
     thumbs      (L, H, r, c) the model view's pictures: each cell the largest
                 weight of its block of at most ceil(R / THUMB) x ceil(C / THUMB)
                 cells (r, c <= THUMB), null where every cell is masked, so a
                 thumbnail keeps each map's peaks and its largest weight
 
-and the result an `id` under which the whole is kept, with the index of
+A layer's bytes (H, R, C weights, row-major, every number little-endian):
+a header of 5 uint32 [kind, H, R, C, n], then
+
+    kind 1 (CODES)  H*R*C uint16 codes, each weight * 10^4 (the maps are
+                    rounded to 4 decimals: code / 10^4 is the JSON number,
+                    bit for bit), padded to a multiple of 4 bytes; then n
+                    uint32 indices and n float32 values: the weights under
+                    0.5e-4 that are not 0 (attention_data keeps them as their
+                    float32, unrounded), put back at their indices
+    kind 2 (FLOATS) H*R*C float32 values (n = 0), sent when some weight is not
+                    such a code (negative, over 6.5535: an explanation map)
+                    or when a quarter or more are tiny (the codes would be
+                    longer); the page rounds each back to 4 decimals, one under
+                    TINY kept as it is (a map's weights are 0, under 0.5e-4
+                    or at least 1e-4: both ways give the JSON number)
+
+so an opus-mt layer of 100 words (8 x 257 x 167) is 0.69 MB, not the
+1.8 MB of base64 float32 or the 2.5 MB of JSON numbers, and the page reads
+it into one Float64Array without parsing.
+
+The result gets an `id` under which the whole is kept, with the index of
 the model that wrote it (the last KEPT results; an older id answers with
 one line saying to translate again): what the page asks for later (a
 layer, the steps' top-k alternatives) is read from or computed on it.
@@ -60,16 +79,55 @@ def thumbnails(layers, mask: str | None) -> list:
     return np.where(empty, None, np.round(pooled, 4)).tolist()
 
 
+CODES, FLOATS = 1, 2       # the kinds of a layer's bytes (the module docstring)
+STEP = 10**4               # a code's unit: 1e-4, the maps' rounding (nmt.viz.attention_data.DIGITS)
+TINY = 0.75e-4             # FLOATS: a float32 under this is a tiny weight, kept; the others rounded to 1e-4
+
+
+def layer_bytes(heads) -> bytes:
+    """One layer's heads (H, R, C) as the bytes the module docstring describes."""
+    values = np.asarray(heads, dtype=np.float64)
+    H, R, C = values.shape
+    with np.errstate(invalid="ignore"):
+        codes = np.rint(values * STEP)
+        fits = np.isfinite(values).all() and codes.min(initial=0) >= 0 and codes.max(initial=0) <= 65535
+    if fits:
+        tiny = np.flatnonzero((codes == 0) & (values != 0))                    # kept unrounded, as float32
+        small = values.reshape(-1)[tiny].astype("<f4")
+        exact = (codes / STEP == values) | ((codes == 0) & (values != 0))
+        fits = bool(exact.all()) and bool((small.astype(np.float64) == values.reshape(-1)[tiny]).all())
+    if not fits or 4 * tiny.size >= values.size:
+        header = np.array([FLOATS, H, R, C, 0], dtype="<u4")
+        return header.tobytes() + values.astype("<f4").tobytes()
+    header = np.array([CODES, H, R, C, tiny.size], dtype="<u4")
+    body = codes.astype("<u2").tobytes()
+    body += bytes(-len(body) % 4)                                              # the indices 4-byte aligned
+    return header.tobytes() + body + tiny.astype("<u4").tobytes() + small.tobytes()
+
+
+def from_bytes(data: bytes) -> np.ndarray:
+    """layer_bytes's inverse, read as the page reads it: (H, R, C) float64."""
+    kind, H, R, C, n = np.frombuffer(data, dtype="<u4", count=5).tolist()
+    N = H * R * C
+    if kind == FLOATS:
+        values = np.frombuffer(data, dtype="<f4", count=N, offset=20).astype(np.float64)
+        values = np.where(np.abs(values) < TINY, values, np.round(values, 4))
+        return values.reshape(H, R, C)
+    values = np.frombuffer(data, dtype="<u2", count=N, offset=20) / STEP
+    at = 20 + 2 * N + (-2 * N) % 4
+    tiny = np.frombuffer(data, dtype="<u4", count=n, offset=at)
+    values[tiny] = np.frombuffer(data, dtype="<f4", count=n, offset=at + 4 * n)
+    return values.reshape(H, R, C)
+
+
 def packed(heads) -> dict:
-    """One layer's heads (H, R, C) as {"f32": base64 float32 little-endian, "shape"}."""
-    values = np.asarray(heads, dtype="<f4")
-    return {"f32": base64.b64encode(values.tobytes()).decode("ascii"), "shape": list(values.shape)}
+    """One layer's heads (H, R, C) inside JSON: {"bytes": base64 of layer_bytes}."""
+    return {"bytes": base64.b64encode(layer_bytes(heads)).decode("ascii")}
 
 
 def unpacked(layer: dict) -> np.ndarray:
-    """packed's inverse, rounded as the page rounds: (H, R, C) float64."""
-    values = np.frombuffer(base64.b64decode(layer["f32"]), dtype="<f4").astype(np.float64).reshape(layer["shape"])
-    return np.where(np.abs(values) < 1e-4, values, np.round(values, 4))
+    """packed's inverse, as the page reads it: (H, R, C) float64."""
+    return from_bytes(base64.b64decode(layer["bytes"]))
 
 
 class ShownOnly:
@@ -96,8 +154,9 @@ class ShownOnly:
                          "thumbs": thumbnails(m["layers"], m.get("mask"))})
         return {**result, "maps": maps, "id": key}
 
-    def layer(self, body) -> list:
-        """POST /api/maps {id, map, layer} -> that layer's heads (H, R, C); NmtError when unknown."""
+    def layer(self, body, binary: bool = False) -> bytes | dict:
+        """POST /api/maps {id, map, layer} -> that layer's bytes (`binary`: Accept: application/octet-stream)
+        or {"heads": packed}; NmtError when unknown."""
         if not isinstance(body, dict):
             raise NmtError("send a JSON object {id, map, layer}")
         result, _ = self.whole(body.get("id"))
@@ -107,7 +166,7 @@ class ShownOnly:
         layer = body.get("layer")
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(found["layers"]):
             raise NmtError(f"layer must be a whole number from 0 to {len(found['layers']) - 1}")
-        return packed(found["layers"][layer])
+        return layer_bytes(found["layers"][layer]) if binary else {"heads": packed(found["layers"][layer])}
 
     def whole(self, key) -> tuple[dict, int]:
         """The whole result sent under id `key` and its model's index; NmtError when it is not kept."""
