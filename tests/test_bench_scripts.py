@@ -793,3 +793,15 @@ def test_bench_gemm_times_each_product_on_both_backends(tmp_path):
     seconds = {side: sum(r["count"] * 2 * 64 * r["shape"][1] * r["shape"][2] / r[f"{side}_gflops"]
                          for r in figures["products"]) for side in ("torch", "numpy")}
     assert figures["overall_ratio"] == round(seconds["torch"] / seconds["numpy"], 3)
+
+
+def test_module_at_reads_the_first_path_a_commit_has():
+    """The benchmarks' code-before-a-change import: the first path the revision has, its
+    names usable; a revision with none of the paths is one SystemExit line naming them."""
+    from scripts.module_at import module_at
+
+    # HEAD has the core's search and no nmt/decoding/beam.py: the missing first path falls through
+    assert callable(module_at("bench", "HEAD", "nmt/decoding/beam.py", "nmt/core/beam_search.py").beam_search)
+    assert module_at("bench", "HEAD", "nmt/core/beam_search.py").__name__ == "before_beam_search"
+    with pytest.raises(SystemExit, match="^bench: git cannot show nmt/a.py or nmt/b.py at HEAD: "):
+        module_at("bench", "HEAD", "nmt/a.py", "nmt/b.py")

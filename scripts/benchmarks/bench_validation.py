@@ -20,17 +20,16 @@ Greedy (beam 1) never calls beam search: its rows are the control.
 """
 
 import argparse
-import importlib.util
 import json
 import shlex
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import torch
+from scripts.module_at import module_at
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,19 +58,7 @@ SEARCH_FILES = ("nmt/core/beam_search.py", "nmt/decoding/beam.py")
 def beam_search_at(revision: str):
     """The beam search as it was at `revision` (the first of SEARCH_FILES that it has),
     imported as a module of its own."""
-    errors = []
-    for path in SEARCH_FILES:
-        done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=ROOT, capture_output=True, text=True)
-        if done.returncode == 0:
-            break
-        errors.append(done.stderr.strip())
-    else:
-        sys.exit(f"bench_validation: git cannot show the beam search at {revision}: {'; '.join(errors)}")
-    name = "nmt.decoding.beam_before"
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    exec(compile(done.stdout, f"{revision}:{path}", "exec"), module.__dict__)
-    return module.beam_search
+    return module_at("bench_validation", revision, *SEARCH_FILES).beam_search
 
 
 def validation_of(checkpoint: Path, data_path: str | None, translator):

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from scripts.benchmarks.bench_decode import read_lines  # test_2016_flickr, plain or .gz
+from scripts.module_at import module_at
 from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 
 
@@ -66,23 +67,6 @@ def same(a, b) -> bool:
     """Two translate() results bit for bit: texts, n-best and scores, attention."""
     return all(x.text == y.text and x.nbest == y.nbest and x.score == y.score
                and np.array_equal(x.attention, y.attention) for x, y in zip(a, b))
-
-
-def module_at(revision: str, *paths: str):
-    """The module at the first of `paths` that `revision` has, as it was there, imported apart."""
-    import importlib.util
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    for path in paths:
-        done = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True)
-        if done.returncode == 0:
-            break
-    else:
-        raise SystemExit(f"profile_decode: git cannot show {' or '.join(paths)} at {revision}: {done.stderr.strip()}")
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(f"before_{Path(path).stem}", None))
-    exec(compile(done.stdout, f"{revision}:{path}", "exec"), module.__dict__)
-    return module
 
 
 class SearchAt:
@@ -126,8 +110,10 @@ def variants(lever: str, checkpoint: str, before: str = "HEAD"):
         from nmt.core.beam_search import beam_search
         from nmt.core.greedy_search import greedy_search
 
-        old = SearchAt(module_at(before, "nmt/core/beam_search.py", "nmt/decoding/beam.py").beam_search,   # the core's
-                       module_at(before, "nmt/core/greedy_search.py", "nmt/decoding/greedy.py").greedy_search)  # or older
+        old = SearchAt(  # the core's search at --before, or the older nmt/decoding modules
+            module_at("profile_decode", before, "nmt/core/beam_search.py", "nmt/decoding/beam.py").beam_search,
+            module_at("profile_decode", before, "nmt/core/greedy_search.py", "nmt/decoding/greedy.py").greedy_search,
+        )
         return {before: (plain, old), "now": (plain, SearchAt(beam_search, greedy_search))}
     if lever == "grad_mode":
         return {"no_grad": (plain, torch.no_grad), "inference_mode": (plain, torch.inference_mode)}
