@@ -798,7 +798,7 @@ def test_bench_gemm_times_each_product_on_both_backends(tmp_path):
 def test_module_at_reads_the_first_path_a_commit_has():
     """The benchmarks' code-before-a-change import: the first path the revision has, its
     names usable; a revision with none of the paths is one SystemExit line naming them."""
-    from scripts.module_at import module_at
+    from scripts.benchmarks.module_at import module_at
 
     # HEAD has the core's search and no nmt/decoding/beam.py: the missing first path falls through
     assert callable(module_at("bench", "HEAD", "nmt/decoding/beam.py", "nmt/core/beam_search.py").beam_search)

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import torch
-from scripts.module_at import module_at
+from scripts.benchmarks.module_at import module_at
 from scripts.out_path import ready_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from scripts.benchmarks.bench_decode import read_lines  # test_2016_flickr, plain or .gz
-from scripts.module_at import module_at
+from scripts.benchmarks.module_at import module_at
 from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 
 

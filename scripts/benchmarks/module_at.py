@@ -5,7 +5,7 @@ import importlib.util
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def module_at(command: str, revision: str, *paths: str):
