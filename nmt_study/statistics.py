@@ -133,4 +133,22 @@ def power_at(a: list[float], b: list[float], gap: float, alpha: float) -> float 
     sd = math.sqrt((statistics.variance(a) + statistics.variance(b)) / 2)
     if sd == 0:
         return 1.0
-    return float(TTestIndPower().power(effect_size=gap / sd, nobs1=len(a), ratio=len(b) / len(a), alpha=alpha))
+    power = float(TTestIndPower().power(effect_size=gap / sd, nobs1=len(a), ratio=len(b) / len(a), alpha=alpha))
+    if math.isfinite(power):
+        return power
+    return two_tailed_power(gap / sd, len(a), len(b), alpha)
+
+
+def two_tailed_power(effect: float, n_a: int, n_b: int, alpha: float) -> float:
+    """The two-sided t-test's power from the noncentral t, both tails as upper tails.
+
+    P(T > c) + P(T < -c) for T ~ t(df, nc), nc = effect * sqrt(n_a n_b / (n_a + n_b)),
+    df = n_a + n_b - 2, c the t quantile at 1 - alpha / 2. The lower tail is read as
+    P(T' > c) with T' ~ t(df, -nc), which scipy evaluates where its cdf far below a
+    large nc gives NaN (and so does TTestIndPower, which power_at asks first)."""
+    from scipy.stats import nct, t
+
+    df = n_a + n_b - 2
+    nc = effect * math.sqrt(n_a * n_b / (n_a + n_b))
+    critical = float(t.isf(alpha / 2, df))
+    return float(nct.sf(critical, df, nc) + nct.sf(critical, df, -nc))
