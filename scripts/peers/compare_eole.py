@@ -36,6 +36,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from scripts.peers.compare_joeynmt import ROOT, SPLITS, prepare_data, run
@@ -387,6 +388,8 @@ def main(argv=None) -> dict:
     print_table(table, command)
     result = {
         "command": command,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average_after": list(os.getloadavg()),
         "precision": args.precision,
         "cpu": cpu_model(),
         "warmup": args.warmup,
