@@ -31,7 +31,7 @@ from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limit
 from nmt.speedups.decode_cache import use_kept_cache
 from nmt.speedups.decode_kernels import check_kernels, use_fast_kernels
 from nmt.decoding.search_bounds import check_beam, check_beam_width, check_nbest
-from nmt.base.errors import NmtError
+from nmt.base.errors import NmtError, with_article
 from nmt.base.memory_sizes import allocation_bytes, human_bytes
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
@@ -86,7 +86,7 @@ def check_load_args(path, device, options: dict) -> None:
 def check_recorder(recorder, pruned=None) -> None:
     """A beam recorder (nmt.decoding.beam_tree.BeamRecorder) or None; pruned None or a count."""
     if recorder is not None and not all(callable(getattr(recorder, m, None)) for m in ("start", "step", "finish")):
-        raise NmtError(f"recorder must be a nmt.decoding.beam_tree.BeamRecorder or None, not "
+        raise NmtError(f"recorder must be {with_article('nmt.decoding.beam_tree.BeamRecorder')} or None, not "
                        f"{type(recorder).__name__}")
     if pruned is not None and (isinstance(pruned, bool) or not isinstance(pruned, numbers.Integral) or pruned < 0):
         raise NmtError(f"pruned={pruned!r:.40} must be None or a whole number >= 0 (pruned hypotheses kept a step)")
