@@ -92,6 +92,34 @@ def check_recorder(recorder, pruned=None) -> None:
         raise NmtError(f"pruned={pruned!r:.40} must be None or a whole number >= 0 (pruned hypotheses kept a step)")
 
 
+def checked_model(state: dict, tokenizer: Tokenizer, path, kept_cache: bool = False):
+    """(model, its length limits) of a loaded checkpoint `state` (written to `path`): the
+    model its stored config describes, with its weights loaded strictly (every parameter
+    and buffer written, each of its shape). Weights that do not fit the config, or a model
+    too big to build, are one NmtError naming `path`. `kept_cache`: the step's cache written
+    in place (decode_cache.py). What every route that opens a checkpoint to use its
+    weights checks them with: translation (the API, the commands) and nmt.average's result."""
+    try:
+        config = OmegaConf.create(state["config"])
+        limits = length_limits(config)
+        with RandomInitSkipped():
+            model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+        model.load_state_dict(state["model"])        # strict: every parameter and buffer written
+        if kept_cache:
+            use_kept_cache(model)   # its step's cache written in place, the same floats (decode_cache.py)
+    except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
+        size = allocation_bytes(error)
+        if size is not None:           # the allocator's own text, never raw
+            raise NmtError(f"checkpoint {path}: its model needs a block of {human_bytes(size)} of memory "
+                           "to be built, more than this machine could give; use a machine with more memory "
+                           "or a smaller model") from None
+        first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+        raise NmtError(f"checkpoint {path}: its model weights do not fit its config ({first}); "
+                       "it was written by another version of nmt or edited; use another "
+                       "checkpoint") from None
+    return model, limits
+
+
 class Translator:
     """Greedy or beam search over a trained model; the CLI is a thin layer over it."""
 
@@ -122,24 +150,7 @@ class Translator:
         check_load_args(path, device, options)
         state = load_checkpoint(path, parts=("model",))
         tokenizer = Tokenizer.from_bytes(state["tokenizer"])
-        try:
-            config = OmegaConf.create(state["config"])
-            limits = length_limits(config)
-            with RandomInitSkipped():
-                model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
-            model.load_state_dict(state["model"])        # strict: every parameter and buffer written
-            if options.get("kernels", "torch") != "plain":
-                use_kept_cache(model)   # its step's cache written in place, the same floats (decode_cache.py)
-        except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
-            size = allocation_bytes(error)
-            if size is not None:           # the allocator's own text, never raw
-                raise NmtError(f"checkpoint {path}: its model needs a block of {human_bytes(size)} of memory "
-                               "to be built, more than this machine could give; use a machine with more memory "
-                               "or a smaller model") from None
-            first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
-            raise NmtError(f"checkpoint {path}: its model weights do not fit its config ({first}); "
-                           "it was written by another version of nmt or edited; use another "
-                           "checkpoint") from None
+        model, limits = checked_model(state, tokenizer, path, kept_cache=options.get("kernels", "torch") != "plain")
         return cls(model, tokenizer, resolve_device(device, "device"), **limits, **options)
 
     @classmethod
