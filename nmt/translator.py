@@ -31,7 +31,7 @@ from nmt.decoding.limits import MAX_LEN_EXTRA, MAX_LEN_RATIO, check_search_limit
 from nmt.speedups.decode_cache import use_kept_cache
 from nmt.speedups.decode_kernels import check_kernels, use_fast_kernels
 from nmt.decoding.search_bounds import check_beam, check_beam_width, check_nbest
-from nmt.base.errors import NmtError
+from nmt.base.errors import NmtError, with_article
 from nmt.base.memory_sizes import allocation_bytes, human_bytes
 from nmt.models.build import build_model
 from nmt.store.checkpoints import check_same_vocabulary, load_checkpoint
@@ -86,10 +86,38 @@ def check_load_args(path, device, options: dict) -> None:
 def check_recorder(recorder, pruned=None) -> None:
     """A beam recorder (nmt.decoding.beam_tree.BeamRecorder) or None; pruned None or a count."""
     if recorder is not None and not all(callable(getattr(recorder, m, None)) for m in ("start", "step", "finish")):
-        raise NmtError(f"recorder must be a nmt.decoding.beam_tree.BeamRecorder or None, not "
+        raise NmtError(f"recorder must be {with_article('nmt.decoding.beam_tree.BeamRecorder')} or None, not "
                        f"{type(recorder).__name__}")
     if pruned is not None and (isinstance(pruned, bool) or not isinstance(pruned, numbers.Integral) or pruned < 0):
         raise NmtError(f"pruned={pruned!r:.40} must be None or a whole number >= 0 (pruned hypotheses kept a step)")
+
+
+def checked_model(state: dict, tokenizer: Tokenizer, path, kept_cache: bool = False):
+    """(model, its length limits) of a loaded checkpoint `state` (written to `path`): the
+    model its stored config describes, with its weights loaded strictly (every parameter
+    and buffer written, each of its shape). Weights that do not fit the config, or a model
+    too big to build, are one NmtError naming `path`. `kept_cache`: the step's cache written
+    in place (decode_cache.py). What every route that opens a checkpoint to use its
+    weights checks them with: translation (the API, the commands) and nmt.average's result."""
+    try:
+        config = OmegaConf.create(state["config"])
+        limits = length_limits(config)
+        with RandomInitSkipped():
+            model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+        model.load_state_dict(state["model"])        # strict: every parameter and buffer written
+        if kept_cache:
+            use_kept_cache(model)   # its step's cache written in place, the same floats (decode_cache.py)
+    except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
+        size = allocation_bytes(error)
+        if size is not None:           # the allocator's own text, never raw
+            raise NmtError(f"checkpoint {path}: its model needs a block of {human_bytes(size)} of memory "
+                           "to be built, more than this machine could give; use a machine with more memory "
+                           "or a smaller model") from None
+        first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+        raise NmtError(f"checkpoint {path}: its model weights do not fit its config ({first}); "
+                       "it was written by another version of nmt or edited; use another "
+                       "checkpoint") from None
+    return model, limits
 
 
 class Translator:
@@ -122,24 +150,7 @@ class Translator:
         check_load_args(path, device, options)
         state = load_checkpoint(path, parts=("model",))
         tokenizer = Tokenizer.from_bytes(state["tokenizer"])
-        try:
-            config = OmegaConf.create(state["config"])
-            limits = length_limits(config)
-            with RandomInitSkipped():
-                model = build_model(config.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
-            model.load_state_dict(state["model"])        # strict: every parameter and buffer written
-            if options.get("kernels", "torch") != "plain":
-                use_kept_cache(model)   # its step's cache written in place, the same floats (decode_cache.py)
-        except (RuntimeError, KeyError, AttributeError, TypeError, ValueError) as error:
-            size = allocation_bytes(error)
-            if size is not None:           # the allocator's own text, never raw
-                raise NmtError(f"checkpoint {path}: its model needs a block of {human_bytes(size)} of memory "
-                               "to be built, more than this machine could give; use a machine with more memory "
-                               "or a smaller model") from None
-            first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
-            raise NmtError(f"checkpoint {path}: its model weights do not fit its config ({first}); "
-                           "it was written by another version of nmt or edited; use another "
-                           "checkpoint") from None
+        model, limits = checked_model(state, tokenizer, path, kept_cache=options.get("kernels", "torch") != "plain")
         return cls(model, tokenizer, resolve_device(device, "device"), **limits, **options)
 
     @classmethod

@@ -342,7 +342,9 @@ def select(configs: list[StudyConfig], only: str | None) -> list[StudyConfig]:
 
     if only is None:
         return configs
-    wanted = [w.strip() for w in only.split(",") if w.strip()]
+    from nmt_study.comma_lists import comma_items
+
+    wanted = comma_items(only, "--only", "give configuration or family names, e.g. luong_general,bahdanau")
     if not wanted:
         raise NmtError(f"--only {only!r}: names no configuration; give some, e.g. luong_general, or leave --only "
                        "out for all of them (see `python -m nmt_study --list`)")

@@ -9,6 +9,7 @@ from nmt import ArgumentParser, NmtError, finite_float
 from nmt_study.configs import (BUDGETS, CONFIRMATION, CONFIRMATION_FOLDER, CONVERGENCE, CONVERGENCE_FOLDER,
                                LR_SWEEP, LR_SWEEP_FOLDER, PROFILES)
 from nmt_study.preregistration import PREREGISTERED_FOLDER
+from nmt_study.comma_lists import comma_items
 from nmt_study.provenance import REPRODUCE
 
 def whole_number(text: str) -> int:
@@ -60,7 +61,7 @@ def parse_args(argv, description: str = "") -> argparse.Namespace:
 def parse_reproduce(text: str, parser) -> dict[str, list[int]]:
     """--reproduce NAME:SEED,... -> {name: [seeds]}."""
     wanted: dict[str, list[int]] = {}
-    for item in (i.strip() for i in text.split(",") if i.strip()):
+    for item in comma_items(text, "--reproduce", "give NAME:SEED items, e.g. bahdanau:1,luong_dot:2"):
         name, sep, seed = item.partition(":")
         if not sep or not (seed.isascii() and seed.isdigit()) or len(seed) > 18 or int(seed) < 1:
             parser.error(f"--reproduce {item!r}: expected NAME:SEED, e.g. bahdanau:1")

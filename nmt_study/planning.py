@@ -4,11 +4,12 @@ report shows."""
 from pathlib import Path
 
 from nmt import NmtError
+from nmt_study.comma_lists import comma_items
 from nmt_study.configs import BUDGETS, study_configs
 
 
 def plan(args, configs) -> dict[str, list[int]]:
-    spread = {n.strip() for n in args.spread.split(",") if n.strip()}
+    spread = set(comma_items(args.spread, "--spread", "give configuration names, e.g. bahdanau,luong_dot"))
     unknown = spread - {c.name for c in study_configs(args.data)}
     if unknown:
         raise NmtError(f"--spread {','.join(sorted(unknown))}: unknown configuration (see --list)")
@@ -30,8 +31,8 @@ def plan(args, configs) -> dict[str, list[int]]:
 
 def only_seeds(text: str) -> set[int]:
     """--only-seeds 2,3 -> {2, 3}: ASCII digits only (int() also takes "1_0")."""
-    items = [n.strip() for n in text.split(",")]
-    if not all(n.isascii() and n.isdigit() and len(n) <= 18 and int(n) >= 1 for n in items):
+    items = comma_items(text, "--only-seeds", "give seed numbers from 1, e.g. 3 or 2,3")
+    if not items or not all(n.isascii() and n.isdigit() and len(n) <= 18 and int(n) >= 1 for n in items):
         raise NmtError(f"--only-seeds {text}: give seed numbers from 1, comma-separated, e.g. 3 or 2,3")
     return {int(n) for n in items}
 

@@ -31,7 +31,7 @@ def translator_cases(t, checkpoint):
         "coverage_penalty=None": (lambda: t.translate([SENTENCE], beam_size=2, coverage_penalty=None),
                                   "coverage_penalty=None must be a finite number >= 0"),
         "recorder=1": (lambda: t.translate([SENTENCE], beam_size=2, recorder=1),
-                       "recorder must be a nmt.decoding.beam_tree.BeamRecorder or None, not int"),
+                       "recorder must be an nmt.decoding.beam_tree.BeamRecorder or None, not int"),
         "record_beam pruned='x'": (lambda: t.record_beam(SENTENCE, 3, pruned="x"),
                                    "pruned='x' must be None or a whole number >= 0"),
         "from_checkpoint(123)": (lambda: Translator.from_checkpoint(123),
@@ -86,3 +86,12 @@ def test_the_good_arguments_still_work(translator):
 
     assert translator.translate([SENTENCE], prefix="")[0].text == translator.translate([SENTENCE])[0].text
     assert "<iframe" in notebook.heatmap(translator, SENTENCE, height=400)._repr_html_()
+
+
+def test_a_refusal_names_a_thing_with_the_article_its_sound_takes():
+    """'a nmt.decoding...' read wrong: nmt is said letter by letter, en-em-tee."""
+    from nmt.base.errors import with_article
+
+    assert [with_article(w) for w in ("int", "float", "albert", "marian", "NoneType")] == \
+        ["an int", "a float", "an albert", "a marian", "a NoneType"]
+    assert with_article("nmt.decoding.beam_tree.BeamRecorder") == "an nmt.decoding.beam_tree.BeamRecorder"

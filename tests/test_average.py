@@ -93,6 +93,31 @@ def test_another_shape_is_refused(tmp_path, toy_checkpoint, capsys):
     assert "different model shapes" in err
 
 
+@pytest.mark.parametrize("copies", [1, 2])
+def test_weights_that_do_not_fit_their_config_are_refused_as_translate_refuses_them(tmp_path, toy_checkpoint,
+                                                                                    capsys, copies):
+    """Both checkpoints say hidden_size=256 over weights of 128: they agree with each other, so
+    only the check translate makes (the model built from the config, the weights loaded strictly)
+    finds it; they were averaged with exit 0."""
+    from nmt.commands.translate import main as translate
+
+    state = torch.load(toy_checkpoint, weights_only=True)
+    config = dict(state["config"], model=dict(state["config"]["model"]))
+    assert config["model"]["encoder"]["hidden_size"] == 128
+    config["model"]["encoder"] = dict(config["model"]["encoder"], hidden_size=256)
+    paths = [_variant(tmp_path, toy_checkpoint, f"edited{k}.pt", config=config) for k in range(copies)]
+    before = sorted(tmp_path.iterdir())
+    assert main([*map(str, paths), "--output", str(tmp_path / "averaged.pt")]) == 1
+    err = capsys.readouterr().err
+    said = f"nmt: error: checkpoint {paths[0]}: its model weights do not fit its config ("
+    assert err.startswith(said) and err.count("\n") == 1 and "Traceback" not in err, err
+    assert sorted(tmp_path.iterdir()) == before                  # nothing written
+    source = tmp_path / "in.txt"
+    source.write_text("the first of may\n")
+    assert translate(["--checkpoint", str(paths[0]), "--input", str(source)]) == 1
+    assert capsys.readouterr().err == err                        # the same check, the same line
+
+
 def test_config_difference_names_the_first_key():
     a = {"encoder": {"layers": 2, "heads": [4, 4]}, "decoder": {"dropout": 0.1}}
     assert config_difference(a, a) is None

@@ -172,6 +172,30 @@ def test_a_model_too_big_for_memory_is_said_in_units_not_in_the_allocators_words
     assert not (tmp_path / "cache").exists()
 
 
+def test_a_position_table_too_big_for_memory_names_model_positional_max_len(tmp_path):
+    """Where the learned position table is what does not fit, the refusal names
+    model.positional.max_len, not the model's widths (it said "make it smaller
+    (hidden_size, d_model, ff_size, layers)")."""
+    from nmt.models.build import build_model
+    from nmt.training.config_checks import check_config
+
+    overrides = ("experiment=transformer_small", "model/positional=learned", "model.positional.max_len=1000000000000",
+                 "data.max_len=100", f"cache_dir={tmp_path / 'cache'}", "trainer.device=cpu")
+    advice = ("make model.positional.max_len smaller (its table of 1,000,000,000,000 learned positions is what "
+              "does not fit; data.max_len + 1 positions are enough)")
+    with pytest.raises(NmtError) as refused:              # training: counted on the meta device first
+        check_config(compose_config(*overrides))
+    assert str(refused.value).endswith(f"free on cpu; {advice}") and "hidden_size" not in str(refused.value)
+    cfg = compose_config(*overrides)
+    with pytest.raises(NmtError) as refused:              # building it (a checkpoint's config): the failed block
+        build_model(cfg.model, 100, 100, speedups=False)
+    # 10^12 positions x d_model 256 x 4 bytes: the 1.0 PB block the allocator refused
+    assert str(refused.value) == ("cannot build nmt.core.transformer_encoder.TransformerEncoder: it needs a block "
+                                  f"of 1.0 PB of memory, more than this machine could give; {advice} or use a "
+                                  "machine with more memory")
+    assert not (tmp_path / "cache").exists()
+
+
 def test_a_config_key_of_another_type_is_named_with_its_article(toy_checkpoint, tmp_path):
     from nmt.store.checkpoints import load_checkpoint
 

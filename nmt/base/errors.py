@@ -22,7 +22,12 @@ class ResumeRefusal(NmtError):
         self.detail, self.forcible = detail, forcible
 
 
+SPELLED_OUT = ("nmt",)      # names said letter by letter, "en-em-tee": their sound takes "an"
+
+
 def with_article(word: str) -> str:
-    """'an int', 'a float', 'an albert': a word of a refusal (a type's or a model's
-    name) with its indefinite article, chosen by its first letter."""
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+    """'an int', 'a float', 'an albert', 'an nmt.decoding.beam_tree.BeamRecorder': a word
+    of a refusal (a type's, a model's or a class's name) with its indefinite article,
+    chosen by its first letter, or by the first sound of a name in SPELLED_OUT."""
+    vowel = word[:1].lower() in "aeiou" or word.lower().startswith(SPELLED_OUT)
+    return f"{'an' if vowel else 'a'} {word}"

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from nmt.base.errors import NmtError
+from nmt.base.file_inputs import special_kind
 
 
 def make_folder(folder, name: str) -> Path:
@@ -19,8 +20,9 @@ def make_folder(folder, name: str) -> Path:
     label, path = f"{name} {folder}" if name.startswith("-") else f"{name}={folder}", Path(folder)
     try:
         path.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:  # a file where the folder should be
-        raise NmtError(f"{label}: {path} is a file, not a folder; choose another {name}") from None
+    except FileExistsError:  # a file (or a FIFO, a device) where the folder should be
+        kind = special_kind(path) or "a file"
+        raise NmtError(f"{label}: {path} is {kind}, not a folder; choose another {name}") from None
     except OSError as error:  # a file above it, no permission, a read-only file system
         raise NmtError(
             f"{label}: cannot create the folder ({error.strerror or error}); choose another {name}"

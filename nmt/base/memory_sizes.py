@@ -15,6 +15,16 @@ def human_bytes(count: float) -> str:
     return f"{int(count)} bytes"
 
 
+MODEL_SIZES = "make it smaller (hidden_size, d_model, ff_size, layers)"    # what a memory refusal of a model asks
+
+
+def shrink_positions(max_len: int) -> str:
+    """What a memory refusal asks when a learned position table (model.positional.max_len
+    rows of d_model numbers) is what does not fit, in place of MODEL_SIZES."""
+    return (f"make model.positional.max_len smaller (its table of {max_len:,} learned positions is what does "
+            "not fit; data.max_len + 1 positions are enough)")
+
+
 def free_memory(device=None) -> int | None:
     """Bytes free for a search on `device` (a torch.device or its name): the GPU's
     free memory, else the machine's MemAvailable; None when it cannot be told."""

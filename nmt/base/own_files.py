@@ -16,10 +16,14 @@ file systems, a container's overlay), the mark goes into a manifest beside
 the file instead: `.nmt-wrote.json` in its folder, mapping each name to the
 same purpose and digest. A file of that name that is not nmt's manifest is
 never replaced; the file then goes unmarked, and the next run over it asks
-for --overwrite: a refusal, never a silent loss. A path that is not a regular file (/dev/stdout, a FIFO) is written
-into, not replaced, and is left to each command's own checks, as are folders
-and missing parents (nmt.base.cli_checks.check_output). Standard library only:
-commands ask this before their heavy imports.
+for --overwrite: a refusal, never a silent loss.
+
+A path that is not a regular file (/dev/stdout, a FIFO with its reader) is
+written into, not replaced: the reader gets the bytes, the path stays as it
+was, and it gets no mark (no manifest is written beside it). Such paths, folders
+and missing parents are left to each command's own checks
+(nmt.base.cli_checks.check_output). Standard library only: commands ask this
+before their heavy imports.
 """
 
 import errno
@@ -146,7 +150,14 @@ def keep_mark(path, marked: tuple[str, bytes]) -> None:
     """After `path` was written with the attribute `marked` (atomic_write): where the
     file system kept no attribute, the mark goes into the folder's manifest (the
     entries of files gone since are dropped). Where that file is not nmt's manifest,
-    or cannot be written, the file stays unmarked (asked about next time)."""
+    or cannot be written, the file stays unmarked (asked about next time). A path that is
+    not a regular file (a FIFO, /dev/stdout) was written into, not replaced: it gets no
+    mark and nothing is written beside it."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return
+    except (OSError, ValueError):        # gone since (a reader removed it): nothing to mark
+        return
     try:
         os.getxattr(path, marked[0])
         return                           # the attribute holds the mark

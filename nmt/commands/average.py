@@ -13,7 +13,8 @@ free:
 The checkpoints must be of one model: the same sentencepiece models (else the
 same id means another subword in each) and the same model config (else the
 same tensor means another thing). Anything else is refused in one line that
-names both files, before anything is written. The output keeps the config and
+names both files, before anything is written; so are weights that do not fit their
+own stored config, as nmt.translate refuses them. The output keeps the config and
 tokenizer of the first checkpoint and drops optimiser state, so it is for
 translation only. The trainer's `trainer.average_last=N` and
 `trainer.average_best=N` use the same function at the end of a run.
@@ -72,12 +73,26 @@ def main(argv=None) -> int:
     if args.run is not None:
         args.checkpoints = run_checkpoints(args.run, args.best, args.last, args.metric)
     check_not_input("--output", args.output, [("--checkpoint", p) for p in args.checkpoints])
-    path = save_checkpoint(average_checkpoints(args.checkpoints), args.output,
+    averaged = average_checkpoints(args.checkpoints)
+    check_fits(averaged, args.checkpoints[0])
+    path = save_checkpoint(averaged, args.output,
                            advice="free disk space or choose another --output; nothing was written", purpose=AVERAGED)
     steps = ", ".join(str(step_of(p)) for p in args.checkpoints) if args.run is not None else ""
     write_stdout(f"averaged {len(args.checkpoints)} checkpoints{f' (steps {steps})' if steps else ''} "
                  f"into {path}\n")
     return 0
+
+
+def check_fits(averaged: dict, first) -> None:
+    """The averaged weights loaded into the model their stored config describes, as
+    nmt.translate checks a checkpoint (nmt.translator.checked_model): weights that do not
+    fit it are one line naming `first`, before anything is written. The average has the
+    first checkpoint's config and vocabulary, and every checkpoint its tensor names and
+    shapes (nmt.store.averaging.check_same_model), so this checks all of them."""
+    from nmt.data.tokenizer import Tokenizer
+    from nmt.translator import checked_model
+
+    checked_model(averaged, Tokenizer.from_bytes(averaged["tokenizer"]), first)
 
 
 def cli() -> None:

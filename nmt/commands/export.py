@@ -22,6 +22,7 @@ from nmt.base.cli_checks import ArgumentParser, check_checkpoint_exists, finite_
 from nmt.deploy import require_ctranslate2
 from nmt.deploy.layout import QUANTIZATIONS, foreign_entries, is_export
 from nmt.base.errors import NmtError
+from nmt.base.file_inputs import special_kind
 from nmt.base.run_files import holds_a_run
 
 
@@ -64,7 +65,7 @@ def check_output_folder(output: Path, force: bool, checkpoint: str | None = None
     folder holding anything an export does not write."""
     refuse_link_loop(output, "--output")
     if output.exists() and not output.is_dir():
-        raise NmtError(f"--output {output} is a file; give a folder name")
+        raise NmtError(f"--output {output} is {special_kind(output) or 'a file'}; give a folder name")
     if output.exists() and not force:
         raise NmtError(f"--output {output} exists; choose another folder or add --force to replace it")
     if output.exists():

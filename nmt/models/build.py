@@ -15,7 +15,7 @@ from torch.overrides import TorchFunctionMode
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, TRANSFORMER_ENCODER, check_combination
 from nmt.core.seq2seq import Seq2Seq
 from nmt.base.errors import NmtError
-from nmt.base.memory_sizes import allocation_bytes, human_bytes
+from nmt.base.memory_sizes import MODEL_SIZES, allocation_bytes, human_bytes, shrink_positions
 from nmt.speedups.model import install_model_speedups
 
 
@@ -30,10 +30,19 @@ def instantiate(config, **kwargs):
         size = allocation_bytes(cause) if cause is not None else None
         if size is not None:            # the allocator's own text ("[enforce fail at alloc_cpu.cpp...") never raw
             raise NmtError(f"cannot build {config.get('_target_', 'a model part')}: it needs a block of "
-                           f"{human_bytes(size)} of memory, more than this machine could give; make it smaller "
-                           "(hidden_size, d_model, ff_size, layers) or use a machine with more memory") from None
+                           f"{human_bytes(size)} of memory, more than this machine could give; "
+                           f"{_what_to_shrink(config, kwargs, size)} or use a machine with more memory") from None
         raise NmtError(f"cannot build {config.get('_target_', 'a model part')}: "
                        f"{str(cause or error).splitlines()[-1][:200]}") from None
+
+
+def _what_to_shrink(config, kwargs: dict, size: float) -> str:
+    """model.positional.max_len when the block that failed is a part's learned position
+    table (max_len x d_model numbers of 2, 4 or 8 bytes), else the model's sizes."""
+    max_len, d_model = getattr(kwargs.get("positional"), "max_len", None), config.get("d_model")
+    if isinstance(max_len, int) and isinstance(d_model, int) and size in {max_len * d_model * b for b in (2, 4, 8)}:
+        return shrink_positions(max_len)
+    return MODEL_SIZES
 
 
 def check_model_config(model_cfg: DictConfig, vocab_size: int) -> Seq2Seq:

@@ -96,7 +96,14 @@ def test_a_whole_record_is_read_as_before(tmp_path):
     (["--only-seeds", ""], "--only-seeds : give seed numbers from 1"),           # was the whole plan
     (["study.only_seeds="], "--only-seeds : give seed numbers from 1"),
     (["--only", ""], "--only '': names no configuration; give some, e.g. luong_general"),   # was the whole plan
-    (["--only", " , "], "--only ' , ': names no configuration"),
+    (["--only", " , "], "--only ' , ': item 1 of 2 is empty (two commas in a row, or one at an end)"),
+    # one rule for every comma list: an empty item is refused, never skipped (--only a,, trained a)
+    (["--only", "luong_general,,"], "--only 'luong_general,,': item 2 of 3 is empty (two commas in a row, or one "
+                                    "at an end); give configuration or family names"),
+    (["--only-seeds", "1,,2"], "--only-seeds '1,,2': item 2 of 3 is empty (two commas in a row, or one at an end); "
+                               "give seed numbers from 1"),
+    (["--spread", ",luong_general"], "--spread ',luong_general': item 1 of 2 is empty"),
+    (["--reproduce", "luong_general:1,"], "--reproduce 'luong_general:1,': item 2 of 2 is empty"),
     (["study.only="], "--only '': names no configuration"),
     (["study.seeds=1_0"], "study.seeds='1_0': not a whole number"),
     (["--seeds", "1_0"], "argument --seeds: '1_0' is not a whole number"),
