@@ -3,8 +3,9 @@
     python -m scripts.docs.docs_hf_tree --model-dir /tmp/toy-marian --out docs
 
 Builds a small MarianMTModel offline, as tests/hf_marian.py does (a sentencepiece model
-trained on the toy task's training sentences, shared by source and target) but larger
-(d_model 64, 2 + 2 layers, 4 heads), and trains it with a plain torch loop: AdamW,
+trained on the toy task's training sentences, shared by source and target; bpe at 240
+pieces, as data=toy, so every toy word is one piece) but larger
+(d_model 64, 2 + 2 layers, 4 heads, no dropout), and trains it with a plain torch loop: AdamW,
 teacher forcing (the labels, <pad> masked as -100), batches of 64 sentence pairs, a fixed
 seed, on the training pairs of `data=toy` (nmt/configs/data/toy.yaml). Every --eval-every
 updates it prints its greedy validation BLEU. At the end it saves the model to
@@ -12,7 +13,7 @@ updates it prints its greedy validation BLEU. At the end it saves the model to
 nmt's HFTranslator (generate(), greedy; sacreBLEU) on the toy validation set, and draws
 DATE's beam tree (beam 3, the prefix PREFIX forced) with nmt.viz.notebook.beam_tree, as
 tests/test_hf.py's browser test does: the page opened in Debian's Chromium (Playwright,
-as scripts/docs/screenshots.py does), the best final clicked, a full-page screenshot
+as scripts/docs/screenshots.py does; 1,920 px wide, so the whole tree shows), the best final clicked, a full-page screenshot
 OUT/beam_tree_hf.png. OUT/beam_tree_hf.json records the command, commit, date, CPU,
 updates, training seconds, validation BLEU and sentences, seed and the sentence drawn.
 Run it pinned to one core on a shared machine (`taskset -c 1`, OMP_NUM_THREADS=1).
@@ -39,8 +40,12 @@ from scripts.out_path import ready_folder
 
 DATE = "monday the twenty first of march nineteen eighty four"  # tests/test_attention_html.py's DATE
 PREFIX = "1 9"  # forced: the tree shows the prefix in yellow, then the model's own search
+# the attention study's toy Transformer sizes (nmt_study/configs.py): no dropout; embeddings
+# scaled by sqrt(d_model), as the opus-mt Marians are, so the sinusoidal positions do not drown them
 SIZES = {"d_model": 64, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
-         "decoder_attention_heads": 4, "encoder_ffn_dim": 256, "decoder_ffn_dim": 256}
+         "decoder_attention_heads": 4, "encoder_ffn_dim": 256, "decoder_ffn_dim": 256, "dropout": 0.0,
+         "scale_embedding": True}
+LR, WARMUP = 3e-3, 100
 POSITIONS = 64  # each side's longest: a toy source is at most 12 subwords, a target at most 12
 BATCH = 64
 
@@ -52,16 +57,16 @@ def toy_corpus():
 
 def build_marian(folder: Path, pairs: list[tuple[str, str]], seed: int):
     """A randomly initialised MarianMTModel and its MarianTokenizer, saved to `folder`:
-    one sentencepiece model over both sides of `pairs`, every toy word one piece."""
+    one sentencepiece model over both sides of `pairs` (bpe at 240, as data=toy: every toy word one piece)."""
     import sentencepiece as spm
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
     with tempfile.TemporaryDirectory() as scratch:
         text = Path(scratch) / "corpus.txt"
         text.write_text("\n".join(line for pair in pairs for line in pair) + "\n", encoding="utf-8")
-        spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(folder / "spm"), vocab_size=200,
-                                       model_type="unigram", bos_id=-1, eos_id=1, unk_id=2, pad_id=0,
-                                       hard_vocab_limit=False, minloglevel=2)
+        spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(folder / "spm"), vocab_size=240,
+                                       model_type="bpe", bos_id=-1, eos_id=1, unk_id=2, pad_id=0,
+                                       minloglevel=2)
     processor = spm.SentencePieceProcessor(model_file=str(folder / "spm.model"))
     pieces = ["<pad>", "</s>", "<unk>"] + [processor.id_to_piece(i) for i in range(3, processor.get_piece_size())]
     (folder / "vocab.json").write_text(json.dumps({p: i for i, p in enumerate(pieces)}), encoding="utf-8")
@@ -88,11 +93,11 @@ def greedy_bleu(model, tokenizer, pairs: list[tuple[str, str]]) -> float:
 
 
 def train(model, tokenizer, corpus, steps: int, eval_every: int, seed: int) -> float:
-    """`steps` updates of AdamW (lr 1e-3 after 200 warm-up updates, then linear decay to 0)
+    """`steps` updates of AdamW (lr LR after WARMUP warm-up updates, then linear decay to 0)
     on shuffled batches of the training pairs; the seconds it took, validation included."""
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / 200, max(0.0, (steps - step) / max(1, steps - 200))))
+        optimizer, lambda step: min((step + 1) / WARMUP, max(0.0, (steps - step) / max(1, steps - WARMUP))))
     order = torch.Generator().manual_seed(seed)
     model.train()
     begun, step = time.monotonic(), 0
@@ -138,7 +143,7 @@ def screenshot(translator: HFTranslator, out: Path) -> dict:
         notebook.beam_tree(translator, DATE, beam_size=3, prefix=PREFIX).save(page_file)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
+            page = browser.new_page(viewport={"width": 1920, "height": 1000}, bypass_csp=True)
             page.set_default_timeout(90_000)
             page.goto(page_file.as_uri())
             page.wait_for_selector("svg.beam-tree")
