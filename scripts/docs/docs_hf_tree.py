@@ -13,8 +13,8 @@ updates it prints its greedy validation BLEU. At the end it saves the model to
 nmt's HFTranslator (generate(), greedy; sacreBLEU) on the toy validation set, and draws
 DATE's beam tree (beam 3, the prefix PREFIX forced) with nmt.viz.notebook.beam_tree, as
 tests/test_hf.py's browser test does: the page opened in Debian's Chromium (Playwright,
-as scripts/docs/screenshots.py does; 1,920 px wide, so the whole tree shows), the best final clicked, a full-page screenshot
-OUT/beam_tree_hf.png. OUT/beam_tree_hf.json records the command, commit, date, CPU,
+as scripts/docs/screenshots.py does; 1,920 px wide, so the whole tree shows), the best
+final clicked, a full-page screenshot OUT/beam_tree_hf.png. OUT/beam_tree_hf.json records the command, commit, date, CPU,
 updates, training seconds, validation BLEU and sentences, seed and the sentence drawn.
 Run it pinned to one core on a shared machine (`taskset -c 1`, OMP_NUM_THREADS=1).
 """
