@@ -6,6 +6,8 @@ picture a page shows is drawn from a model below the stated bar.
                                     validation BLEU >= TOY_BAR (pictures.json)
     docs/images/hero_multi30k.png,  the shipped multi30k-de-en (scripts/docs/docs_hero.py):
     multi30k_red_hat.png            its test_2016_flickr BLEU >= MULTI30K_BAR (benchmarks/)
+    docs/beam_tree_hf.png           a Marian trained on the toy task (scripts/docs/docs_hf_tree.py):
+                                    validation BLEU >= TOY_BAR (beam_tree_hf.json), quoted by its caption
 
 And a BLEU on a page says what it was measured on: every prose paragraph of the docs pages
 and the README that quotes a BLEU (so every caption, the paragraph after a picture) names its
@@ -114,6 +116,20 @@ def test_the_shipped_models_pictures_come_from_a_model_that_learned():
     assert greedy["shipped"]["bleu"] >= MULTI30K_BAR
     for picture in ("hero_multi30k.png", "multi30k_red_hat.png"):
         assert (DOCS / "images" / picture).is_file()
+
+
+def test_the_hugging_face_beam_tree_comes_from_a_marian_that_learned():
+    record = json.loads((DOCS / "beam_tree_hf.json").read_text(encoding="utf-8"))
+    assert record["picture"] == "beam_tree_hf.png" and (DOCS / "beam_tree_hf.png").is_file()
+    assert record["validation_bleu"] >= TOY_BAR, (
+        f"docs/beam_tree_hf.png is drawn from a Marian of validation BLEU {record['validation_bleu']}, below "
+        f"{TOY_BAR}: train it longer (python -m scripts.docs.docs_hf_tree --model-dir DIR --steps N)"
+    )
+    [caption] = [c for _, picture, c in captions() if picture == "../beam_tree_hf.png"]
+    assert bleu_problems(caption) == []
+    assert f"{record['validation_bleu']:.2f}" in BLEU.findall(caption), caption
+    assert f"{record['validation_sentences']} validation dates" in caption
+    assert f"{record['updates']:,} updates" in caption
 
 
 def test_captions_are_found():

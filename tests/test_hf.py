@@ -223,8 +223,8 @@ def test_the_hf_beam_tree_in_the_browser(hf_translator, tmp_path):
             page.locator("p.legend").first.inner_text()
         page.locator("g.node.final[data-rank='1']").click()
         prefix_rows = page.locator("svg.prefix-heatmap rect.cell[data-col='0']").count()
-        if DOCS:
-            page.screenshot(path=f"{DOCS}/beam_tree_hf.png", full_page=True)
+        if DOCS:   # docs/beam_tree_hf.png is a trained model's: scripts/docs/docs_hf_tree.py
+            page.screenshot(path=f"{DOCS}/beam_tree_hf_untrained.png", full_page=True)
         browser.close()
     assert rows == [(f["text"], f"{f['score']:.4f}") for f in tree["finals"]]
     assert forced == sum(n["state"] == "forced" for n in tree["nodes"]) >= 1
