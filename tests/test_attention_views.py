@@ -10,8 +10,16 @@ from tests.helpers import run_cli
 from tests.test_attention_html import DATE, attributes, launch_chromium, needs_chromium
 from tests.test_explore import explorer, post, transformer_checkpoint  # noqa: F401 (fixtures)
 
-DOCS = os.environ.get("NMT_VIEW_SCREENSHOTS")   # a folder to keep the screenshots in (docs/what_if.png is made so; the
-# docs model, head and beam-tree views come from trained models: scripts/docs/docs_views.py)
+# A folder to keep the tests' screenshots in, to look at. They are of the tests' barely trained
+# models, so each is named NAME_untrained.png and never replaces a docs picture (those come from
+# trained models: scripts/docs/docs_views.py, docs_explorer_shots.py, docs_hf_tree.py).
+DOCS = os.environ.get("NMT_VIEW_SCREENSHOTS")
+
+
+def keep_screenshot(page, name: str) -> None:
+    """With NMT_VIEW_SCREENSHOTS=FOLDER: the page as FOLDER/NAME_untrained.png."""
+    if DOCS:
+        page.screenshot(path=f"{DOCS}/{name}_untrained.png", full_page=True)
 
 
 def open_page(playwright, url, problems, width=1400, requests=None):
@@ -60,9 +68,8 @@ def test_model_view_shows_every_layer_and_head(transformer_checkpoint, toy_check
         large = cell_values(page)
         page.hover("svg.heatmap rect.cell[data-row='0'][data-col='0']")
         tip = page.inner_text("#tooltip")
-        if DOCS:
-            page.mouse.move(0, 0)
-            page.screenshot(path=f"{DOCS}/model_view.png", full_page=True)
+        page.mouse.move(0, 0)
+        keep_screenshot(page, "model_view")
         browser.close()
         rnn_problems = []
         browser, page = open_page(playwright, attention_html(toy_checkpoint, tmp_path, "rnn"), rnn_problems)
@@ -95,8 +102,7 @@ def test_head_view_lines_follow_the_matrix(transformer_checkpoint, tmp_path):  #
         page.check(".head-toggle input[data-head='1']")          # head 1 toggled on beside it
         both = (lines(page, 1), lines(page, 2))
         colours = {stroke for stroke, in attributes(page, "svg.head-view line", "stroke")}
-        if DOCS:
-            page.screenshot(path=f"{DOCS}/head_view.png", full_page=True)
+        keep_screenshot(page, "head_view")
         page.uncheck(".head-toggle input[data-head='2']")
         after_toggle = page.locator("svg.head-view line[data-head='2']").count()
         page.select_option(".head-select", "1")
@@ -144,8 +150,7 @@ def test_beam_tree_finals_equal_nbest_and_what_if_forces_the_prefix(explorer, to
         pruned = rnn.locator("g.node.pruned").count()
         rnn.locator("g.node.final[data-rank='1']").click()          # its prefix's attention
         prefix_rows = rnn.locator("svg.prefix-heatmap rect.cell[data-col='0']").count()
-        if DOCS:
-            page.screenshot(path=f"{DOCS}/beam_tree.png", full_page=True)
+        keep_screenshot(page, "beam_tree")
         # what if: the translation is forced to start with a prefix the model did not choose
         free = rnn.locator(".translation-text").inner_text()
         prefix = "0 3" if not free.startswith("0 3") else "1 7"
@@ -156,8 +161,7 @@ def test_beam_tree_finals_equal_nbest_and_what_if_forces_the_prefix(explorer, to
         forced_text = forced.locator(".translation-text").inner_text()
         forced_score = forced.locator(".score").inner_text()
         beside = page.locator(".panel").nth(0).locator(".translation-text").inner_text()
-        if DOCS:
-            page.screenshot(path=f"{DOCS}/what_if.png", full_page=True)
+        keep_screenshot(page, "what_if")
         browser.close()
     assert rows == nbest and pruned > 0
     assert prefix_rows == tree["finals"][0]["length"]               # one row per subword of the final, </s> too

@@ -205,7 +205,7 @@ def test_the_hf_beam_tree_in_the_browser(hf_translator, tmp_path):
     from playwright.sync_api import sync_playwright
 
     from nmt.viz import notebook
-    from tests.test_attention_views import DOCS, open_page
+    from tests.test_attention_views import keep_screenshot, open_page
 
     page_file = tmp_path / "tree.html"
     notebook.beam_tree(hf_translator, DATE, beam_size=3, prefix="e").save(page_file)
@@ -223,8 +223,7 @@ def test_the_hf_beam_tree_in_the_browser(hf_translator, tmp_path):
             page.locator("p.legend").first.inner_text()
         page.locator("g.node.final[data-rank='1']").click()
         prefix_rows = page.locator("svg.prefix-heatmap rect.cell[data-col='0']").count()
-        if DOCS:   # docs/beam_tree_hf.png is a trained model's: scripts/docs/docs_hf_tree.py
-            page.screenshot(path=f"{DOCS}/beam_tree_hf_untrained.png", full_page=True)
+        keep_screenshot(page, "beam_tree_hf")
         browser.close()
     assert rows == [(f["text"], f"{f['score']:.4f}") for f in tree["finals"]]
     assert forced == sum(n["state"] == "forced" for n in tree["nodes"]) >= 1
