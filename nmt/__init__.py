@@ -41,6 +41,7 @@ PUBLIC = {
                         "the environment without the variables that point git at another repository"),
     "read_cpuinfo": ("nmt.base.device", "read_cpuinfo", "/proc/cpuinfo's text, or empty"),
     "cpuinfo_fields": ("nmt.base.device", "cpuinfo_fields", "the first processor's fields of that text"),
+    "cpu_description": ("nmt.base.device", "cpu_description", "that text's model name, family and model"),
     "cpu_flags": ("nmt.base.device", "cpu_flags", "the processor's feature flags of that text"),
     # run folders and what a run writes
     "check_run_members": ("nmt.base.run_members", "check_run_members",

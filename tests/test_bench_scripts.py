@@ -321,7 +321,7 @@ def test_time_to_quality_cadence_and_machine_by_hand():
     assert (ttq.updates_in(3, 1.64), ttq.updates_in(3, 2.1)) == (110, 86)
     assert ttq.updates_in(0.001, 5.0) == 1
     cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n"
-    assert ttq.cpu_model(cpuinfo) == "Intel(R) Xeon(R) CPU @ 2.20GHz"
+    assert ttq.cpu_description(cpuinfo) == "Intel(R) Xeon(R) CPU @ 2.20GHz"     # nmt's one reading of it
 
 
 def test_joeynmt_config_for_time_to_quality(tmp_path):

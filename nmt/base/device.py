@@ -1,6 +1,7 @@
 """trainer.device=auto|cpu|cuda|cuda:N to a torch.device, with one clear error; what
 /proc/cpuinfo says of the processor (trainer.precision=auto and trainer.matmul=auto read it)."""
 
+import platform
 from pathlib import Path
 
 import torch
@@ -51,6 +52,17 @@ def cpuinfo_fields(cpuinfo: str) -> dict[str, str]:
 def cpu_flags(cpuinfo: str) -> set[str]:
     """The instruction-set flags of /proc/cpuinfo's text (its first `flags` line)."""
     return set(cpuinfo_fields(cpuinfo).get("flags", "").split())
+
+
+def cpu_description(cpuinfo: str) -> str:
+    """The processor as a benchmark record names it: /proc/cpuinfo's model name with its
+    family and model numbers ("AMD EPYC, family 25 model 1"), the platform's processor
+    name where the text has no model name."""
+    fields = cpuinfo_fields(cpuinfo)
+    name = fields.get("model name") or platform.processor() or platform.machine() or "unknown"
+    if "cpu family" in fields and "model" in fields:
+        return f"{name}, family {fields['cpu family']} model {fields['model']}"
+    return name
 
 
 def read_cpuinfo(path: Path = Path("/proc/cpuinfo")) -> str:

@@ -11,8 +11,6 @@ seconds each took, the date, the CPU (lscpu's model name), the command and the c
 
 import argparse
 import json
-import platform
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -20,27 +18,18 @@ from pathlib import Path
 
 import torch
 
-from nmt.data.readers import read_lines
-from nmt.pretrained import checkpoint_path
+from nmt import cpu_description, read_cpuinfo
 from nmt.base.provenance import git_commit
 from nmt.base.scoring import score_translations
+from nmt.data.readers import read_lines
+from nmt.pretrained import checkpoint_path
 from nmt.translator import Translator
-from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 from scripts.out_path import ready_file
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 
 TEST_SETS = ("test_2016_flickr", "test_2017_flickr")
 SEARCHES = {"greedy": 1, "beam5": 5}
 SLICE = 200          # also scored: the first SLICE lines (tests/test_pretrained.py checks the shipped model on them)
-
-
-def cpu_model() -> str:
-    """lscpu's "Model name", else the platform's processor."""
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        text = ""
-    names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Model name")]
-    return names[0] if names else platform.processor()
 
 
 def test_file(data: Path, name: str, lang: str) -> Path | None:
@@ -73,7 +62,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     models = {"float32": Translator.from_checkpoint(args.fp32, device="cpu"),
               "shipped": Translator.pretrained(args.model, device="cpu")}
-    record = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
+    record = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_description(read_cpuinfo()),
               "threads": 1, "commit": git_commit(), "model": args.model,
               "shipped_dtype": str(next(iter(torch.load(checkpoint_path(args.model), weights_only=True)["model"]
                                              .values())).dtype).removeprefix("torch."),

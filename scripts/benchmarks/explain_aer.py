@@ -16,15 +16,15 @@ study skips them. Prints the table and the command, writes the record (--out).
 
 import argparse
 import json
-import platform
 import shlex
 import sys
 import time
 from pathlib import Path
 
+from nmt import cpu_description, read_cpuinfo
 from scripts.benchmarks.bench_decode import read_lines
-from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 from scripts.out_path import ready_file
+from scripts.peers.compare_joeynmt import MULTI30K  # the shared data beside the checkout
 
 ROOT = Path(__file__).resolve().parents[2]
 LINKS = ROOT / "benchmarks" / "attention_study" / "multi30k" / "test.links"
@@ -39,13 +39,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--methods", default=None, help="comma-separated (default: every method the model has)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "explain_aer.json"))
     return parser.parse_args(argv)
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def maps_of(adapter, pair, methods: list[str], seconds: dict) -> dict:
@@ -71,12 +64,12 @@ def main(argv=None) -> dict:
     command = "python -m scripts.benchmarks.explain_aer " + shlex.join(sys.argv[1:] if argv is None else argv)
     import torch
 
+    from nmt.base.provenance import git_commit
     from nmt.data.word_alignment import AerCounts, attention_word_links, read_links
     from nmt.explain import METHODS
     from nmt.explain.models import model_of
-    from nmt.base.provenance import git_commit
-    from nmt_study.alignment import words_match
     from nmt.translator import Translator
+    from nmt_study.alignment import words_match
 
     torch.set_num_threads(1)
     folder = Path(args.data)
@@ -89,7 +82,7 @@ def main(argv=None) -> dict:
         m for m in METHODS if m != "rollout" or adapter.transformer_decoder]
     counts = {name: {"direct": AerCounts(), "shift": AerCounts()} for name in ["attention", *methods]}
     seconds, skipped, used = {}, 0, 0
-    print(f"{command}\ncommit {git_commit()}, torch {torch.__version__}, 1 thread, {cpu_model()}")
+    print(f"{command}\ncommit {git_commit()}, torch {torch.__version__}, 1 thread, {cpu_description(read_cpuinfo())}")
     for number, ((source, reference), sure) in enumerate(zip(zip(sources, references), links), 1):
         src = tok.encode_src(source)[: translator.max_src_len] or [tok.unk_id]
         tgt = tok.encode_tgt(reference)
@@ -115,7 +108,7 @@ def main(argv=None) -> dict:
         print(f"| {row['method']} | {row['aer']:.3f} | {row['precision']:.3f} | {row['recall']:.3f} | "
               f"{row['aer_shift']:.3f} | {row['seconds_per_pair']:.3f} |")
     record = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command, "commit": git_commit(),
-              "cpu": cpu_model(), "threads": 1, "torch": torch.__version__, "checkpoint": args.checkpoint,
+              "cpu": cpu_description(read_cpuinfo()), "threads": 1, "torch": torch.__version__, "checkpoint": args.checkpoint,
               "model": translator.model.__class__.__name__, "pairs": used, "skipped": skipped,
               "links": Path(args.links).name, "rows": rows}
     args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -96,14 +96,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from nmt import cpu_description, read_cpuinfo
 from nmt.base.cli_checks import finite_float  # nan and inf refused
 from nmt.base.provenance import git_commit
 from nmt.store.metrics_log import read_records
-from nmt.training.precision import read_cpuinfo
-
-from scripts.peers import compare_joeynmt as joey  # JoeyNMT's venv, the shared data and its config
 from scripts.benchmarks.plot_learning_curve import STAMP, VALIDATION  # nmt's train.log lines
 from scripts.out_path import ready_file
+from scripts.peers import compare_joeynmt as joey  # JoeyNMT's venv, the shared data and its config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -201,8 +200,8 @@ def run_precision(overrides: list[str] = ()) -> str:
     overrides, `auto` resolved for this machine's CPU as the trainer resolves it."""
     import torch
 
-    from scripts.benchmarks.bench_train import compose_config
     from nmt.training.precision import resolve_precision
+    from scripts.benchmarks.bench_train import compose_config
 
     cfg = compose_config(PRESET, list(overrides))
     return resolve_precision(str(cfg.trainer.precision), torch.device("cpu"))
@@ -614,17 +613,9 @@ def first_reaching(points: list[Point], bleu: float) -> Point | None:
     return next((p for p in sorted(points, key=lambda p: p.minutes) if p.bleu >= bleu), None)
 
 
-def cpu_model(cpuinfo: str) -> str:
-    """The first "model name" of /proc/cpuinfo's text."""
-    for line in cpuinfo.splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
 def machine() -> dict:
     return {
-        "cpu": cpu_model(read_cpuinfo()),
+        "cpu": cpu_description(read_cpuinfo()),
         "cores": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),

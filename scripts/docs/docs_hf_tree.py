@@ -22,7 +22,6 @@ Run it pinned to one core on a shared machine (`taskset -c 1`, OMP_NUM_THREADS=1
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from nmt import CONFIGS, git_commit, load_corpus, score_translations
+from nmt import CONFIGS, cpu_description, git_commit, load_corpus, read_cpuinfo, score_translations
 from nmt.hf.translator import HFTranslator
 from nmt.viz import notebook
 from scripts.docs.screenshots import ARGS, CHROMIUM, small_png
@@ -124,16 +123,6 @@ def train(model, tokenizer, corpus, steps: int, eval_every: int, seed: int) -> f
     return time.monotonic() - begun
 
 
-def cpu_model() -> str:
-    """lscpu's "Model name", or "unknown"."""
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        text = ""
-    names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Model name")]
-    return names[0] if names else "unknown"
-
-
 def screenshot(translator: HFTranslator, out: Path) -> dict:
     """OUT/beam_tree_hf.png of DATE's beam tree, the best final clicked; the finals it shows."""
     from playwright.sync_api import sync_playwright
@@ -197,7 +186,7 @@ def main(argv=None) -> dict:
         "command": command,
         "commit": git_commit(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        "cpu": cpu_model(),
+        "cpu": cpu_description(read_cpuinfo()),
     }
     (out / "beam_tree_hf.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"validation BLEU {record['validation_bleu']:.2f} on {len(corpus.valid)} toy dates after {args.steps} "

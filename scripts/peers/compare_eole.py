@@ -39,8 +39,9 @@ import sys
 import time
 from pathlib import Path
 
-from scripts.peers.compare_joeynmt import ROOT, SPLITS, prepare_data, run
+from nmt import cpu_description, read_cpuinfo
 from scripts.out_path import ready_file
+from scripts.peers.compare_joeynmt import ROOT, SPLITS, prepare_data, run
 
 EOLE_VERSION = "0.6.4"
 PRESET = "transformer_small"
@@ -327,14 +328,6 @@ def summarise(rounds: list[dict]) -> dict:
     return table
 
 
-def cpu_model() -> str:
-    """lscpu's model name with the family and model numbers, from /proc/cpuinfo."""
-    from nmt import cpuinfo_fields, read_cpuinfo
-
-    fields = cpuinfo_fields(read_cpuinfo())
-    return f"{fields.get('model name', 'unknown')}, family {fields.get('cpu family', '?')} model {fields.get('model', '?')}"
-
-
 def print_table(table: dict, command: str) -> None:
     print(f"\n{command}\n")
     print("| figure (median of rounds) | nmt | eole 0.6.4 | nmt / eole, per round | median ratio |")
@@ -391,7 +384,7 @@ def main(argv=None) -> dict:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load_average_after": list(os.getloadavg()),
         "precision": args.precision,
-        "cpu": cpu_model(),
+        "cpu": cpu_description(read_cpuinfo()),
         "warmup": args.warmup,
         "steps": args.steps,
         "sides": {f"nmt/{label}": overrides for label, overrides in args.side},

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from nmt.base.errors import NmtError
-from nmt.base.device import cpu_flags, cpuinfo_fields
+from nmt.base.device import cpu_description, cpu_flags, cpuinfo_fields
 from nmt.training.precision import resolve_precision
 from tests.helpers import train
 
@@ -24,6 +24,12 @@ def test_cpuinfo_fields_are_the_first_processors():
     text = "processor\t: 0\nvendor_id\t: AuthenticAMD\nno colon\nprocessor\t: 1\nvendor_id\t: Other\n"
     assert cpuinfo_fields(text) == {"processor": "0", "vendor_id": "AuthenticAMD"}
     assert cpuinfo_fields("") == {}
+
+
+def test_cpu_description_names_model_family_and_model():
+    text = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\ncpu family\t: 25\nmodel\t\t: 1\nprocessor\t: 1\nmodel\t\t: 9\n"
+    assert cpu_description(text) == "AMD EPYC 7B13, family 25 model 1"      # the first processor's numbers
+    assert cpu_description("model name\t: Some CPU\n") == "Some CPU"       # no numbers: the name alone
 
 
 @pytest.mark.parametrize("cpuinfo, expected", [(EPYC, "bf16"), (SAPPHIRE, "bf16"), (SKYLAKE, "fp32"), ("", "fp32")])
