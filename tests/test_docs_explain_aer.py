@@ -18,7 +18,13 @@ RECORDS = sorted((ROOT / "benchmarks").glob("explain_aer_*.json"))
 
 def test_the_records_are_there():
     names = {path.name for path in RECORDS}
-    assert {"explain_aer_100.json", "explain_aer_500.json", "explain_aer_transformer_1000.json"} <= names
+    assert {
+        "explain_aer_100.json",
+        "explain_aer_500.json",
+        "explain_aer_transformer_1000.json",
+        "explain_aer_transformer_100.json",
+        "explain_aer_transformer_ig_100.json",
+    } <= names
 
 
 def test_the_counts_give_the_aer_by_hand():
