@@ -805,3 +805,19 @@ def test_module_at_reads_the_first_path_a_commit_has():
     assert module_at("bench", "HEAD", "nmt/core/beam_search.py").__name__ == "before_beam_search"
     with pytest.raises(SystemExit, match="^bench: git cannot show nmt/a.py or nmt/b.py at HEAD: "):
         module_at("bench", "HEAD", "nmt/a.py", "nmt/b.py")
+
+
+def test_explain_aer_scores_the_shipped_model(tmp_path):
+    """--model NAME reads a model shipped with nmt; its record says which, and every row's AER
+    follows from its own counts (AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|); counts [|A|, |S|, |A∩S|, |A∩P|, ...])."""
+    from tests.helpers import MULTI30K
+
+    aer = load_script("explain_aer")
+    record = aer.main(["--model", "multi30k-de-en", "--data", str(MULTI30K), "--limit", "3",
+                       "--methods", "value-norm", "--out", str(tmp_path / "aer.json")])
+    assert record["checkpoint"] == "--model multi30k-de-en" and record["pairs"] + record["skipped"] == 3
+    assert [row["method"] for row in record["rows"]] == ["attention", "value-norm"]
+    for row in record["rows"]:
+        a, s, a_s, a_p, _ = row["counts"]
+        assert row["aer"] == pytest.approx(1 - (a_s + a_p) / (a + s))
+    assert json.loads((tmp_path / "aer.json").read_text())["rows"] == record["rows"]

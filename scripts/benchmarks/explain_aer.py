@@ -2,6 +2,7 @@
 method against Multi30k's reference word links, one checkpoint.
 
     python -m scripts.benchmarks.explain_aer --checkpoint RUN/checkpoints/best.pt --limit 200
+    python -m scripts.benchmarks.explain_aer --model multi30k-de-en      (the model shipped with nmt)
 
 The model reads each test pair's reference (teacher forcing, as the study's
 AER does: nmt_study.metrics.forced_attention); every method gives a map
@@ -32,7 +33,9 @@ LINKS = ROOT / "benchmarks" / "attention_study" / "multi30k" / "test.links"
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", required=True, help="a .pt file written by nmt.train")
+    model = parser.add_mutually_exclusive_group(required=True)
+    model.add_argument("--checkpoint", help="a .pt file written by nmt.train")
+    model.add_argument("--model", help="a model shipped with nmt (nmt.pretrained), e.g. multi30k-de-en")
     parser.add_argument("--data", default=str(MULTI30K), help="folder with test_2016_flickr.{de,en}[.gz]")
     parser.add_argument("--links", default=str(LINKS), help="Pharaoh links of the test pairs, one line each")
     parser.add_argument("--limit", type=int, default=1000, help="the first N test pairs")
@@ -76,7 +79,8 @@ def main(argv=None) -> dict:
     sources = read_lines(folder, "test_2016_flickr.de")[: args.limit]
     references = read_lines(folder, "test_2016_flickr.en")[: args.limit]
     links = [read_links(line) for line in Path(args.links).read_text(encoding="utf-8").splitlines()][: args.limit]
-    translator = Translator.from_checkpoint(args.checkpoint, device="cpu")
+    translator = (Translator.pretrained(args.model, device="cpu") if args.model
+                  else Translator.from_checkpoint(args.checkpoint, device="cpu"))
     adapter, tok = model_of(translator), translator.tokenizer
     methods = args.methods.split(",") if args.methods else [
         m for m in METHODS if m != "rollout" or adapter.transformer_decoder]
@@ -108,7 +112,7 @@ def main(argv=None) -> dict:
         print(f"| {row['method']} | {row['aer']:.3f} | {row['precision']:.3f} | {row['recall']:.3f} | "
               f"{row['aer_shift']:.3f} | {row['seconds_per_pair']:.3f} |")
     record = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command, "commit": git_commit(),
-              "cpu": cpu_description(read_cpuinfo()), "threads": 1, "torch": torch.__version__, "checkpoint": args.checkpoint,
+              "cpu": cpu_description(read_cpuinfo()), "threads": 1, "torch": torch.__version__, "checkpoint": args.checkpoint or f"--model {args.model}",
               "model": translator.model.__class__.__name__, "pairs": used, "skipped": skipped,
               "links": Path(args.links).name, "rows": rows}
     args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
