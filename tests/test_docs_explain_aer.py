@@ -24,6 +24,8 @@ def test_the_records_are_there():
         "explain_aer_transformer_1000.json",
         "explain_aer_transformer_100.json",
         "explain_aer_transformer_ig_100.json",
+        "explain_aer_shipped_1000.json",
+        "explain_aer_shipped_ig_1000.json",
     } <= names
 
 
