@@ -89,8 +89,8 @@ def family_rows(plan: Plan, runs: list[dict], test_set: str) -> list[tuple]:
 def cell(c, band) -> str:
     if not c.testable:
         return f"{c.gap:+.2f} ({c.kind})" if not math.isnan(c.gap) else "–"
-    interval = f"; 90% [{band[0]:+.2f}, {band[1]:+.2f}]" if band else ""
-    return f"{c.gap:+.2f} [95% {c.low:+.2f}, {c.high:+.2f}{interval}], Welch p = {c.p:.3g}, df {c.df:.1f}"
+    interval = f"; 90% {band[0]:+.2f} to {band[1]:+.2f}" if band else ""
+    return f"{c.gap:+.2f} (95% {c.low:+.2f} to {c.high:+.2f}{interval}), Welch p = {c.p:.3g}, df {c.df:.1f}"
 
 
 def mean_sd(values: list[float]) -> str:
