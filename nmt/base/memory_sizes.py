@@ -15,12 +15,17 @@ def human_bytes(count: float) -> str:
     return f"{int(count)} bytes"
 
 
-MODEL_SIZES = "make it smaller (hidden_size, d_model, ff_size, layers)"    # what a memory refusal of a model asks
+MODEL_SIZES = ("hidden_size", "d_model", "ff_size", "layers")     # the keys a memory refusal of a model names
+
+
+def shrink_model(*more: str) -> str:
+    """What a memory refusal of a model asks: a smaller model, by MODEL_SIZES and `more`."""
+    return f"make it smaller ({', '.join((*MODEL_SIZES, *more))})"
 
 
 def shrink_positions(max_len: int) -> str:
     """What a memory refusal asks when a learned position table (model.positional.max_len
-    rows of d_model numbers) is what does not fit, in place of MODEL_SIZES."""
+    rows of d_model numbers) is what does not fit, in place of shrink_model()."""
     return (f"make model.positional.max_len smaller (its table of {max_len:,} learned positions is what does "
             "not fit; data.max_len + 1 positions are enough)")
 

@@ -17,7 +17,7 @@ memory free on the device is refused with the figure, not an allocation of
 """
 
 from nmt.base.errors import NmtError
-from nmt.base.memory_sizes import MODEL_SIZES, free_memory, human_bytes, shrink_positions
+from nmt.base.memory_sizes import free_memory, human_bytes, shrink_model, shrink_positions
 
 __all__ = ["beam_bytes", "check_beam", "check_beam_memory", "check_beam_width", "check_model_memory",
            "check_nbest", "free_memory", "human_bytes"]
@@ -85,7 +85,7 @@ def check_model_memory(model, device=None, free: int | None = None) -> None:
         from nmt.core.positional.learned import LearnedEmbedding
 
         tables = [m for m in model.modules() if isinstance(m, LearnedEmbedding)]
-        advice = f"{MODEL_SIZES[:-1]}, data.vocab_size)"
+        advice = shrink_model("data.vocab_size")
         if 2 * sum(m.table.weight.numel() for m in tables) > parameters:     # most of it: the position tables
             advice = shrink_positions(max(m.max_len for m in tables))
         raise NmtError(f"the model has {parameters:,} parameters: training it holds about {human_bytes(need)} "

@@ -15,7 +15,7 @@ from torch.overrides import TorchFunctionMode
 from nmt.config_schema.combinations import TRANSFORMER_DECODER, TRANSFORMER_ENCODER, check_combination
 from nmt.core.seq2seq import Seq2Seq
 from nmt.base.errors import NmtError
-from nmt.base.memory_sizes import MODEL_SIZES, allocation_bytes, human_bytes, shrink_positions
+from nmt.base.memory_sizes import allocation_bytes, human_bytes, shrink_model, shrink_positions
 from nmt.speedups.model import install_model_speedups
 
 
@@ -42,7 +42,7 @@ def _what_to_shrink(config, kwargs: dict, size: float) -> str:
     max_len, d_model = getattr(kwargs.get("positional"), "max_len", None), config.get("d_model")
     if isinstance(max_len, int) and isinstance(d_model, int) and size in {max_len * d_model * b for b in (2, 4, 8)}:
         return shrink_positions(max_len)
-    return MODEL_SIZES
+    return shrink_model()
 
 
 def check_model_config(model_cfg: DictConfig, vocab_size: int) -> Seq2Seq:

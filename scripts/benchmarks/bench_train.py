@@ -123,7 +123,7 @@ def count_flops(trainer, batches) -> tuple[float, int]:
             loss = out.logits.float().log_softmax(-1).sum() + penalty  # any scalar: backward FLOPs
             loss.backward()
         flops += counter.get_total_flops()
-        tokens += int((batch.tgt[:, 1:] != PAD_ID).sum())
+        tokens += batch.n_tgt_tokens
     trainer.optimizer.zero_grad(set_to_none=True)
     return flops, tokens
 
