@@ -821,3 +821,10 @@ def test_explain_aer_scores_the_shipped_model(tmp_path):
         a, s, a_s, a_p, _ = row["counts"]
         assert row["aer"] == pytest.approx(1 - (a_s + a_p) / (a + s))
     assert json.loads((tmp_path / "aer.json").read_text())["rows"] == record["rows"]
+
+
+def test_explain_aer_refuses_an_unknown_model_in_one_line(tmp_path):
+    result = run_cli("scripts.benchmarks.explain_aer", "--model", "nope", "--out", str(tmp_path / "aer.json"))
+    assert result.returncode == 1 and not (tmp_path / "aer.json").exists()
+    assert result.stderr.decode().strip().splitlines() == [
+        "explain_aer: no pretrained model is named 'nope'; the models shipped with nmt are: multi30k-de-en"]

@@ -121,4 +121,9 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from nmt import NmtError
+
+    try:
+        main()
+    except NmtError as error:        # a missing or unknown model, a checkpoint nmt refuses: one line
+        sys.exit(f"explain_aer: {error}")
